@@ -1,0 +1,57 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '**/*.js', '**/*.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+      'object-shorthand': ['error', 'always'],
+    },
+  },
+  {
+    // Workflow code runs in Temporal's deterministic sandbox: no I/O, no Node built-ins, no SDKs that do I/O.
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*'], message: 'Workflow code may not import Node built-ins.' },
+            {
+              group: ['openai', 'openai/*', '@modelcontextprotocol/*'],
+              allowTypeImports: true,
+              message: 'Workflow code may not do I/O: call an activity instead.',
+            },
+            {
+              group: ['../activities', '../activities/*', '../mcp', '../mcp/*'],
+              allowTypeImports: true,
+              message: 'Workflows import activities as types only.',
+            },
+          ],
+          paths: ['fs', 'path', 'child_process', 'crypto', 'http', 'https', 'net', 'os'].map((name) => ({
+            name,
+            message: 'Workflow code may not import Node built-ins.',
+          })),
+        },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+);

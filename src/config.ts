@@ -1,0 +1,158 @@
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * All configuration that durable-agent reads from the environment, read and validated in one place.
+ * A bad value fails with a message naming the variable, the value and what is expected.
+ */
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function invalid(name: string, value: string, expected: string): ConfigError {
+  return new ConfigError(`Invalid ${name}=${JSON.stringify(value)}: expected ${expected}.`);
+}
+
+export function readInteger(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const value = read(env, name);
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+    throw invalid(name, value, `a whole number from ${min} to ${max}`);
+  }
+  return parsed;
+}
+
+export function readPort(env: Env, name: string, fallback: number): number {
+  const value = read(env, name);
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535) {
+    throw invalid(name, value, 'a TCP port number from 1 to 65535');
+  }
+  return parsed;
+}
+
+export function readBoolean(env: Env, name: string, fallback: boolean): boolean {
+  const value = read(env, name);
+  if (value === undefined) return fallback;
+  if (/^(1|true|yes|on)$/i.test(value)) return true;
+  if (/^(0|false|no|off)$/i.test(value)) return false;
+  throw invalid(name, value, 'true or false');
+}
+
+function readUrl(env: Env, name: string): string | undefined {
+  const value = read(env, name);
+  if (value === undefined) return undefined;
+  try {
+    const url = new URL(value);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+  } catch {
+    throw invalid(name, value, 'an http:// or https:// URL such as http://localhost:11434/v1');
+  }
+  return value;
+}
+
+function readAddress(env: Env, name: string): string | undefined {
+  const value = read(env, name);
+  if (value === undefined) return undefined;
+  if (!/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(value)) {
+    throw invalid(name, value, 'host:port, such as localhost:7233 or my-ns.a1b2c.tmprl.cloud:7233');
+  }
+  return value;
+}
+
+export interface TemporalConfig {
+  /** `TEMPORAL_ADDRESS`: the cluster to connect to. Unset: `durable-agent dev` starts an embedded dev server. */
+  address: string | undefined;
+  /** `TEMPORAL_NAMESPACE`, default `default`. */
+  namespace: string;
+  /** `TEMPORAL_API_KEY`: API key for Temporal Cloud (implies TLS). */
+  apiKey: string | undefined;
+  /** `TEMPORAL_TLS`: use TLS; default true when an API key or client certificate is given. */
+  tls: boolean;
+  /** `TEMPORAL_TLS_CLIENT_CERT_PATH` / `TEMPORAL_TLS_CLIENT_KEY_PATH`: mTLS client certificate and key files. */
+  clientCertPath: string | undefined;
+  clientKeyPath: string | undefined;
+}
+
+export interface ModelConfig {
+  /** `OPENAI_BASE_URL`: any OpenAI-compatible endpoint; default the OpenAI API. */
+  baseUrl: string | undefined;
+  /** `OPENAI_API_KEY`: the endpoint's key; local servers usually accept any value. */
+  apiKey: string | undefined;
+  /** `DURABLE_AGENT_MODEL`, default `gpt-4o-mini`. */
+  model: string;
+}
+
+export interface Config {
+  temporal: TemporalConfig;
+  model: ModelConfig;
+  /** `DURABLE_AGENT_TASK_QUEUE`, default `durable-agent`. */
+  taskQueue: string;
+  /** `DURABLE_AGENT_DATA_DIR`, default `.durable-agent` under the working directory (dev server database). */
+  dataDir: string;
+  /** `DURABLE_AGENT_CACHE_DIR`, default `$XDG_CACHE_HOME/durable-agent` or `~/.cache/durable-agent` (provisioned servers). */
+  cacheDir: string;
+  /** `DURABLE_AGENT_MCP_CONFIG`: path of an `mcpServers` JSON file; unset means no tools. */
+  mcpConfigPath: string | undefined;
+  /** `DURABLE_AGENT_DEV_PORT`, default 7233: gRPC port of the embedded dev server. */
+  devPort: number;
+  /** `DURABLE_AGENT_UI_PORT`, default 8233: Web UI port of the embedded dev server. */
+  uiPort: number;
+  /** `DURABLE_AGENT_TOOL_RESULT_MAX_CHARS`, default 20000: longer tool results are cut with a marker. */
+  toolResultMaxChars: number;
+  /** `TEMPORAL_CLI_PATH`: use this `temporal` binary instead of provisioning one. */
+  temporalCliPath: string | undefined;
+  /** `TEMPORAL_TEST_SERVER_PATH`: use this time-skipping test server launcher instead of provisioning one. */
+  testServerPath: string | undefined;
+}
+
+export function defaultCacheDir(env: Env = process.env): string {
+  const xdg = read(env, 'XDG_CACHE_HOME');
+  return path.join(xdg ?? path.join(os.homedir(), '.cache'), 'durable-agent');
+}
+
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
+  const apiKey = read(env, 'TEMPORAL_API_KEY');
+  const clientCertPath = read(env, 'TEMPORAL_TLS_CLIENT_CERT_PATH');
+  const clientKeyPath = read(env, 'TEMPORAL_TLS_CLIENT_KEY_PATH');
+  if ((clientCertPath === undefined) !== (clientKeyPath === undefined)) {
+    throw new ConfigError(
+      'TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH go together: set both (mTLS) or neither.',
+    );
+  }
+  const taskQueue = read(env, 'DURABLE_AGENT_TASK_QUEUE') ?? 'durable-agent';
+  return {
+    temporal: {
+      address: readAddress(env, 'TEMPORAL_ADDRESS'),
+      namespace: read(env, 'TEMPORAL_NAMESPACE') ?? 'default',
+      apiKey,
+      tls: readBoolean(env, 'TEMPORAL_TLS', apiKey !== undefined || clientCertPath !== undefined),
+      clientCertPath,
+      clientKeyPath,
+    },
+    model: {
+      baseUrl: readUrl(env, 'OPENAI_BASE_URL'),
+      apiKey: read(env, 'OPENAI_API_KEY'),
+      model: read(env, 'DURABLE_AGENT_MODEL') ?? 'gpt-4o-mini',
+    },
+    taskQueue,
+    dataDir: path.resolve(cwd, read(env, 'DURABLE_AGENT_DATA_DIR') ?? '.durable-agent'),
+    cacheDir: path.resolve(cwd, read(env, 'DURABLE_AGENT_CACHE_DIR') ?? defaultCacheDir(env)),
+    mcpConfigPath: read(env, 'DURABLE_AGENT_MCP_CONFIG'),
+    devPort: readPort(env, 'DURABLE_AGENT_DEV_PORT', 7233),
+    uiPort: readPort(env, 'DURABLE_AGENT_UI_PORT', 8233),
+    toolResultMaxChars: readInteger(env, 'DURABLE_AGENT_TOOL_RESULT_MAX_CHARS', 20_000, 100),
+    temporalCliPath: read(env, 'TEMPORAL_CLI_PATH'),
+    testServerPath: read(env, 'TEMPORAL_TEST_SERVER_PATH'),
+  };
+}

@@ -1,0 +1,3 @@
+export * from './shared/types.js';
+export { FailureType } from './shared/errors.js';
+export { loadConfig, ConfigError, type Config } from './config.js';

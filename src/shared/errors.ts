@@ -1,0 +1,36 @@
+/**
+ * Failure types: the `type` of every ApplicationFailure durable-agent raises, in one place.
+ * Workflows, activities, the client and tests match on these constants, never on strings.
+ */
+export const FailureType = {
+  // Model activity. Retryable: rate limits, server errors, timeouts, connection errors.
+  ModelRateLimited: 'ModelRateLimited',
+  ModelServerError: 'ModelServerError',
+  ModelTimeout: 'ModelTimeout',
+  ModelConnectionError: 'ModelConnectionError',
+  ModelConflict: 'ModelConflict',
+  // Model activity. Non-retryable: fixing them needs a person.
+  ModelQuotaExceeded: 'ModelQuotaExceeded',
+  ModelBadRequest: 'ModelBadRequest',
+  ModelAuthentication: 'ModelAuthentication',
+  ModelPermissionDenied: 'ModelPermissionDenied',
+  ModelNotFound: 'ModelNotFound',
+  ModelContextLengthExceeded: 'ModelContextLengthExceeded',
+  ModelContentFiltered: 'ModelContentFiltered',
+  ModelInvalidResponse: 'ModelInvalidResponse',
+  /** The worker could not rebuild the transcript prefix the workflow named (retryable). */
+  TranscriptUnavailable: 'TranscriptUnavailable',
+
+  // Tool activity.
+  /** The MCP server could not be reached or the connection dropped (retryable after reconnecting). */
+  ToolTransportError: 'ToolTransportError',
+  /** No configured MCP server provides this tool (non-retryable). */
+  ToolNotConfigured: 'ToolNotConfigured',
+
+  // Conversation workflow.
+  ConversationEnded: 'ConversationEnded',
+  ConversationRollingOver: 'ConversationRollingOver',
+  InvalidMessage: 'InvalidMessage',
+} as const;
+
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];

@@ -1,0 +1,87 @@
+/**
+ * The plain JSON shapes that cross the workflow/activity boundary and live in the transcript.
+ * SDK objects (OpenAI, MCP) are converted to these at the edge, next to the SDK call.
+ */
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+/** One tool call as the model asked for it. `arguments` is the raw JSON text the model produced. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * How a tool message came to be: `ok` and `error` are real results from the tool (`error` is MCP `isError: true`);
+ * the others are synthetic results that durable-agent wrote so that every tool call gets exactly one tool message.
+ */
+export type ToolOutcome =
+  | 'ok'
+  | 'error'
+  | 'invalid_arguments'
+  | 'unknown_tool'
+  | 'unavailable'
+  | 'outcome_unknown'
+  | 'cancelled'
+  | 'budget_exhausted';
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string; id?: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; name: string; content: string; outcome: ToolOutcome };
+
+export type UserMessage = Extract<ChatMessage, { role: 'user' }>;
+export type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
+export type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
+
+/** MCP tool annotations that change how durable-agent retries a call. */
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  idempotentHint?: boolean;
+  destructiveHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** A tool as the model sees it (namespaced `server__tool`) plus what the worker needs to call it. */
+export interface ToolDefinition {
+  /** Namespaced, sanitised name the model uses, e.g. `files__read_file`. */
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  inputSchema: JsonObject;
+  annotations: ToolAnnotations;
+  /** The configured MCP server name. */
+  server: string;
+  /** The tool's name on its MCP server. */
+  originalName: string;
+  /** Per-call timeout in milliseconds from the server's configuration. */
+  timeoutMs: number;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+export const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+
+/** Input of the `callTool` activity: one tool call the workflow has already validated. */
+export interface CallToolInput {
+  toolCallId: string;
+  tool: Pick<ToolDefinition, 'name' | 'server' | 'originalName' | 'annotations' | 'timeoutMs'>;
+  arguments: JsonObject;
+}
+
+/**
+ * Result of the `callTool` activity. `error` is an MCP result with `isError: true` (the model sees it);
+ * `outcome_unknown` means an earlier attempt of a call that is not safe to repeat may have run.
+ */
+export interface CallToolResult {
+  outcome: 'ok' | 'error' | 'outcome_unknown';
+  content: string;
+  truncated: boolean;
+}
