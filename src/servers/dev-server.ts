@@ -1,0 +1,132 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Config } from '../config.js';
+import { installIntoCache, isExecutable, makeWritable, removeTree } from './cache.js';
+import { ServerUnavailableError } from './errors.js';
+import { Progress, stderrLog, type ProgressLog } from './progress.js';
+import type { ProvisionedServer } from './provisioned-server.js';
+import { commandExists, runCommand } from './run-command.js';
+import { TEMPORAL_CLI_CLIEXT_VERSION, TEMPORAL_CLI_VERSION } from './versions.js';
+
+export interface ProvisionOptions {
+  /** Receives the step-by-step progress report; default: lines on stderr. */
+  log?: ProgressLog;
+}
+
+const CLI_MODULE = 'github.com/temporalio/cli';
+const CLIEXT_MODULE = `${CLI_MODULE}/cliext`;
+const SUBJECT = 'dev server';
+
+/** Where the dev server binary lives in the cache, whether or not it has been built yet. */
+export function devServerCacheEntry(config: Pick<Config, 'cacheDir'>) {
+  return { cacheDir: config.cacheDir, name: `temporal-cli-${TEMPORAL_CLI_VERSION}`, executable: 'temporal' };
+}
+
+const installHint =
+  `Install Go 1.26.4 or newer (https://go.dev/dl/) so durable-agent can build the Temporal CLI ${TEMPORAL_CLI_VERSION} ` +
+  'from source, or set TEMPORAL_CLI_PATH to an existing `temporal` binary (https://docs.temporal.io/cli).';
+
+/**
+ * Finds the `temporal` CLI that runs the dev server: TEMPORAL_CLI_PATH, then the cache, then a build from Temporal's
+ * Go module source when `go` is installed. Without Go it answers `sdk-download`, leaving the download to
+ * @temporalio/testing, which works only on machines that reach Temporal's download site.
+ */
+export async function resolveDevServer(config: Config, options: ProvisionOptions = {}): Promise<ProvisionedServer> {
+  const progress = new Progress(SUBJECT, options.log ?? stderrLog);
+  if (config.temporalCliPath !== undefined) {
+    const file = path.resolve(config.temporalCliPath);
+    if (!(await isExecutable(file))) {
+      throw new ServerUnavailableError(`TEMPORAL_CLI_PATH=${config.temporalCliPath} is not an executable file.`);
+    }
+    return { kind: 'path', path: file, source: 'environment' };
+  }
+  const entry = devServerCacheEntry(config);
+  const cached = path.join(entry.cacheDir, entry.name, entry.executable);
+  if (await isExecutable(cached)) return { kind: 'path', path: cached, source: 'cache' };
+  if (!(await commandExists('go', ['version']))) {
+    return { kind: 'sdk-download', reason: `\`go\` was not found on PATH. ${installHint}` };
+  }
+  progress.info(
+    `building the Temporal CLI ${TEMPORAL_CLI_VERSION} from source into ${entry.cacheDir} (once per version; ` +
+      'the first build downloads a few hundred MB of Go modules and compiles for minutes)',
+  );
+  const built = await installIntoCache(entry, progress, (stagingDir) => buildTemporalCli(stagingDir, progress));
+  progress.finished(`ready: ${built}`);
+  return { kind: 'path', path: built, source: 'built' };
+}
+
+/** Like {@link resolveDevServer}, but a missing server is an error: for callers that must run the binary themselves. */
+export async function ensureDevServer(config: Config, options: ProvisionOptions = {}): Promise<string> {
+  const server = await resolveDevServer(config, options);
+  if (server.kind === 'path') return server.path;
+  throw new ServerUnavailableError(`Cannot provision the Temporal dev server: ${server.reason}`);
+}
+
+async function goEnvironment(): Promise<Record<string, string>> {
+  // The `direct` fallback would clone from GitHub, which locked-down networks cannot reach and which hangs instead of
+  // failing; the proxy serves every module this build needs, so keep only the configured proxies.
+  const configured = (await runCommand('go', ['env', 'GOPROXY'])).trim();
+  const proxies = configured
+    .split(/[,|]/)
+    .filter((entry) => entry !== '' && entry !== 'direct' && entry !== 'off')
+    .join(',');
+  return {
+    ...(proxies ? { GOPROXY: proxies } : {}),
+    // Upstream's go.mod replaces cliext with ./cliext, which we supply; -mod=mod lets go settle go.sum for it.
+    GOFLAGS: '-mod=mod -buildvcs=false',
+    CGO_ENABLED: '0',
+  };
+}
+
+async function downloadModule(module: string, version: string, environment: Record<string, string>, cwd: string) {
+  const output = await runCommand('go', ['mod', 'download', '-json', `${module}@${version}`], {
+    env: environment,
+    cwd,
+  });
+  const { Dir: directory, Error: error } = JSON.parse(output) as { Dir?: string; Error?: string };
+  if (error || !directory) throw new Error(`go mod download ${module}@${version}: ${error ?? 'no Dir in its answer'}`);
+  return directory;
+}
+
+async function buildTemporalCli(stagingDir: string, progress: Progress): Promise<void> {
+  const environment = await goEnvironment();
+  const sourceDir = path.join(stagingDir, 'source');
+  const cliDir = await progress.step(`downloading Go module ${CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`, () =>
+    downloadModule(CLI_MODULE, `v${TEMPORAL_CLI_VERSION}`, environment, stagingDir),
+  );
+  const cliextDir = await progress.step(`downloading Go module ${CLIEXT_MODULE}@${TEMPORAL_CLI_CLIEXT_VERSION}`, () =>
+    downloadModule(CLIEXT_MODULE, TEMPORAL_CLI_CLIEXT_VERSION, environment, stagingDir),
+  );
+  await progress.step('assembling the sources (cli module with cliext/ beside its go.mod)', async () => {
+    // The published cli module lacks cliext/ (a nested module its go.mod replaces with ./cliext), which is also why
+    // `go install github.com/temporalio/cli/cmd/temporal@version` refuses to build it.
+    await fs.cp(cliDir, sourceDir, { recursive: true });
+    await fs.cp(cliextDir, path.join(sourceDir, 'cliext'), { recursive: true });
+    await makeWritable(sourceDir);
+  });
+  const output = path.join(stagingDir, 'temporal');
+  await progress.step(
+    'compiling ./cmd/temporal with the Web UI (go build, downloads its dependencies first; minutes when cold)',
+    () =>
+      runCommand(
+        'go',
+        [
+          'build',
+          '-trimpath',
+          '-ldflags',
+          `-s -w -X github.com/temporalio/cli/internal/temporalcli.Version=${TEMPORAL_CLI_VERSION}`,
+          '-o',
+          output,
+          './cmd/temporal',
+        ],
+        { cwd: sourceDir, env: environment },
+      ),
+  );
+  await progress.step('checking the binary', async () => {
+    const version = await runCommand(output, ['--version']);
+    if (!version.includes(TEMPORAL_CLI_VERSION)) {
+      throw new Error(`${output} --version printed ${JSON.stringify(version.trim())}, not ${TEMPORAL_CLI_VERSION}.`);
+    }
+  });
+  await removeTree(sourceDir);
+}

@@ -1,0 +1,8 @@
+import { ExitCode } from '../cli/output.js';
+
+/** A Temporal server binary could not be found or provisioned; the message says what to install or set. */
+export class ServerUnavailableError extends Error {
+  override name = 'ServerUnavailableError';
+  /** Read by the CLI's reportError to pick the exit code. */
+  readonly exitCode = ExitCode.Unavailable;
+}

@@ -1,0 +1,96 @@
+import type { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { loadConfig, type Config } from '../config.js';
+import {
+  DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS,
+  resolveDevServer,
+  resolveTestServer,
+  ServerUnavailableError,
+  type ProgressLog,
+  type ProvisionedServer,
+} from '../servers/index.js';
+
+interface EnvironmentOptions {
+  /** Where the servers are provisioned from (cache dir, TEMPORAL_*_PATH); default `loadConfig()` of process.env. */
+  config?: Config;
+  /** Receives provisioning progress; default: lines on stderr. */
+  log?: ProgressLog;
+  /** Arguments appended to the server's command line; default none. */
+  extraArgs?: string[];
+}
+
+export type TimeSkippingEnvironmentOptions = EnvironmentOptions;
+
+export interface LocalEnvironmentOptions extends EnvironmentOptions {
+  /** Search attributes registered at start-up; default the ones durable-agent workflows upsert. */
+  searchAttributes?: SearchAttributeKey[];
+  /** SQLite file that keeps the server's state; default in memory (gone at teardown). */
+  dbFilename?: string;
+  /** Namespace created at start-up; default `default`. */
+  namespace?: string;
+  /** Web UI port, to look at a test run in a browser; default no UI. */
+  uiPort?: number;
+}
+
+// @temporalio/common does not export the key type from its entry point.
+type SearchAttributeKey = ReturnType<typeof defineSearchAttributeKey<SearchAttributeType>>;
+
+type Executable = { type: 'existing-path'; path: string } | { type: 'cached-download' };
+
+function toExecutable(server: ProvisionedServer): Executable {
+  return server.kind === 'path' ? { type: 'existing-path', path: server.path } : { type: 'cached-download' };
+}
+
+async function startServer(
+  what: string,
+  server: ProvisionedServer,
+  start: (executable: Executable) => Promise<TestWorkflowEnvironment>,
+): Promise<TestWorkflowEnvironment> {
+  try {
+    return await start(toExecutable(server));
+  } catch (error) {
+    const cause = error instanceof Error ? error.message : String(error);
+    if (server.kind === 'sdk-download') {
+      throw new ServerUnavailableError(
+        `Cannot start the Temporal ${what}: ${server.reason} (The SDK's own download failed too: ${cause})`,
+        { cause: error },
+      );
+    }
+    throw new Error(`The Temporal ${what} at ${server.path} did not start: ${cause}`, { cause: error });
+  }
+}
+
+/**
+ * Starts Temporal's time-skipping test server (one per test file): awaiting a workflow result, or `env.sleep`, jumps
+ * over timers. A server that cannot be provisioned is an error, never a skipped test.
+ */
+export async function createTimeSkippingEnvironment(
+  options: TimeSkippingEnvironmentOptions = {},
+): Promise<TestWorkflowEnvironment> {
+  const config = options.config ?? loadConfig();
+  const server = await resolveTestServer(config, { log: options.log });
+  return await startServer('time-skipping test server', server, (executable) =>
+    TestWorkflowEnvironment.createTimeSkipping({ server: { executable, extraArgs: options.extraArgs } }),
+  );
+}
+
+/**
+ * Starts a real Temporal dev server (`temporal server start-dev`, one per test file) on a free port, with
+ * durable-agent's search attributes registered. A server that cannot be provisioned is an error, never a skipped test.
+ */
+export async function createLocalEnvironment(options: LocalEnvironmentOptions = {}): Promise<TestWorkflowEnvironment> {
+  const config = options.config ?? loadConfig();
+  const server = await resolveDevServer(config, { log: options.log });
+  return await startServer('dev server', server, (executable) =>
+    TestWorkflowEnvironment.createLocal({
+      server: {
+        executable,
+        searchAttributes: options.searchAttributes ?? DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS,
+        extraArgs: options.extraArgs,
+        dbFilename: options.dbFilename,
+        namespace: options.namespace,
+        uiPort: options.uiPort,
+      },
+    }),
+  );
+}
