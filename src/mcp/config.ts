@@ -1,0 +1,327 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * The `mcpServers` configuration file, in the shape desktop MCP clients use:
+ *
+ * ```json
+ * {
+ *   "mcpServers": {
+ *     "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/data"] },
+ *     "search": { "url": "https://search.example.com/mcp", "headers": { "Authorization": "Bearer ${SEARCH_TOKEN}" } }
+ *   }
+ * }
+ * ```
+ *
+ * `${VAR}` is expanded from the worker's environment when the file is loaded, so secrets stay in the worker and never
+ * enter workflow history (the workflow only ever sees tool names, schemas and annotations).
+ */
+
+/** Call timeout of a tool when its server sets no `timeoutMs`. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+/** Largest accepted `timeoutMs` (one day): anything longer belongs in a workflow, not a single tool call. */
+export const MAX_TOOL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+
+export class McpConfigError extends Error {
+  override name = 'McpConfigError';
+}
+
+interface CommonServerConfig {
+  /** The key under `mcpServers`; it becomes the tool name prefix (`<name>__<tool>`). */
+  name: string;
+  /** Only these tools (names on the server; `*` matches any run of characters). Default: all tools. */
+  allowTools: string[] | undefined;
+  /** Never these tools (same patterns as `allowTools`); applied after `allowTools`. Default: none. */
+  denyTools: string[];
+  /** Timeout of one tool call in milliseconds. Default {@link DEFAULT_TOOL_TIMEOUT_MS}. */
+  timeoutMs: number;
+  /** A disabled server is neither started nor offered to the model. Default false. */
+  disabled: boolean;
+}
+
+/** A server the worker starts as a child process and talks to over stdin/stdout. */
+export interface StdioServerConfig extends CommonServerConfig {
+  transport: 'stdio';
+  command: string;
+  args: string[];
+  /**
+   * Extra environment of the child process. The child also inherits a few safe variables (PATH, HOME, USER, SHELL,
+   * TERM, LOGNAME) but not the rest of the worker's environment: pass secrets explicitly as `"${VAR}"`.
+   */
+  env: Record<string, string>;
+  /** Working directory; a relative path is resolved against the config file's directory. Default: the worker's. */
+  cwd: string | undefined;
+}
+
+/** A server reached over MCP Streamable HTTP. */
+export interface HttpServerConfig extends CommonServerConfig {
+  transport: 'http';
+  url: string;
+  headers: Record<string, string>;
+}
+
+export type McpServerConfig = StdioServerConfig | HttpServerConfig;
+
+export interface McpConfig {
+  /** The file the configuration came from, for error messages; undefined when built in code. */
+  file: string | undefined;
+  /** Servers in file order (disabled ones included, marked `disabled`). */
+  servers: McpServerConfig[];
+}
+
+type Env = Record<string, string | undefined>;
+
+const SERVER_KEYS = {
+  common: ['type', 'allowTools', 'denyTools', 'timeoutMs', 'disabled'],
+  stdio: ['command', 'args', 'env', 'cwd'],
+  http: ['url', 'headers'],
+} as const;
+
+/**
+ * Read and validate an `mcpServers` file. An undefined path (no `DURABLE_AGENT_MCP_CONFIG`) means no servers.
+ * Throws {@link McpConfigError} naming the file, the server, the key and what was expected.
+ */
+export function loadMcpConfig(file: string | undefined, env: Env = process.env): McpConfig {
+  if (file === undefined) return { file: undefined, servers: [] };
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new McpConfigError(`Cannot read the MCP configuration file ${file}: ${reason}`);
+  }
+  return parseMcpConfig(text, file, env);
+}
+
+/** Parse the text of an `mcpServers` file; `file` is used in error messages and to resolve relative `cwd`. */
+export function parseMcpConfig(text: string, file: string, env: Env = process.env): McpConfig {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new McpConfigError(`${file}: not valid JSON (${reason}). Expected {"mcpServers": {"<name>": {...}}}.`);
+  }
+  if (!isPlainObject(document)) {
+    throw new McpConfigError(`${file}: expected a JSON object with an "mcpServers" key, got ${describe(document)}.`);
+  }
+  const unknownTopLevel = Object.keys(document).filter((key) => key !== 'mcpServers');
+  if (unknownTopLevel.length > 0) {
+    throw new McpConfigError(
+      `${file}: unknown top-level key ${JSON.stringify(unknownTopLevel[0])}; the only key is "mcpServers".`,
+    );
+  }
+  const servers = document.mcpServers;
+  if (!isPlainObject(servers)) {
+    throw new McpConfigError(`${file}: "mcpServers" must be an object of servers by name, got ${describe(servers)}.`);
+  }
+  const baseDirectory = path.dirname(path.resolve(file));
+  return {
+    file,
+    servers: Object.entries(servers).map(([name, value]) =>
+      parseServer(new Where(file, name), value, env, baseDirectory),
+    ),
+  };
+}
+
+/** True when the server's `allowTools`/`denyTools` let the model see and call the tool (by its name on the server). */
+export function isToolAllowed(server: Pick<McpServerConfig, 'allowTools' | 'denyTools'>, toolName: string): boolean {
+  if (server.allowTools !== undefined && !server.allowTools.some((pattern) => matchesPattern(pattern, toolName))) {
+    return false;
+  }
+  return !server.denyTools.some((pattern) => matchesPattern(pattern, toolName));
+}
+
+function matchesPattern(pattern: string, name: string): boolean {
+  if (!pattern.includes('*')) return pattern === name;
+  const expression = pattern
+    .split('*')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${expression}$`).test(name);
+}
+
+/** Where a value sits in the file, so every error says file, server and key. */
+class Where {
+  constructor(
+    readonly file: string,
+    readonly server: string,
+  ) {}
+
+  error(key: string | undefined, problem: string): McpConfigError {
+    const at = key === undefined ? '' : ` key "${key}"`;
+    return new McpConfigError(`${this.file}: server "${this.server}"${at}: ${problem}`);
+  }
+}
+
+function parseServer(where: Where, value: unknown, env: Env, baseDirectory: string): McpServerConfig {
+  if (where.server.trim() === '') throw where.error(undefined, 'server names must not be empty.');
+  if (!isPlainObject(value)) {
+    throw where.error(undefined, `expected an object with "command" (stdio) or "url" (HTTP), got ${describe(value)}.`);
+  }
+  const transport = parseTransport(where, value);
+  const known: readonly string[] = [...SERVER_KEYS.common, ...SERVER_KEYS[transport]];
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      const hint =
+        transport === 'stdio' && (SERVER_KEYS.http as readonly string[]).includes(key)
+          ? ' ("url"/"headers" belong to HTTP servers, which have no "command")'
+          : transport === 'http' && (SERVER_KEYS.stdio as readonly string[]).includes(key)
+            ? ' ("command"/"args"/"env"/"cwd" belong to stdio servers, which have no "url")'
+            : '';
+      throw where.error(key, `unknown key${hint}; expected one of ${known.map((k) => `"${k}"`).join(', ')}.`);
+    }
+  }
+  const common = {
+    name: where.server,
+    allowTools: optionalStringList(where, value, 'allowTools'),
+    denyTools: optionalStringList(where, value, 'denyTools') ?? [],
+    timeoutMs: parseTimeout(where, value.timeoutMs),
+    disabled: optionalBoolean(where, value, 'disabled') ?? false,
+  };
+  const expand = (text: string, key: string) => expandVariables(text, env, where, key);
+
+  if (transport === 'stdio') {
+    const command = requiredString(where, value, 'command');
+    const args = (optionalStringList(where, value, 'args') ?? []).map((arg, index) => expand(arg, `args[${index}]`));
+    const childEnv = mapValues(optionalStringRecord(where, value, 'env') ?? {}, (text, key) =>
+      expand(text, `env.${key}`),
+    );
+    const cwdText = optionalString(where, value, 'cwd');
+    return {
+      ...common,
+      transport,
+      command: expand(command, 'command'),
+      args,
+      env: childEnv,
+      cwd: cwdText === undefined ? undefined : path.resolve(baseDirectory, expand(cwdText, 'cwd')),
+    };
+  }
+
+  // Errors quote the text as written, not as expanded, so a secret in the URL never reaches a log.
+  const urlText = requiredString(where, value, 'url');
+  const url = expand(urlText, 'url');
+  const notHttp = () => where.error('url', `expected an http:// or https:// URL, got ${JSON.stringify(urlText)}.`);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw notHttp();
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw notHttp();
+  const headers = mapValues(optionalStringRecord(where, value, 'headers') ?? {}, (text, key) =>
+    expand(text, `headers.${key}`),
+  );
+  return { ...common, transport, url, headers };
+}
+
+function parseTransport(where: Where, value: Record<string, unknown>): 'stdio' | 'http' {
+  const type = value.type;
+  if (type !== undefined) {
+    if (type === 'stdio') return 'stdio';
+    // Clients spell Streamable HTTP differently; accept the common spellings.
+    if (type === 'http' || type === 'streamable-http' || type === 'streamableHttp') return 'http';
+    if (type === 'sse') {
+      throw where.error('type', 'the deprecated HTTP+SSE transport is not supported; use a Streamable HTTP "url".');
+    }
+    throw where.error('type', `expected "stdio" or "http", got ${JSON.stringify(type)}.`);
+  }
+  const hasCommand = 'command' in value;
+  const hasUrl = 'url' in value;
+  if (hasCommand && hasUrl) {
+    throw where.error(undefined, 'has both "command" (stdio) and "url" (HTTP); expected exactly one.');
+  }
+  if (!hasCommand && !hasUrl) {
+    throw where.error(undefined, 'expected "command" (a stdio server to start) or "url" (a Streamable HTTP server).');
+  }
+  return hasCommand ? 'stdio' : 'http';
+}
+
+function parseTimeout(where: Where, value: unknown): number {
+  if (value === undefined) return DEFAULT_TOOL_TIMEOUT_MS;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TOOL_TIMEOUT_MS) {
+    throw where.error(
+      'timeoutMs',
+      `expected a whole number of milliseconds from 1 to ${MAX_TOOL_TIMEOUT_MS}, got ${describe(value)}.`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Expand `${VAR}` (an error when VAR is unset) and `${VAR:-fallback}` (fallback when VAR is unset or empty).
+ * `$$` is a literal `$`, so a value can contain `${` without expansion.
+ */
+function expandVariables(text: string, env: Env, where: Where, key: string): string {
+  return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}/g, (match, name: string, _, fallback) => {
+    if (match === '$$') return '$';
+    const value = env[name];
+    if (fallback !== undefined) return value === undefined || value === '' ? (fallback as string) : value;
+    if (value === undefined) {
+      throw where.error(key, `environment variable ${name} is not set (referenced as \${${name}}).`);
+    }
+    return value;
+  });
+}
+
+function requiredString(where: Where, object: Record<string, unknown>, key: string): string {
+  const value = object[key];
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw where.error(key, `expected a non-empty string, got ${describe(value)}.`);
+  }
+  return value;
+}
+
+function optionalString(where: Where, object: Record<string, unknown>, key: string): string | undefined {
+  return object[key] === undefined ? undefined : requiredString(where, object, key);
+}
+
+function optionalBoolean(where: Where, object: Record<string, unknown>, key: string): boolean | undefined {
+  const value = object[key];
+  if (value === undefined || typeof value === 'boolean') return value;
+  throw where.error(key, `expected true or false, got ${describe(value)}.`);
+}
+
+function optionalStringList(where: Where, object: Record<string, unknown>, key: string): string[] | undefined {
+  const value = object[key];
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw where.error(key, `expected an array of strings, got ${describe(value)}.`);
+  }
+  return value;
+}
+
+function optionalStringRecord(
+  where: Where,
+  object: Record<string, unknown>,
+  key: string,
+): Record<string, string> | undefined {
+  const value = object[key];
+  if (value === undefined) return undefined;
+  if (!isPlainObject(value)) throw where.error(key, `expected an object of strings, got ${describe(value)}.`);
+  for (const [name, item] of Object.entries(value)) {
+    if (typeof item !== 'string') {
+      throw where.error(`${key}.${name}`, `expected a string, got ${describe(item)}.`);
+    }
+  }
+  return value as Record<string, string>;
+}
+
+function mapValues(
+  record: Record<string, string>,
+  transform: (value: string, key: string) => string,
+): Record<string, string> {
+  return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, transform(value, key)]));
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}

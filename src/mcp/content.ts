@@ -1,0 +1,122 @@
+import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+
+/**
+ * MCP tool results → the text the model reads. The model gets text only: binary content (images, audio, blobs) is
+ * described in a short placeholder instead of being pasted as base64, which would waste the context window and
+ * bloat workflow history. The result is capped with an explicit marker so the model knows it saw only a part.
+ */
+
+/** Default cap on a tool result's text, as `config.toolResultMaxChars`. */
+export const DEFAULT_TOOL_RESULT_MAX_CHARS = 20_000;
+
+export interface ToolResultText {
+  text: string;
+  /** True when the text was cut to fit `maxChars`. */
+  truncated: boolean;
+}
+
+/** The parts of an MCP `tools/call` result that the conversion reads (older servers may send `toolResult`). */
+export type McpToolResult = Partial<Pick<CallToolResult, 'content' | 'structuredContent' | 'isError'>> & {
+  toolResult?: unknown;
+};
+
+/**
+ * Convert an MCP tool result to text for the model, at most `maxChars` characters long (marker included).
+ * `structuredContent` is added as JSON unless a text block already carries the same JSON (the spec asks servers to
+ * send both, and the model needs it once).
+ */
+export function toolResultToText(
+  result: McpToolResult,
+  maxChars: number = DEFAULT_TOOL_RESULT_MAX_CHARS,
+): ToolResultText {
+  const blocks = result.content ?? [];
+  const parts = blocks.map(contentBlockToText);
+  const structured = result.structuredContent;
+  if (structured !== undefined && !blocks.some((block) => block.type === 'text' && sameJson(block.text, structured))) {
+    parts.push(parts.length === 0 ? stringifyJson(structured) : `Structured content:\n${stringifyJson(structured)}`);
+  }
+  if (parts.length === 0 && result.toolResult !== undefined) {
+    parts.push(typeof result.toolResult === 'string' ? result.toolResult : stringifyJson(result.toolResult));
+  }
+  return truncateText(parts.join('\n'), maxChars);
+}
+
+/** One content block as text: text as is, binary content as a placeholder naming its type and size. */
+export function contentBlockToText(block: ContentBlock): string {
+  switch (block.type) {
+    case 'text':
+      return block.text;
+    case 'image':
+      return `[image: ${block.mimeType}, ${formatBytes(base64Bytes(block.data))}, not shown]`;
+    case 'audio':
+      return `[audio: ${block.mimeType}, ${formatBytes(base64Bytes(block.data))}, not shown]`;
+    case 'resource': {
+      const resource = block.resource;
+      const mimeType = resource.mimeType === undefined ? '' : ` (${resource.mimeType})`;
+      if ('text' in resource && typeof resource.text === 'string') {
+        return `[resource: ${resource.uri}${mimeType}]\n${resource.text}`;
+      }
+      const size = 'blob' in resource && typeof resource.blob === 'string' ? base64Bytes(resource.blob) : 0;
+      return `[resource: ${resource.uri}${mimeType}, ${formatBytes(size)} of binary data, not shown]`;
+    }
+    case 'resource_link': {
+      const details = [block.mimeType, block.size === undefined ? undefined : formatBytes(block.size)].filter(Boolean);
+      const suffix = details.length === 0 ? '' : ` (${details.join(', ')})`;
+      const description = block.description ? `: ${block.description}` : '';
+      return `[resource link: ${block.name} <${block.uri}>${suffix}${description}]`;
+    }
+    default: {
+      // A content type newer than this code: show it as JSON rather than dropping it silently.
+      const unknown = block as { type?: unknown };
+      return `[${String(unknown.type)} content]\n${stringifyJson(block)}`;
+    }
+  }
+}
+
+/**
+ * Cut `text` to at most `maxChars` characters including the marker `\n…[truncated: N of M characters shown]`.
+ * Never splits a surrogate pair.
+ */
+export function truncateText(text: string, maxChars: number = DEFAULT_TOOL_RESULT_MAX_CHARS): ToolResultText {
+  if (text.length <= maxChars) return { text, truncated: false };
+  const marker = (shown: number) => `\n…[truncated: ${shown} of ${text.length} characters shown]`;
+  // The marker's length depends on the number it shows; the longest it can be is with `text.length` digits.
+  let shown = Math.max(0, maxChars - marker(text.length).length);
+  const last = text.charCodeAt(shown - 1);
+  if (shown > 0 && last >= 0xd800 && last <= 0xdbff) shown -= 1;
+  return { text: text.slice(0, shown) + marker(shown), truncated: true };
+}
+
+/** Bytes encoded by a base64 string (without decoding it). */
+function base64Bytes(data: string): number {
+  const length = data.replace(/\s/g, '').length;
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((length * 3) / 4) - padding);
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+function sameJson(text: string, value: unknown): boolean {
+  try {
+    return canonicalJson(JSON.parse(text)) === canonicalJson(value);
+  } catch {
+    return false;
+  }
+}
+
+/** JSON with object keys sorted, so two equal values compare equal as strings. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item,
+  );
+}
+
+function stringifyJson(value: unknown): string {
+  return JSON.stringify(value, null, 2) ?? String(value);
+}

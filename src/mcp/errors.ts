@@ -1,0 +1,117 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+/**
+ * The errors the pool throws. The pool knows the transports, so it decides whether a request left the worker;
+ * the tool activity decides what that means for a retry (see `classifyToolFailure` in src/activities/tools.ts).
+ */
+
+/** No configured, enabled server offers this tool (any more): retrying cannot help. */
+export class McpToolNotConfiguredError extends Error {
+  override name = 'McpToolNotConfiguredError';
+  constructor(
+    message: string,
+    readonly server: string,
+    readonly tool: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The server could not be reached, or the connection failed during a request.
+ * `requestSent: false` means the tool certainly did not run (spawn or connect failed, the session was gone, the
+ * connection was refused); `true` means it may have run (the server died or the connection dropped mid-call, the call
+ * timed out, an HTTP 5xx answer).
+ */
+export class McpTransportError extends Error {
+  override name = 'McpTransportError';
+  readonly server: string;
+  readonly requestSent: boolean;
+  /** False when retrying will not help without a person (e.g. HTTP 401/403). */
+  readonly retryable: boolean;
+  /** True when the call ran into its `timeoutMs`. */
+  readonly timedOut: boolean;
+
+  constructor(
+    message: string,
+    options: { server: string; requestSent: boolean; retryable?: boolean; timedOut?: boolean; cause?: unknown },
+  ) {
+    super(message, { cause: options.cause });
+    this.server = options.server;
+    this.requestSent = options.requestSent;
+    this.retryable = options.retryable ?? true;
+    this.timedOut = options.timedOut ?? false;
+  }
+}
+
+/** The server answered the request with a JSON-RPC error (e.g. invalid arguments): the model should see it. */
+export class McpProtocolError extends Error {
+  override name = 'McpProtocolError';
+  constructor(
+    message: string,
+    readonly server: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Node's network error codes that mean nothing reached the server. */
+const NOT_SENT_NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** How a raw error from the SDK during a request is to be read. */
+export type RequestFailure =
+  | { kind: 'session_lost' }
+  | { kind: 'not_sent'; retryable: boolean }
+  | { kind: 'sent'; timedOut: boolean; connectionBroken: boolean }
+  | { kind: 'protocol'; code: number };
+
+/** Read an error thrown by `client.request`/`client.callTool` (not by a cancellation: check the signal first). */
+export function describeRequestFailure(error: unknown): RequestFailure {
+  if (error instanceof StreamableHTTPError) {
+    const status = error.code ?? 0;
+    // 404 on a request with a session id: the server forgot the session (restart, expiry) and did not run anything.
+    if (status === 404) return { kind: 'session_lost' };
+    if (status === 401 || status === 403) return { kind: 'not_sent', retryable: false };
+    if (status >= 400 && status < 500 && status !== 408 && status !== 429)
+      return { kind: 'not_sent', retryable: false };
+    return { kind: 'sent', timedOut: false, connectionBroken: status < 0 };
+  }
+  if (error instanceof McpError) {
+    if (error.code === (ErrorCode.RequestTimeout as number))
+      return { kind: 'sent', timedOut: true, connectionBroken: false };
+    if (error.code === (ErrorCode.ConnectionClosed as number)) {
+      return { kind: 'sent', timedOut: false, connectionBroken: true };
+    }
+    return { kind: 'protocol', code: error.code };
+  }
+  if (error instanceof Error) {
+    // The SDK rejects with this before writing anything when the transport has already gone away.
+    if (error.message === 'Not connected') return { kind: 'not_sent', retryable: true };
+    if (NOT_SENT_NETWORK_CODES.has(networkErrorCode(error) ?? '')) return { kind: 'not_sent', retryable: true };
+  }
+  return { kind: 'sent', timedOut: false, connectionBroken: true };
+}
+
+/** `fetch` wraps socket errors: `TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })`. */
+function networkErrorCode(error: Error): string | undefined {
+  for (let current: unknown = error; current instanceof Error || isObject(current);) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const next = (current as { cause?: unknown }).cause;
+    if (next === current || next === undefined) break;
+    current = next;
+  }
+  return undefined;
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
+}
+
+export function errorMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? error.cause.message : undefined;
+  return cause !== undefined && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
+}
