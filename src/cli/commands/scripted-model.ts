@@ -1,6 +1,50 @@
-import { Command } from '@commander-js/extra-typings';
+import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import { loadScriptFile, startScriptedModel, type RecordedRequest } from '../../testing/scripted-model/index.js';
 
-// Placeholder until the command is implemented.
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new InvalidArgumentError('expected a TCP port from 0 to 65535 (0 picks a free one).');
+  }
+  return port;
+}
+
+function describeRequest(request: RecordedRequest): string {
+  const step = request.stepIndex === null ? 'no step' : `step ${request.stepIndex}`;
+  return `${request.options.stream ? 'stream' : 'request'} ${request.sequence}: conversation "${request.conversation}", ${step}, status ${request.status}`;
+}
+
+function waitForSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+}
+
+/** `durable-agent scripted-model`: serve a script file as an OpenAI-compatible model until interrupted. */
 export function scriptedModelCommand() {
-  return new Command('scripted-model').description('(not implemented yet)');
+  return new Command('scripted-model')
+    .description('Serve a script of model answers as an OpenAI-compatible chat completions API, for tests.')
+    .requiredOption('--script <file>', 'JSON array of steps (see docs/scripted-model.md)')
+    .addOption(new Option('--port <port>', 'port to listen on; 0 picks a free one').default(0).argParser(parsePort))
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--verbose', 'log every request on stderr', false)
+    .action(async (options) => {
+      const script = await loadScriptFile(options.script);
+      const model = await startScriptedModel({
+        script,
+        port: options.port,
+        host: options.host,
+        name: options.script,
+        onRequest: (request) => {
+          // Failures are always logged: a test whose client swallows the 500 should still show why.
+          if (request.failure !== null) process.stderr.write(`scripted-model: ${request.failure}\n`);
+          else if (options.verbose) process.stderr.write(`scripted-model: ${describeRequest(request)}\n`);
+        },
+      });
+      // The first line of stdout is the base URL, for scripts that start the server and read where it listens.
+      process.stdout.write(`${model.baseUrl}\n`);
+      await waitForSignal();
+      await model.close();
+    });
 }

@@ -1,0 +1,26 @@
+/**
+ * The scripted model: an OpenAI-compatible chat completions server that answers from a script, so that agents
+ * are tested through the real `openai` client without calling a real model. Reference: docs/scripted-model.md.
+ */
+export { startScriptedModel, type ScriptedModel, type ScriptedModelOptions } from './server.js';
+export { conversationOf, DEFAULT_CONVERSATION } from './cursor.js';
+export { ScriptedModelErrorCode, CHARACTERS_PER_TOKEN, ARGUMENT_PIECE_LENGTH } from './response.js';
+export type { RecordedRequest, RequestOptions } from './recorded-request.js';
+export {
+  loadScriptFile,
+  validateScript,
+  ScriptValidationError,
+  type Script,
+  type ScriptFunction,
+  type ScriptStep,
+  type StepFunction,
+  type ContentStep,
+  type ToolCallsStep,
+  type ErrorStep,
+  type ScriptedHttpError,
+  type ScriptToolCall,
+  type ScriptUsage,
+  type FinishReason,
+  type StepDelivery,
+  type CompletionDelivery,
+} from './script.js';

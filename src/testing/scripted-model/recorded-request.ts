@@ -1,0 +1,31 @@
+import type OpenAI from 'openai';
+
+/** Every field of a chat completion request other than the messages and the tools, e.g. `model`, `stream`. */
+export type RequestOptions = Omit<OpenAI.Chat.ChatCompletionCreateParams, 'messages' | 'tools' | 'tool_choice'>;
+
+/**
+ * One request as the scripted model received it. Plain JSON, so it reads the same in code and from
+ * `GET /_scripted/requests`.
+ */
+export interface RecordedRequest {
+  /** Order of arrival across all conversations, from 0. */
+  sequence: number;
+  /** The workflow id taken from the idempotency key, or `DEFAULT_CONVERSATION`. */
+  conversation: string;
+  /** The `Idempotency-Key` header, or null. */
+  idempotencyKey: string | null;
+  /** Index of the script step that answered, or null when none did (past the end, invalid request). */
+  stepIndex: number | null;
+  /** HTTP status of the answer (200 also when the script dropped the connection mid-stream). */
+  status: number;
+  /** Why the scripted model could not answer from the script (past the end, a failing step function), or null. */
+  failure: string | null;
+  messages: OpenAI.Chat.ChatCompletionMessageParam[];
+  tools: OpenAI.Chat.ChatCompletionTool[] | null;
+  toolChoice: OpenAI.Chat.ChatCompletionToolChoiceOption | null;
+  options: RequestOptions;
+  /** Request headers, names in lower case. */
+  headers: Record<string, string>;
+  /** ISO 8601 time of arrival. */
+  receivedAt: string;
+}

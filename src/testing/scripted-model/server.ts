@@ -1,0 +1,364 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type OpenAI from 'openai';
+import { ConversationCursor, conversationOf, DEFAULT_CONVERSATION } from './cursor.js';
+import type { RecordedRequest } from './recorded-request.js';
+import {
+  completion,
+  completionChunks,
+  errorBody,
+  requestId,
+  ScriptedModelErrorCode,
+  scriptedErrorBody,
+  type CompletionStep,
+  type ResponseContext,
+} from './response.js';
+import { validateScript, validateStep, type Script, type ScriptStep } from './script.js';
+import { writeEventStream } from './sse.js';
+
+export interface ScriptedModelOptions {
+  /** The steps to answer with, in order, for each conversation: an array of steps, or a function. */
+  script: Script;
+  /** TCP port to listen on. Default: 0, a free port the system picks. */
+  port?: number;
+  /** Interface to listen on. Default: `'127.0.0.1'`. */
+  host?: string;
+  /** Names the script in error messages, e.g. its file. Default: `'the script'`. */
+  name?: string;
+  /** Called with each chat completion request once it is answered, e.g. to log it. Default: none. */
+  onRequest?: (request: RecordedRequest) => void;
+}
+
+export interface ScriptedModel extends AsyncDisposable {
+  /** For the `openai` client's `baseURL`, e.g. `http://127.0.0.1:40123/v1`. */
+  readonly baseUrl: string;
+  readonly port: number;
+  /** Every chat completion request so far, in order of arrival. */
+  readonly requests: readonly RecordedRequest[];
+  /** The requests of one conversation (a workflow id, or `DEFAULT_CONVERSATION`), in order of arrival. */
+  requestsFor(conversation: string): RecordedRequest[];
+  /** Forget the requests and start every conversation from the first step again, optionally of a new script. */
+  reset(script?: Script): void;
+  /** Stop listening and drop open connections, including streams and delays under way. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_HOST = '127.0.0.1';
+const DEFAULT_NAME = 'the script';
+/** What `GET /v1/models` lists besides the models that requests named. */
+const SCRIPTED_MODEL_ID = 'scripted-model';
+
+/** Names of the endpoints, listed in the answer to an unknown one. */
+const ENDPOINTS = [
+  'POST /v1/chat/completions',
+  'GET /v1/models',
+  'GET /_scripted/requests[?conversation=]',
+  'POST /_scripted/reset',
+];
+
+/** Answers in the shape the `openai` client expects; thrown by handlers and turned into a response. */
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type: string,
+    readonly code: ScriptedModelErrorCode,
+  ) {
+    super(message);
+  }
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(text);
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of request) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+function parseChatRequest(text: string): OpenAI.Chat.ChatCompletionCreateParams {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw invalidRequest('The request body is not JSON.');
+  }
+  const candidate = body as Partial<OpenAI.Chat.ChatCompletionCreateParams> | null;
+  if (typeof candidate !== 'object' || candidate === null || Array.isArray(candidate)) {
+    throw invalidRequest('The request body must be a JSON object.');
+  }
+  if (typeof candidate.model !== 'string') throw invalidRequest('The request body has no "model" string.');
+  if (!Array.isArray(candidate.messages)) throw invalidRequest('The request body has no "messages" array.');
+  return candidate as OpenAI.Chat.ChatCompletionCreateParams;
+}
+
+/** `POST /_scripted/reset` takes an optional body `{"script": [...]}` to serve a new script from then on. */
+function parseResetScript(text: string): Script | undefined {
+  if (text.trim() === '') return undefined;
+  try {
+    const body = JSON.parse(text) as { script?: unknown } | null;
+    return body?.script === undefined ? undefined : validateScript(body.script, 'the script of POST /_scripted/reset');
+  } catch (error) {
+    throw invalidRequest(`Cannot reset: ${(error as Error).message}`);
+  }
+}
+
+function invalidRequest(message: string): HttpError {
+  return new HttpError(400, message, 'invalid_request_error', ScriptedModelErrorCode.InvalidRequest);
+}
+
+function headersOf(request: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return DEFAULT_HOST;
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Start an OpenAI-compatible chat completions server that answers from a script, one cursor per conversation.
+ * See docs/scripted-model.md for the script format.
+ */
+export async function startScriptedModel(options: ScriptedModelOptions): Promise<ScriptedModel> {
+  const name = options.name ?? DEFAULT_NAME;
+  const host = options.host ?? DEFAULT_HOST;
+  const created = Math.floor(Date.now() / 1000);
+  const closing = new AbortController();
+
+  let script = validateScript(options.script, name);
+  let requests: RecordedRequest[] = [];
+  let requestsByConversation = new Map<string, RecordedRequest[]>();
+  let cursors = new Map<string, ConversationCursor>();
+  const modelsSeen = new Set<string>([SCRIPTED_MODEL_ID]);
+
+  async function resolveStep(stepIndex: number, request: RecordedRequest): Promise<ScriptStep | undefined> {
+    let step: unknown;
+    if (typeof script === 'function') {
+      step = await script(request, { stepIndex });
+    } else {
+      const entry = script[stepIndex];
+      step = typeof entry === 'function' ? await entry(request) : entry;
+    }
+    return step === undefined ? undefined : validateStep(step, stepIndex, name);
+  }
+
+  function cursorOf(conversation: string): ConversationCursor {
+    let cursor = cursors.get(conversation);
+    if (cursor === undefined) {
+      cursor = new ConversationCursor(resolveStep);
+      cursors.set(conversation, cursor);
+    }
+    return cursor;
+  }
+
+  function record(request: RecordedRequest): void {
+    requests.push(request);
+    let conversationRequests = requestsByConversation.get(request.conversation);
+    if (conversationRequests === undefined) {
+      conversationRequests = [];
+      requestsByConversation.set(request.conversation, conversationRequests);
+    }
+    conversationRequests.push(request);
+  }
+
+  function pastEndMessage(conversation: string, stepIndex: number): string {
+    const whose =
+      conversation === DEFAULT_CONVERSATION
+        ? `the default conversation (requests without an idempotency key of the form <workflowId>/<runId>/turn-<n>/round-<r> share one cursor)`
+        : `conversation "${conversation}"`;
+    const extent =
+      typeof script === 'function'
+        ? `the script function returned no step for step ${stepIndex}`
+        : `the script has ${script.length} step${script.length === 1 ? '' : 's'} and this request needed step ${stepIndex}`;
+    return (
+      `Scripted model: ${whose} ran past the end of ${name}: ${extent}. ` +
+      `Add steps to the script, or find out why the agent called the model more often than the test expected.`
+    );
+  }
+
+  async function answerChatCompletion(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const text = await readBody(request);
+    const body = parseChatRequest(text);
+    const headers = headersOf(request);
+    const idempotencyKey = headers['idempotency-key'] ?? null;
+    const conversation = conversationOf(idempotencyKey);
+    const { messages, tools, tool_choice, ...requestOptions } = body;
+    const recorded: RecordedRequest = {
+      sequence: requests.length,
+      conversation,
+      idempotencyKey,
+      stepIndex: null,
+      status: 200,
+      failure: null,
+      messages,
+      tools: tools ?? null,
+      toolChoice: tool_choice ?? null,
+      options: requestOptions,
+      headers,
+      receivedAt: new Date().toISOString(),
+    };
+    record(recorded);
+    modelsSeen.add(body.model);
+
+    try {
+      let selection;
+      try {
+        selection = await cursorOf(conversation).select(recorded, idempotencyKey);
+      } catch (error) {
+        const message = `Scripted model: a step of ${name} failed for conversation "${conversation}": ${(error as Error).message}`;
+        throw new HttpError(500, message, 'server_error', ScriptedModelErrorCode.StepFailed);
+      }
+      const { stepIndex, step } = selection;
+      if (step === undefined) {
+        throw new HttpError(
+          500,
+          pastEndMessage(conversation, stepIndex),
+          'server_error',
+          ScriptedModelErrorCode.ScriptExhausted,
+        );
+      }
+      recorded.stepIndex = stepIndex;
+      if (step.delayMs) await sleep(step.delayMs, undefined, { signal: closing.signal });
+      if (response.destroyed) return;
+
+      if ('error' in step) {
+        const { status, headers: errorHeaders = {}, body: errorBodyOverride } = step.error;
+        recorded.status = status;
+        if (typeof errorBodyOverride === 'string') {
+          response.writeHead(status, { 'content-type': 'text/plain', ...errorHeaders });
+          response.end(errorBodyOverride);
+        } else {
+          sendJson(response, status, errorBodyOverride ?? scriptedErrorBody(status, stepIndex, name), errorHeaders);
+        }
+        return;
+      }
+
+      await answerCompletion(response, step, body, {
+        conversation,
+        stepIndex,
+        model: body.model,
+        created,
+        requestLength: text.length,
+      });
+    } catch (error) {
+      if (error instanceof HttpError) {
+        recorded.status = error.status;
+        recorded.failure = error.message;
+      }
+      throw error;
+    } finally {
+      options.onRequest?.(recorded);
+    }
+  }
+
+  function answerCompletion(
+    response: ServerResponse,
+    step: CompletionStep,
+    body: OpenAI.Chat.ChatCompletionCreateParams,
+    context: ResponseContext,
+  ): Promise<void> | void {
+    response.setHeader('x-request-id', requestId(context.conversation, context.stepIndex));
+    if (body.stream) {
+      const chunks = completionChunks(step, context, body.stream_options?.include_usage === true);
+      return writeEventStream(response, chunks, {
+        chunkDelayMs: step.chunkDelayMs,
+        failAfterChunks: step.failAfterChunks,
+        signal: closing.signal,
+      });
+    }
+    // Without a stream there is nothing to send before the drop: the client sees the connection close unanswered.
+    if (step.failAfterChunks !== undefined) return void response.destroy();
+    sendJson(response, 200, completion(step, context));
+  }
+
+  async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://scripted-model');
+    const endpoint = `${request.method} ${url.pathname.replace(/\/+$/, '')}`;
+    switch (endpoint) {
+      case 'POST /v1/chat/completions':
+        return answerChatCompletion(request, response);
+      case 'GET /v1/models':
+        return sendJson(response, 200, {
+          object: 'list',
+          data: [...modelsSeen].map((id) => ({ id, object: 'model', created, owned_by: 'durable-agent' })),
+        });
+      case 'GET /_scripted/requests': {
+        const conversation = url.searchParams.get('conversation');
+        return sendJson(response, 200, conversation === null ? requests : model.requestsFor(conversation));
+      }
+      case 'POST /_scripted/reset': {
+        model.reset(parseResetScript(await readBody(request)));
+        response.writeHead(204).end();
+        return;
+      }
+      default:
+        throw new HttpError(
+          404,
+          `Unknown endpoint ${endpoint}. The scripted model serves ${ENDPOINTS.join(', ')}.`,
+          'invalid_request_error',
+          ScriptedModelErrorCode.NotFound,
+        );
+    }
+  }
+
+  const server = createServer((request, response) => {
+    route(request, response).catch((error: unknown) => {
+      // Past the headers, or closing, the only way left to tell the client is to drop the connection.
+      if (response.headersSent || response.destroyed || closing.signal.aborted) return void response.destroy();
+      if (error instanceof HttpError) {
+        return sendJson(response, error.status, errorBody(error.message, error.type, error.code));
+      }
+      const message = `Scripted model: ${error instanceof Error ? error.message : String(error)}`;
+      sendJson(response, 500, errorBody(message, 'server_error', null));
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  let closed: Promise<void> | undefined;
+  const model: ScriptedModel = {
+    baseUrl: `http://${urlHost(host)}:${port}/v1`,
+    port,
+    get requests() {
+      return requests;
+    },
+    requestsFor(conversation) {
+      return [...(requestsByConversation.get(conversation) ?? [])];
+    },
+    reset(newScript) {
+      if (newScript !== undefined) script = validateScript(newScript, name);
+      requests = [];
+      requestsByConversation = new Map();
+      cursors = new Map();
+    },
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        closing.abort();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+    [Symbol.asyncDispose]() {
+      return model.close();
+    },
+  };
+  return model;
+}
