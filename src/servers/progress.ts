@@ -9,6 +9,8 @@ export const stderrLog: ProgressLog = (line) => {
 /** A log that drops everything, for callers that must stay quiet. */
 export const silentLog: ProgressLog = () => {};
 
+const HEARTBEAT_MS = 30_000;
+
 function seconds(sinceMs: number): string {
   return `${((Date.now() - sinceMs) / 1000).toFixed(1)} s`;
 }
@@ -32,6 +34,12 @@ export class Progress {
   async step<T>(description: string, run: () => Promise<T>): Promise<T> {
     const stepStartedAt = Date.now();
     this.info(`${description} …`);
+    // A compile can run for minutes without a line of output; a heartbeat shows it is alive.
+    const heartbeat = setInterval(
+      () => this.info(`… still working (${seconds(stepStartedAt)}): ${description}`),
+      HEARTBEAT_MS,
+    );
+    heartbeat.unref();
     try {
       const result = await run();
       this.info(`${description} done (${seconds(stepStartedAt)})`);
@@ -39,6 +47,8 @@ export class Progress {
     } catch (error) {
       this.info(`${description} failed after ${seconds(stepStartedAt)}`);
       throw error;
+    } finally {
+      clearInterval(heartbeat);
     }
   }
 

@@ -1,6 +1,106 @@
 import { Command } from '@commander-js/extra-typings';
+import { Runtime } from '@temporalio/worker';
+import { loadConfig, type Config } from '../../config.js';
+import { DevAlreadyRunningError, acquireDevLock, type DevLock } from '../../servers/dev-lock.js';
+import { devDatabasePath, startDevServer, type RunningDevServer } from '../../servers/dev-server-process.js';
+import { ensureDevServer, isPortOpen, ServerUnavailableError, stderrLog } from '../../servers/index.js';
+import { runWorker } from '../../worker.js';
+import { printWorkerReady } from './worker.js';
 
-// Placeholder until the command is implemented.
 export function devCommand() {
-  return new Command('dev').description('(not implemented yet)');
+  return new Command('dev')
+    .description(
+      'Run the durable-agent worker. Without TEMPORAL_ADDRESS it first starts an embedded Temporal dev server ' +
+        '(Web UI included, state kept in DURABLE_AGENT_DATA_DIR) and stops it again on Ctrl-C.',
+    )
+    .addHelpText(
+      'after',
+      `
+Environment:
+  TEMPORAL_ADDRESS         use this cluster and start no server (default: start the embedded dev server)
+  DURABLE_AGENT_DEV_PORT   gRPC port of the embedded dev server (default 7233)
+  DURABLE_AGENT_UI_PORT    Web UI port of the embedded dev server (default 8233)
+  DURABLE_AGENT_DATA_DIR   where the dev server keeps its SQLite database (default .durable-agent)
+  DURABLE_AGENT_CACHE_DIR  where provisioned servers are cached (default ~/.cache/durable-agent)
+  TEMPORAL_CLI_PATH        use this \`temporal\` binary instead of building one`,
+    )
+    .action(async () => {
+      const config = loadConfig();
+      if (config.temporal.address !== undefined) {
+        await runWorker({ config, onReady: printWorkerReady });
+        return;
+      }
+      await runWithDevServer(config);
+    });
+}
+
+async function assertPortFree(port: number, variable: string): Promise<void> {
+  if (!(await isPortOpen(port))) return;
+  throw new DevAlreadyRunningError(
+    `Port ${port} on 127.0.0.1 is already in use, perhaps by another Temporal server. To run only the worker ` +
+      `against a server on that port, set TEMPORAL_ADDRESS=localhost:${port}; to start a second dev server, set ` +
+      `${variable} to a free port.`,
+  );
+}
+
+/**
+ * Starts the dev server, runs the worker until SIGINT/SIGTERM, then stops the server, in that order so the worker can
+ * finish reporting its tasks to a server that is still up.
+ */
+async function runWithDevServer(config: Config): Promise<void> {
+  let lock: DevLock | undefined;
+  let server: RunningDevServer | undefined;
+  let phase: 'starting' | 'running' | 'stopping' = 'starting';
+
+  const stopEverything = async () => {
+    await server?.stop();
+    await lock?.release();
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (phase === 'running') {
+      // The Temporal Runtime's own handler shuts the worker down, which makes runWorker resolve below.
+      phase = 'stopping';
+      stderrLog(`[durable-agent] dev: ${signal}: draining the worker, then stopping the dev server (again to force)`);
+      return;
+    }
+    stderrLog(`[durable-agent] dev: ${signal}: stopping now`);
+    void (async () => {
+      await server?.stop(phase === 'stopping' ? 0 : undefined);
+      await lock?.release();
+      process.exit(130);
+    })();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    lock = await acquireDevLock(config.dataDir, { devPort: config.devPort, uiPort: config.uiPort }, stderrLog);
+    await assertPortFree(config.devPort, 'DURABLE_AGENT_DEV_PORT');
+    await assertPortFree(config.uiPort, 'DURABLE_AGENT_UI_PORT');
+    const executable = await ensureDevServer(config);
+    server = await startDevServer(executable, config);
+    await lock.recordServer(server.pid);
+    console.log(`Temporal dev server: ${server.address} (namespace ${config.temporal.namespace})`);
+    console.log(`Database: ${devDatabasePath(config)}`);
+    console.log(`Web UI: ${server.uiUrl}`);
+
+    let serverDied = false;
+    void server.exited.then((exit) => {
+      if (phase !== 'running') return;
+      serverDied = true;
+      stderrLog(`[durable-agent] dev: the dev server exited by itself (${String(exit)}); stopping the worker`);
+      // The same path as Ctrl-C, so the worker shuts down through the Runtime like it always does.
+      process.kill(process.pid, 'SIGTERM');
+    });
+    // Creating the Runtime now installs its SIGINT/SIGTERM handlers before the worker exists, so no signal is lost.
+    Runtime.instance();
+    phase = 'running';
+    await runWorker({ config, address: server.address, onReady: printWorkerReady });
+    if (serverDied) throw new ServerUnavailableError('The Temporal dev server stopped unexpectedly.');
+  } finally {
+    phase = 'stopping';
+    await stopEverything();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }
