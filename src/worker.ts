@@ -1,5 +1,49 @@
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { readFile } from 'node:fs/promises';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import OpenAI from 'openai';
+import { createActivities, type ActivityDependencies } from './activities/index.js';
 import type { Config } from './config.js';
+import { loadMcpConfig } from './mcp/config.js';
+import { McpPool } from './mcp/pool.js';
+
+/** The workflows module: `.ts` when running from source (tests), `.js` once built. */
+export const workflowsPath = new URL(
+  `./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
+  import.meta.url,
+).pathname;
+
+export interface AgentWorkerOptions extends ActivityDependencies {
+  connection: NativeConnection;
+  taskQueue: string;
+  /** Default `default`. */
+  namespace?: string;
+  /** Any other Temporal worker option (e.g. `workflowBundle`, `maxCachedWorkflows`); these win over ours. */
+  worker?: Partial<WorkerOptions>;
+}
+
+/** A Temporal worker running the conversation workflow and durable-agent's activities. */
+export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
+  const { connection, taskQueue, namespace, worker, ...dependencies } = options;
+  return await Worker.create({
+    connection,
+    namespace: namespace ?? 'default',
+    taskQueue,
+    ...(worker?.workflowBundle ? {} : { workflowsPath }),
+    activities: createActivities(dependencies),
+    ...worker,
+  });
+}
+
+/** An OpenAI client for the configured endpoint. Temporal owns retries, so the client never retries by itself. */
+export function createOpenAIClient(config: Config): OpenAI {
+  return new OpenAI({
+    baseURL: config.model.baseUrl,
+    // Local OpenAI-compatible servers (Ollama, vLLM, llama.cpp, the scripted model) accept any key.
+    apiKey: config.model.apiKey ?? 'not-set',
+    maxRetries: 0,
+  });
+}
 
 export interface RunWorkerOptions {
   config: Config;
@@ -16,18 +60,37 @@ export interface RunWorkerOptions {
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config } = options;
   const address = options.address ?? config.temporal.address ?? 'localhost:7233';
-  const connection = await NativeConnection.connect({ address });
+  const { namespace } = config.temporal;
+  const mcp = new McpPool(loadMcpConfig(config.mcpConfigPath));
+  const tls = config.temporal.tls
+    ? config.temporal.clientCertPath && config.temporal.clientKeyPath
+      ? {
+          clientCertPair: {
+            crt: await readFile(config.temporal.clientCertPath),
+            key: await readFile(config.temporal.clientKeyPath),
+          },
+        }
+      : true
+    : false;
+  const connectionOptions = { address, tls, apiKey: config.temporal.apiKey };
+  const connection = await NativeConnection.connect(connectionOptions);
+  const clientConnection = await Connection.connect(connectionOptions);
   try {
-    const worker = await Worker.create({
+    const worker = await createAgentWorker({
       connection,
-      namespace: config.temporal.namespace,
+      namespace,
       taskQueue: config.taskQueue,
-      workflowsPath: new URL('./workflows/index' + (import.meta.url.endsWith('.ts') ? '.ts' : '.js'), import.meta.url)
-        .pathname,
+      openai: createOpenAIClient(config),
+      defaultModel: config.model.model,
+      mcp,
+      temporal: new Client({ connection: clientConnection, namespace }),
+      toolResultMaxChars: config.toolResultMaxChars,
     });
-    options.onReady?.({ address, namespace: config.temporal.namespace, taskQueue: config.taskQueue });
+    options.onReady?.({ address, namespace, taskQueue: config.taskQueue });
     await worker.run();
   } finally {
+    await mcp.close();
+    await clientConnection.close();
     await connection.close();
   }
 }

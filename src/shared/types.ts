@@ -85,3 +85,49 @@ export interface CallToolResult {
   content: string;
   truncated: boolean;
 }
+
+/** Where a model call's transcript prefix is: the first `count` messages, whose chained digest is `digest`. */
+export interface TranscriptPosition {
+  count: number;
+  digest: string;
+}
+
+/**
+ * Input of the `callModel` activity. It carries only what the worker may not have seen: the transcript prefix is
+ * named by position and digest, and the tools by their digest; the worker rebuilds both from its cache or, on a
+ * miss, from the workflow by query. So history grows with new content, not with the transcript.
+ */
+export interface ModelCallInput {
+  workflowId: string;
+  runId: string;
+  turn: number;
+  round: number;
+  prefix: TranscriptPosition;
+  newMessages: ChatMessage[];
+  /** Digest of the turn's tool list (see `toolsDigest`); `undefined` when the turn has no tools. */
+  toolsDigest: string | undefined;
+  model: string | undefined;
+  temperature: number | undefined;
+  maxCompletionTokens: number | undefined;
+  maxInputTokens: number | undefined;
+  /** `none` for the final-answer call after the budget ran out. */
+  toolChoice: 'auto' | 'none';
+  /** Extra instruction sent with this call only (not recorded in the transcript). */
+  instruction: string | undefined;
+}
+
+export interface ModelCallResult {
+  message: AssistantMessage;
+  usage: TokenUsage;
+  finishReason: string;
+  model: string;
+}
+
+/** A page of the transcript and the turn's tools, as the workflow answers the `modelContext` query. */
+export interface ModelContextPage {
+  messages: ChatMessage[];
+  from: number;
+  total: number;
+  tools: ToolDefinition[] | undefined;
+  toolsDigest: string | undefined;
+}

@@ -1,1 +1,1 @@
-export {};
+export { conversationWorkflow } from './conversation.js';

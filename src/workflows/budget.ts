@@ -1,0 +1,89 @@
+import type { TokenUsage } from '../shared/types.js';
+
+/** Limits of one turn. Every limit is checked before each model or tool call, from what the workflow recorded. */
+export interface TurnBudget {
+  /** Model calls in one turn, not counting the final-answer call. Default {@link DEFAULT_MAX_ROUNDS}. */
+  maxRounds: number;
+  /** Tool calls dispatched in one turn. Default {@link DEFAULT_MAX_TOOL_CALLS}. */
+  maxToolCalls: number;
+  /** Total tokens (input + output, from each call's `usage`) in one turn. Default {@link DEFAULT_MAX_TOKENS}. */
+  maxTokens: number;
+  /** Workflow time for one turn, in milliseconds. Default {@link DEFAULT_MAX_DURATION_MS} (10 minutes). */
+  maxDurationMs: number;
+}
+
+export const DEFAULT_MAX_ROUNDS = 20;
+export const DEFAULT_MAX_TOOL_CALLS = 50;
+export const DEFAULT_MAX_TOKENS = 500_000;
+export const DEFAULT_MAX_DURATION_MS = 10 * 60 * 1000;
+
+export const DEFAULT_BUDGET: TurnBudget = {
+  maxRounds: DEFAULT_MAX_ROUNDS,
+  maxToolCalls: DEFAULT_MAX_TOOL_CALLS,
+  maxTokens: DEFAULT_MAX_TOKENS,
+  maxDurationMs: DEFAULT_MAX_DURATION_MS,
+};
+
+export type BudgetLimit = 'rounds' | 'toolCalls' | 'tokens' | 'time';
+
+/** What a turn has spent so far: only numbers the workflow recorded, so replay computes the same. */
+export interface TurnSpend {
+  rounds: number;
+  toolCalls: number;
+  usage: TokenUsage;
+  /** Workflow time (ms since epoch) when the turn started. */
+  startedAt: number;
+}
+
+export function resolveBudget(overrides: Partial<TurnBudget> | undefined): TurnBudget {
+  const budget = { ...DEFAULT_BUDGET };
+  for (const key of Object.keys(DEFAULT_BUDGET) as (keyof TurnBudget)[]) {
+    const value = overrides?.[key];
+    if (value !== undefined) budget[key] = value;
+  }
+  return budget;
+}
+
+/** Which limit, if any, forbids another model call now. Checked in a fixed order so the reason is stable. */
+export function exhaustedLimit(spend: TurnSpend, budget: TurnBudget, now: number): BudgetLimit | undefined {
+  if (spend.rounds >= budget.maxRounds) return 'rounds';
+  if (spend.toolCalls >= budget.maxToolCalls) return 'toolCalls';
+  if (spend.usage.totalTokens >= budget.maxTokens) return 'tokens';
+  if (now - spend.startedAt >= budget.maxDurationMs) return 'time';
+  return undefined;
+}
+
+/** How many of `requested` tool calls fit in what is left of the tool-call budget. */
+export function toolCallsAllowed(spend: TurnSpend, budget: TurnBudget, requested: number): number {
+  return Math.max(0, Math.min(requested, budget.maxToolCalls - spend.toolCalls));
+}
+
+/** The `max_completion_tokens` for the next model call: never more than the tokens left in the turn. */
+export function completionTokenLimit(spend: TurnSpend, budget: TurnBudget, configured: number | undefined): number {
+  const left = Math.max(1, budget.maxTokens - spend.usage.totalTokens);
+  return configured === undefined ? left : Math.min(configured, left);
+}
+
+/** Milliseconds left before the time limit (never negative). */
+export function timeLeft(spend: TurnSpend, budget: TurnBudget, now: number): number {
+  return Math.max(0, spend.startedAt + budget.maxDurationMs - now);
+}
+
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+}
+
+/** By how much a turn went past its limits (the final-answer call may exceed them); zero fields are left out. */
+export function overrun(spend: TurnSpend, budget: TurnBudget, now: number): Partial<Record<BudgetLimit, number>> {
+  const result: Partial<Record<BudgetLimit, number>> = {};
+  if (spend.rounds > budget.maxRounds) result.rounds = spend.rounds - budget.maxRounds;
+  if (spend.toolCalls > budget.maxToolCalls) result.toolCalls = spend.toolCalls - budget.maxToolCalls;
+  if (spend.usage.totalTokens > budget.maxTokens) result.tokens = spend.usage.totalTokens - budget.maxTokens;
+  const elapsed = now - spend.startedAt;
+  if (elapsed > budget.maxDurationMs) result.time = elapsed - budget.maxDurationMs;
+  return result;
+}

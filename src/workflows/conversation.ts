@@ -1,0 +1,333 @@
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  log,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../servers/search-attributes.js';
+import { FailureType } from '../shared/errors.js';
+import type { ChatMessage, ToolDefinition } from '../shared/types.js';
+import {
+  askUpdate,
+  type ConversationInput,
+  type ConversationOutcome,
+  type ConversationPhase,
+  type ConversationState,
+  type ConversationStatus,
+  endSignal,
+  type IncomingMessage,
+  interruptSignal,
+  modelContextQuery,
+  statusQuery,
+  transcriptQuery,
+  type TurnResult,
+  userMessageSignal,
+} from './definitions.js';
+import { carriedTranscript, RecentIds, validateMessage } from './conversation-state.js';
+import { runTurn, type TurnProgress } from './turn.js';
+import { Transcript } from './transcript.js';
+
+export const DEFAULT_MAX_TURNS_PER_RUN = 100;
+/** Results of recent turns kept for asks that are retried after their turn finished. */
+const RECENT_RESULTS = 20;
+/** Largest page a query answers with, in characters of JSON: well under the 4 MB gRPC message limit. */
+const MAX_PAGE_CHARS = 1_000_000;
+
+/**
+ * One conversation: a queue of user messages answered one turn at a time, driven by signals and updates,
+ * continued as new between turns so it can live for months.
+ */
+export async function conversationWorkflow(input: ConversationInput): Promise<ConversationOutcome> {
+  const { conversationId } = input;
+  const settings = input.settings ?? {};
+  const info = workflowInfo();
+  const carried = input.state;
+  const initial: ChatMessage[] =
+    carried?.transcript ?? (settings.systemPrompt ? [{ role: 'system', content: settings.systemPrompt }] : []);
+  const transcript = new Transcript(initial);
+  const transcriptOffset = carried?.transcriptOffset ?? 0;
+  let turns = carried?.turns ?? 0;
+  let turnsThisRun = 0;
+  const queue: IncomingMessage[] = [];
+  const seen = new RecentIds(carried?.seenMessageIds ?? []);
+  const recentResults: TurnResult[] = [];
+  let lastResult = carried?.lastResult;
+  let ending = false;
+  let current:
+    | {
+        turn: number;
+        messageId: string;
+        scope: CancellationScope;
+        interrupted: boolean;
+        reason?: string;
+        progress?: TurnProgress;
+      }
+    | undefined;
+  /** Messages whose `ask` update is waiting for an answer. */
+  const waitingAsks = new Set<string>();
+  let tools: ToolDefinition[] | undefined;
+  let toolsDigest: string | undefined;
+
+  const rollingOver = () =>
+    workflowInfo().continueAsNewSuggested || turnsThisRun >= (settings.maxTurnsPerRun ?? DEFAULT_MAX_TURNS_PER_RUN);
+  const phase = (): ConversationPhase => (ending && !current ? 'ended' : current ? 'running' : 'idle');
+
+  const enqueue = (message: IncomingMessage): boolean => {
+    if (seen.has(message.id)) return false;
+    seen.add(message.id);
+    queue.push(message);
+    return true;
+  };
+  // Carried messages were seen (and remembered) by the previous run already.
+  queue.push(...(carried?.queue ?? []));
+  for (const message of input.messages ?? []) enqueue(message);
+
+  const publishState = () => {
+    const status = phase();
+    upsertSearchAttributes([
+      { key: SearchAttribute.status, value: status },
+      { key: SearchAttribute.turns, value: turns },
+      { key: SearchAttribute.conversationId, value: conversationId },
+    ]);
+    describeForUi();
+  };
+
+  const describeForUi = () => {
+    const lines = [`**Conversation** \`${conversationId}\` · ${phase()} · ${turns} turns · ${queue.length} queued`];
+    if (current?.progress) {
+      const { spend, activity } = current.progress;
+      lines.push(
+        `**Turn ${current.turn}** · ${activity}`,
+        `rounds ${spend.rounds} · tool calls ${spend.toolCalls} · tokens ${spend.usage.totalTokens}`,
+      );
+    } else if (lastResult) {
+      lines.push(`Last turn ${lastResult.turn}: ${lastResult.stopReason}`);
+    }
+    setCurrentDetails(lines.join('\n\n'));
+  };
+
+  setHandler(userMessageSignal, (message) => {
+    try {
+      validateMessage(message, settings);
+    } catch (error) {
+      log.warn('ignored an invalid userMessage signal', { error: String(error) });
+      return;
+    }
+    if (ending) {
+      log.warn('ignored a message sent after the conversation ended', { messageId: message.id });
+      return;
+    }
+    if (enqueue(message)) describeForUi();
+  });
+
+  setHandler(
+    askUpdate,
+    async (message) => {
+      const earlier = recentResults.find((result) => result.messageId === message.id);
+      if (earlier) return earlier;
+      enqueue(message);
+      describeForUi();
+      waitingAsks.add(message.id);
+      try {
+        await condition(() => recentResults.some((result) => result.messageId === message.id) || (ending && !current));
+      } finally {
+        waitingAsks.delete(message.id);
+      }
+      const result = recentResults.find((entry) => entry.messageId === message.id);
+      if (result) return result;
+      throw ApplicationFailure.create({
+        type: FailureType.ConversationEnded,
+        nonRetryable: true,
+        message: `Conversation ${conversationId} ended before message ${message.id} was answered.`,
+      });
+    },
+    {
+      validator: (message) => {
+        validateMessage(message, settings);
+        if (ending) {
+          throw ApplicationFailure.create({
+            type: FailureType.ConversationEnded,
+            nonRetryable: true,
+            message: `Conversation ${conversationId} has ended; start a new conversation to continue.`,
+          });
+        }
+        if (rollingOver() && !recentResults.some((result) => result.messageId === message.id)) {
+          throw ApplicationFailure.create({
+            type: FailureType.ConversationRollingOver,
+            message: `Conversation ${conversationId} is continuing as new; send the message again to the new run.`,
+          });
+        }
+      },
+    },
+  );
+
+  setHandler(interruptSignal, (request) => {
+    if (!current) return;
+    current.interrupted = true;
+    current.reason = request?.reason;
+    current.scope.cancel();
+  });
+
+  setHandler(endSignal, () => {
+    ending = true;
+    describeForUi();
+  });
+
+  setHandler(statusQuery, (): ConversationStatus => {
+    const status: ConversationStatus = {
+      conversationId,
+      phase: phase(),
+      turns,
+      queued: queue.length,
+      transcriptLength: transcriptOffset + transcript.length,
+      transcriptOffset,
+      ...(lastResult ? { lastResult } : {}),
+    };
+    if (current?.progress) {
+      const { spend, activity } = current.progress;
+      status.currentTurn = {
+        turn: current.turn,
+        messageId: current.messageId,
+        rounds: spend.rounds,
+        toolCalls: spend.toolCalls,
+        usage: spend.usage,
+        startedAt: new Date(spend.startedAt).toISOString(),
+        activity,
+      };
+    }
+    return status;
+  });
+
+  setHandler(transcriptQuery, (request) => {
+    const from = Math.max(transcriptOffset, request?.from ?? transcriptOffset);
+    const limit = Math.max(1, Math.min(request?.limit ?? 200, 1000));
+    const messages = page(transcript.messages, from - transcriptOffset, limit);
+    return {
+      from,
+      messages,
+      total: transcriptOffset + transcript.length,
+      offset: transcriptOffset,
+      ...(input.previousRunId ? { previousRunId: input.previousRunId } : {}),
+    };
+  });
+
+  setHandler(modelContextQuery, ({ from, limit }) => ({
+    from,
+    messages: page(transcript.messages, from, limit),
+    total: transcript.length,
+    tools,
+    toolsDigest,
+  }));
+
+  publishState();
+
+  for (;;) {
+    if (input.closeWhenIdle && queue.length === 0 && !ending) {
+      await condition(allHandlersFinished);
+      if (queue.length === 0) return close('completed');
+    }
+    const ready = () => queue.length > 0 || ending || rollingOver();
+    // `condition(fn, undefined)` would time out at once: pass a timeout only when one is configured.
+    const woke =
+      settings.idleTimeoutMs === undefined
+        ? (await condition(ready), true)
+        : await condition(ready, settings.idleTimeoutMs);
+    if (!woke) {
+      log.info('closing the idle conversation; the next message reopens it', { conversationId });
+      await condition(allHandlersFinished);
+      return close('idle');
+    }
+    if (ending) break;
+    // While rolling over, answer only up to the last message an `ask` waits for (new asks are rejected meanwhile);
+    // messages that came by signal are carried to the next run, so steady traffic cannot postpone it forever.
+    const answerNext = rollingOver() ? queue.some((queued) => waitingAsks.has(queued.id)) : queue.length > 0;
+    const message = answerNext ? queue.shift() : undefined;
+    if (message === undefined) {
+      await condition(allHandlersFinished);
+      if (queue.some((queued) => waitingAsks.has(queued.id))) continue;
+      return continueAsNew<typeof conversationWorkflow>({
+        conversationId,
+        settings,
+        closeWhenIdle: input.closeWhenIdle,
+        state: state(),
+        previousRunId: info.runId,
+      });
+    }
+
+    turns++;
+    turnsThisRun++;
+    transcript.append({ role: 'user', content: message.content, id: message.id });
+    const scope = new CancellationScope();
+    current = { turn: turns, messageId: message.id, scope, interrupted: false };
+    const running = current;
+    publishState();
+    const result = await scope.run(() =>
+      runTurn({
+        conversationId,
+        workflowId: info.workflowId,
+        runId: info.runId,
+        turn: turns,
+        messageId: message.id,
+        transcript,
+        settings,
+        interrupted: () => running.interrupted,
+        onProgress: (progress) => {
+          running.progress = progress;
+          describeForUi();
+        },
+        onTools: (turnTools, digest) => {
+          tools = turnTools;
+          toolsDigest = digest;
+        },
+      }),
+    );
+    if (result.stopReason === 'cancelled') {
+      const why = running.reason ? `: ${running.reason}` : '';
+      transcript.append({ role: 'assistant', content: `[The user interrupted this turn${why}.]` });
+    }
+    current = undefined;
+    lastResult = result;
+    recentResults.push(result);
+    if (recentResults.length > RECENT_RESULTS) recentResults.shift();
+    publishState();
+  }
+
+  await condition(allHandlersFinished);
+  return close('ended');
+
+  function state(): ConversationState {
+    const kept = carriedTranscript(transcript.messages);
+    return {
+      transcript: kept.messages,
+      transcriptOffset: transcriptOffset + kept.dropped,
+      turns,
+      queue: [...queue],
+      seenMessageIds: seen.toArray(),
+      ...(lastResult ? { lastResult } : {}),
+    };
+  }
+
+  function close(closedBecause: ConversationOutcome['closedBecause']): ConversationOutcome {
+    ending = closedBecause === 'ended';
+    publishState();
+    return { conversationId, closedBecause, state: state() };
+  }
+}
+
+function page<T>(items: readonly T[], from: number, limit: number): T[] {
+  const result: T[] = [];
+  let chars = 0;
+  for (let index = Math.max(0, from); index < items.length && result.length < limit; index++) {
+    const item = items[index] as T;
+    chars += JSON.stringify(item).length;
+    if (chars > MAX_PAGE_CHARS && result.length > 0) break;
+    result.push(item);
+  }
+  return result;
+}

@@ -1,0 +1,81 @@
+import type { JsonObject, ToolCall, ToolDefinition, ToolMessage, ToolOutcome } from '../shared/types.js';
+
+/**
+ * The boundary between tool failures the model should see and failures the infrastructure retries: everything here
+ * becomes a tool message for the model. Pure functions, so unit tests cover them without Temporal.
+ */
+
+export type PreparedToolCall =
+  | { kind: 'dispatch'; call: ToolCall; tool: ToolDefinition; arguments: JsonObject }
+  | { kind: 'reject'; call: ToolCall; message: ToolMessage };
+
+export function toolMessage(call: ToolCall, outcome: ToolOutcome, content: string): ToolMessage {
+  return { role: 'tool', toolCallId: call.id, name: call.name, outcome, content };
+}
+
+/** Check one tool call against the turn's recorded tools before anything is sent to a server. */
+export function prepareToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolDefinition>): PreparedToolCall {
+  const tool = tools.get(call.name);
+  if (tool === undefined) {
+    const available = [...tools.keys()];
+    const list = available.length > 0 ? `Available tools: ${available.join(', ')}.` : 'No tools are available.';
+    return {
+      kind: 'reject',
+      call,
+      message: toolMessage(call, 'unknown_tool', `Error: there is no tool named "${call.name}". ${list}`),
+    };
+  }
+  const text = call.arguments.trim() === '' ? '{}' : call.arguments;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return {
+      kind: 'reject',
+      call,
+      message: toolMessage(
+        call,
+        'invalid_arguments',
+        `Error: the arguments for ${call.name} are not valid JSON (${reason}). ` +
+          'Call the tool again with a JSON object that matches its parameters schema.',
+      ),
+    };
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return {
+      kind: 'reject',
+      call,
+      message: toolMessage(
+        call,
+        'invalid_arguments',
+        `Error: the arguments for ${call.name} must be a JSON object, not ${Array.isArray(parsed) ? 'an array' : typeof parsed}.`,
+      ),
+    };
+  }
+  return { kind: 'dispatch', call, tool, arguments: parsed as JsonObject };
+}
+
+export const SYNTHETIC_RESULTS = {
+  unavailable: (call: ToolCall, reason: string) =>
+    toolMessage(
+      call,
+      'unavailable',
+      `Error: the tool ${call.name} is unavailable right now (${reason}). It did not run. ` +
+        'Continue without it or try again later.',
+    ),
+  cancelled: (call: ToolCall) =>
+    toolMessage(call, 'cancelled', 'The user interrupted the turn before this tool call finished; it was cancelled.'),
+  budgetExhausted: (call: ToolCall, limit: string) =>
+    toolMessage(
+      call,
+      'budget_exhausted',
+      `Not run: the turn's ${limit} budget is used up. Answer with the information you already have.`,
+    ),
+  timeBudgetCancelled: (call: ToolCall) =>
+    toolMessage(
+      call,
+      'budget_exhausted',
+      "The turn's time budget ran out while this tool was running; it was cancelled and may or may not have taken effect.",
+    ),
+} as const;

@@ -1,0 +1,45 @@
+import { chainDigest, EMPTY_DIGEST } from '../shared/digest.js';
+import type { ChatMessage, TranscriptPosition } from '../shared/types.js';
+
+/**
+ * This run's transcript: append-only, with the chained digest of every prefix, so a position always names the same
+ * messages and a worker can check its cached copy against it.
+ */
+export class Transcript {
+  readonly messages: ChatMessage[] = [];
+  private readonly digests: string[] = [EMPTY_DIGEST];
+  /** How many messages some worker has already been sent or has produced (the next model call's prefix). */
+  private sharedCount = 0;
+
+  constructor(initial: readonly ChatMessage[] = []) {
+    this.append(...initial);
+  }
+
+  get length(): number {
+    return this.messages.length;
+  }
+
+  append(...messages: ChatMessage[]): void {
+    for (const message of messages) {
+      const previous = this.digests[this.digests.length - 1] ?? EMPTY_DIGEST;
+      this.messages.push(message);
+      this.digests.push(chainDigest(previous, message));
+    }
+  }
+
+  position(count: number): TranscriptPosition {
+    const digest = this.digests[count];
+    if (digest === undefined) throw new RangeError(`Transcript has ${this.length} messages, not ${count}`);
+    return { count, digest };
+  }
+
+  /** The prefix to name and the messages to send in full for the next model call. */
+  nextModelInput(): { prefix: TranscriptPosition; newMessages: ChatMessage[] } {
+    return { prefix: this.position(this.sharedCount), newMessages: this.messages.slice(this.sharedCount) };
+  }
+
+  /** The worker that made the last model call holds everything up to and including its answer. */
+  markShared(count: number): void {
+    this.sharedCount = count;
+  }
+}
