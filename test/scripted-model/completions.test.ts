@@ -120,12 +120,12 @@ describe('scripted model: non-streaming completions', () => {
     const second = await startModel({ script });
     const request = { model: MODEL, messages: userMessage('Go') };
 
-    const answers = await Promise.all([
-      clientFor(first).chat.completions.create(request, withKey(keyOf('wf-ids', 1, 1))),
-      clientFor(first).chat.completions.create(request, withKey(keyOf('wf-ids', 1, 1))),
-      clientFor(second).chat.completions.create(request, withKey(keyOf('wf-ids', 1, 1))),
-      clientFor(second).chat.completions.create(request, withKey(keyOf('wf-other', 1, 1))),
-    ]);
+    const answers = [
+      await clientFor(first).chat.completions.create(request, withKey(keyOf('wf-ids', 1, 1))),
+      await clientFor(first).chat.completions.create(request, withKey(keyOf('wf-ids', 1, 1))),
+      await clientFor(second).chat.completions.create(request, withKey(keyOf('wf-ids', 1, 1))),
+      await clientFor(second).chat.completions.create(request, withKey(keyOf('wf-other', 1, 1))),
+    ];
 
     const ids = answers.map((answer) => [answer.id, answer.choices[0]?.message.tool_calls?.[0]?.id]);
     expect(ids[1]).toEqual(ids[0]);

@@ -114,7 +114,11 @@ describe('scripted model: cursors', () => {
 
     expect(retry).toEqual(first);
     expect(next.choices[0]?.message.content).toBe('done');
-    expect(model.requestsFor('wf-retry').map((request) => request.stepIndex)).toEqual([0, 0, 1]);
+    expect(model.requestsFor('wf-retry').map((request) => [request.stepIndex, request.replayed])).toEqual([
+      [0, false],
+      [0, true],
+      [1, false],
+    ]);
   });
 
   it('requests without a key share the default conversation and each gets the next step', async () => {

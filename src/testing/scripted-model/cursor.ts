@@ -20,22 +20,37 @@ export function conversationOf(idempotencyKey: string | null): string {
 export interface Selection {
   stepIndex: number;
   step: ScriptStep | undefined;
+  /** True when the request repeated a key whose answer was delivered, and gets that same step again. */
+  replayed: boolean;
+  /** Call once the answer has reached the client in full, so that a retry with the same key gets it again. */
+  markDelivered: () => void;
 }
 
 /** Finds the step at a position, calling step functions; `undefined` past the end of the script. */
 export type StepResolver = (stepIndex: number, request: RecordedRequest) => Promise<ScriptStep | undefined>;
 
+interface Served {
+  stepIndex: number;
+  delivered: boolean;
+}
+
+const NOTHING_TO_MARK = () => {};
+
 /**
- * One conversation's position in the script. A retry (a key already served) gets the same step again, so that
- * a retried activity sees the same answer; errors are the exception, because retrying through them is their point:
- * a retry consumes the error's next time, and once its times are used up the retry gets the next step.
+ * One conversation's position in the script.
+ *
+ * A retry (a request with a key already served) whose earlier answer was delivered gets the same step again: the
+ * caller lost a good answer after receiving it (a crashed worker, a timed-out activity), and a real model would
+ * answer much the same. An answer that never arrived is a failure, and retrying through failures is what scripts
+ * test: after an error, a dropped connection, or a client that gave up during `delayMs`, the retry gets the
+ * cursor's current step, which is the error's next time while its `times` last, and otherwise the next step.
  */
 export class ConversationCursor {
   private position = 0;
   private errorTimesUsed = 0;
   /** Steps as served, so that a step function is called once and a retry gets exactly the same step. */
   private readonly steps = new Map<number, ScriptStep>();
-  private readonly stepOfKey = new Map<string, number>();
+  private readonly servedByKey = new Map<string, Served>();
   /** Selections run one at a time because a step function may be async and must see a stable position. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -48,17 +63,17 @@ export class ConversationCursor {
   }
 
   private async selectNow(request: RecordedRequest, idempotencyKey: string | null): Promise<Selection> {
-    const boundIndex = idempotencyKey === null ? undefined : this.stepOfKey.get(idempotencyKey);
-    if (boundIndex !== undefined) {
-      const boundStep = this.steps.get(boundIndex);
-      if (boundStep !== undefined && !('error' in boundStep)) return { stepIndex: boundIndex, step: boundStep };
+    const earlier = idempotencyKey === null ? undefined : this.servedByKey.get(idempotencyKey);
+    if (earlier?.delivered) {
+      const step = this.steps.get(earlier.stepIndex);
+      return { stepIndex: earlier.stepIndex, step, replayed: true, markDelivered: NOTHING_TO_MARK };
     }
 
     const stepIndex = this.position;
     let step = this.steps.get(stepIndex);
     if (step === undefined) {
       step = await this.resolveStep(stepIndex, request);
-      if (step === undefined) return { stepIndex, step: undefined };
+      if (step === undefined) return { stepIndex, step, replayed: false, markDelivered: NOTHING_TO_MARK };
       this.steps.set(stepIndex, step);
     }
     if ('error' in step) {
@@ -67,8 +82,10 @@ export class ConversationCursor {
     } else {
       this.advance();
     }
-    if (idempotencyKey !== null) this.stepOfKey.set(idempotencyKey, stepIndex);
-    return { stepIndex, step };
+    if (idempotencyKey === null) return { stepIndex, step, replayed: false, markDelivered: NOTHING_TO_MARK };
+    const served: Served = { stepIndex, delivered: false };
+    this.servedByKey.set(idempotencyKey, served);
+    return { stepIndex, step, replayed: false, markDelivered: () => (served.delivered = true) };
   }
 
   private advance(): void {

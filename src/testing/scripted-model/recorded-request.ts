@@ -16,6 +16,8 @@ export interface RecordedRequest {
   idempotencyKey: string | null;
   /** Index of the script step that answered, or null when none did (past the end, invalid request). */
   stepIndex: number | null;
+  /** True when the request repeated the key of an answer already delivered, and got that same step again. */
+  replayed: boolean;
   /** HTTP status of the answer (200 also when the script dropped the connection mid-stream). */
   status: number;
   /** Why the scripted model could not answer from the script (past the end, a failing step function), or null. */

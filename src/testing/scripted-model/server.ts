@@ -198,6 +198,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
       conversation,
       idempotencyKey,
       stepIndex: null,
+      replayed: false,
       status: 200,
       failure: null,
       messages,
@@ -218,7 +219,8 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
         const message = `Scripted model: a step of ${name} failed for conversation "${conversation}": ${(error as Error).message}`;
         throw new HttpError(500, message, 'server_error', ScriptedModelErrorCode.StepFailed);
       }
-      const { stepIndex, step } = selection;
+      const { stepIndex, step, replayed } = selection;
+      recorded.replayed = replayed;
       if (step === undefined) {
         throw new HttpError(
           500,
@@ -243,6 +245,8 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
         return;
       }
 
+      // Only a completion that reached the client in full is replayed to a retry; see ConversationCursor.
+      response.once('finish', selection.markDelivered);
       await answerCompletion(response, step, body, {
         conversation,
         stepIndex,
