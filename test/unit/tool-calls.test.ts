@@ -1,0 +1,153 @@
+import { describe, expect, it } from 'vitest';
+import type { ToolCall, ToolDefinition } from '../../src/shared/types.js';
+import { prepareToolCall, SYNTHETIC_RESULTS, toolMessage } from '../../src/workflows/tool-calls.js';
+
+function tool(name: string): ToolDefinition {
+  return {
+    name,
+    description: `The ${name} tool.`,
+    inputSchema: { type: 'object', properties: {} },
+    annotations: { readOnlyHint: true },
+    server: name.split('__')[0] ?? name,
+    originalName: name.split('__')[1] ?? name,
+    timeoutMs: 30_000,
+  };
+}
+
+const readFile = tool('files__read_file');
+const search = tool('memory__search');
+const tools = new Map([readFile, search].map((definition) => [definition.name, definition]));
+
+function call(name: string, args: string): ToolCall {
+  return { id: 'call_1', name, arguments: args };
+}
+
+describe('prepareToolCall', () => {
+  it('tool calls: a known tool with a JSON object is dispatched with the parsed arguments and its definition', () => {
+    const prepared = prepareToolCall(call('files__read_file', '{"path":"/tmp/a.txt","lines":[1,2]}'), tools);
+
+    expect(prepared).toEqual({
+      kind: 'dispatch',
+      call: call('files__read_file', '{"path":"/tmp/a.txt","lines":[1,2]}'),
+      tool: readFile,
+      arguments: { path: '/tmp/a.txt', lines: [1, 2] },
+    });
+  });
+
+  it('tool calls: empty or blank arguments mean an empty object', () => {
+    for (const args of ['', '   ', '\n']) {
+      const prepared = prepareToolCall(call('memory__search', args), tools);
+      expect(prepared).toMatchObject({ kind: 'dispatch', arguments: {} });
+    }
+  });
+
+  it('tool calls: an unknown tool is rejected with a tool message that lists the available tools', () => {
+    const prepared = prepareToolCall(call('files__delete', '{}'), tools);
+
+    expect(prepared).toEqual({
+      kind: 'reject',
+      call: call('files__delete', '{}'),
+      message: {
+        role: 'tool',
+        toolCallId: 'call_1',
+        name: 'files__delete',
+        outcome: 'unknown_tool',
+        content: 'Error: there is no tool named "files__delete". Available tools: files__read_file, memory__search.',
+      },
+    });
+  });
+
+  it('tool calls: an unknown tool in a turn without tools says that no tools are available', () => {
+    const prepared = prepareToolCall(call('files__read_file', '{}'), new Map());
+
+    expect(prepared.kind).toBe('reject');
+    expect(prepared.kind === 'reject' && prepared.message.content).toBe(
+      'Error: there is no tool named "files__read_file". No tools are available.',
+    );
+  });
+
+  it('tool calls: invalid JSON is rejected as invalid_arguments with the parser reason and what to do', () => {
+    const prepared = prepareToolCall(call('files__read_file', '{"path": '), tools);
+
+    expect(prepared.kind).toBe('reject');
+    if (prepared.kind !== 'reject') return;
+    expect(prepared.message).toMatchObject({ role: 'tool', toolCallId: 'call_1', outcome: 'invalid_arguments' });
+    let reason = '';
+    try {
+      JSON.parse('{"path": ');
+    } catch (error) {
+      reason = (error as Error).message;
+    }
+    expect(prepared.message.content).toBe(
+      `Error: the arguments for files__read_file are not valid JSON (${reason}). ` +
+        'Call the tool again with a JSON object that matches its parameters schema.',
+    );
+  });
+
+  it.each([
+    ['[1,2]', 'an array'],
+    ['"path"', 'string'],
+    ['42', 'number'],
+    ['true', 'boolean'],
+  ])('tool calls: JSON arguments %s that are not an object are rejected, naming %s', (args, kind) => {
+    const prepared = prepareToolCall(call('memory__search', args), tools);
+
+    expect(prepared.kind).toBe('reject');
+    expect(prepared.kind === 'reject' && prepared.message).toEqual({
+      role: 'tool',
+      toolCallId: 'call_1',
+      name: 'memory__search',
+      outcome: 'invalid_arguments',
+      content: `Error: the arguments for memory__search must be a JSON object, not ${kind}.`,
+    });
+  });
+
+  it('tool calls: the tool name is checked before the arguments', () => {
+    const prepared = prepareToolCall(call('nope', 'not json'), tools);
+    expect(prepared.kind === 'reject' && prepared.message.outcome).toBe('unknown_tool');
+  });
+});
+
+describe('SYNTHETIC_RESULTS', () => {
+  const pending = call('files__read_file', '{}');
+
+  it('tool calls: every synthetic result answers its call id with its own outcome', () => {
+    const results = [
+      [SYNTHETIC_RESULTS.unavailable(pending, 'server down'), 'unavailable'],
+      [SYNTHETIC_RESULTS.cancelled(pending), 'cancelled'],
+      [SYNTHETIC_RESULTS.budgetExhausted(pending, 'toolCalls'), 'budget_exhausted'],
+      [SYNTHETIC_RESULTS.timeBudgetCancelled(pending), 'budget_exhausted'],
+    ] as const;
+    for (const [message, outcome] of results) {
+      expect(message).toMatchObject({ role: 'tool', toolCallId: 'call_1', name: 'files__read_file', outcome });
+    }
+  });
+
+  it('tool calls: an unavailable tool says why and that it did not run', () => {
+    expect(SYNTHETIC_RESULTS.unavailable(pending, 'the server "files" is not connected').content).toBe(
+      'Error: the tool files__read_file is unavailable right now (the server "files" is not connected). ' +
+        'It did not run. Continue without it or try again later.',
+    );
+  });
+
+  it('tool calls: a budget result names the limit and asks the model to answer with what it has', () => {
+    expect(SYNTHETIC_RESULTS.budgetExhausted(pending, 'toolCalls').content).toBe(
+      "Not run: the turn's toolCalls budget is used up. Answer with the information you already have.",
+    );
+  });
+
+  it('tool calls: a cancellation by the time budget warns that the tool may have taken effect', () => {
+    expect(SYNTHETIC_RESULTS.timeBudgetCancelled(pending).content).toMatch(/may or may not have taken effect/);
+    expect(SYNTHETIC_RESULTS.cancelled(pending).content).toMatch(/user interrupted/);
+  });
+
+  it('tool calls: toolMessage builds a tool message from a call, an outcome and content', () => {
+    expect(toolMessage(pending, 'ok', 'file contents')).toEqual({
+      role: 'tool',
+      toolCallId: 'call_1',
+      name: 'files__read_file',
+      outcome: 'ok',
+      content: 'file contents',
+    });
+  });
+});
