@@ -26,6 +26,13 @@ export function expectValidToolPairing(messages: readonly WireMessage[]): void {
 /** The tool messages of a request, in order, as `{ id, content }`. */
 export function toolResults(messages: readonly WireMessage[]): { id: string; content: string }[] {
   return messages.flatMap((message) =>
-    message.role === 'tool' ? [{ id: message.tool_call_id, content: String(message.content) }] : [],
+    message.role === 'tool'
+      ? [
+          {
+            id: message.tool_call_id,
+            content: typeof message.content === 'string' ? message.content : JSON.stringify(message.content),
+          },
+        ]
+      : [],
   );
 }
