@@ -283,6 +283,16 @@ describe('scripted model: error steps', () => {
     });
   });
 
+  it('the past-end error says x-should-retry: false, so clients that retry 500s fail at once', async () => {
+    const model = await startModel({ script: [] });
+    const client = clientFor(model).withOptions({ maxRetries: 2 });
+
+    const error = await errorOf(client.chat.completions.create({ model: MODEL, messages: userMessage('Hi') }));
+
+    expect(error.headers?.get('x-should-retry')).toBe('false');
+    expect(model.requests).toHaveLength(1);
+  });
+
   it('a step function that throws answers 500 with its message', async () => {
     const model = await startModel({
       script: [

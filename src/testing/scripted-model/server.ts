@@ -320,7 +320,10 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
       // Past the headers, or closing, the only way left to tell the client is to drop the connection.
       if (response.headersSent || response.destroyed || closing.signal.aborted) return void response.destroy();
       if (error instanceof HttpError) {
-        return sendJson(response, error.status, errorBody(error.message, error.type, error.code));
+        // A script that ran out or a failing step will not get better on a retry: tell the client (the `openai` client
+        // and durable-agent's model activity both honour this header) so that a test fails now instead of retrying.
+        const headers: Record<string, string> = error.status >= 500 ? { 'x-should-retry': 'false' } : {};
+        return sendJson(response, error.status, errorBody(error.message, error.type, error.code), headers);
       }
       const message = `Scripted model: ${error instanceof Error ? error.message : String(error)}`;
       sendJson(response, 500, errorBody(message, 'server_error', null));
