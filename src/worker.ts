@@ -31,6 +31,9 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     taskQueue,
     ...(worker?.workflowBundle ? {} : { workflowsPath }),
     activities: createActivities(dependencies),
+    // Cancellation reaches an activity with its next heartbeat: flush heartbeats often so an interrupt or the time
+    // limit aborts a model or MCP request within a second or two, not at 80% of the heartbeat timeout.
+    maxHeartbeatThrottleInterval: '1 second',
     ...worker,
   });
 }

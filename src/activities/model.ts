@@ -78,7 +78,8 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
           signal: context.cancellationSignal,
         });
       } catch (error) {
-        if (context.cancellationSignal.aborted) throw error;
+        // Cancelled (interrupt or the turn's time limit): report the cancellation itself, not the aborted request.
+        if (context.cancellationSignal.aborted) throw (context.cancellationSignal.reason as unknown) ?? error;
         throw toModelFailure(error, endpoint);
       } finally {
         clearInterval(heartbeat);

@@ -119,7 +119,11 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
   const cancelledResult = (call: Parameters<typeof SYNTHETIC_RESULTS.cancelled>[0]): ToolMessage =>
     timedOut ? SYNTHETIC_RESULTS.timeBudgetCancelled(call) : SYNTHETIC_RESULTS.cancelled(call);
 
-  const modelCall = (round: number, final: boolean): Promise<ModelCallResult> => {
+  // Rounds are numbered by calls started, not completed, so a call abandoned by the time limit and the final-answer
+  // call after it carry different idempotency keys.
+  let round = 0;
+  const modelCall = (final: boolean): Promise<ModelCallResult> => {
+    round++;
     const { prefix, newMessages } = transcript.nextModelInput();
     report(`model · round ${round}`);
     return callModel.executeWithOptions(
@@ -213,7 +217,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
 
       let result: ModelCallResult;
       try {
-        result = await modelCall(spend.rounds + 1, false);
+        result = await modelCall(false);
       } catch (error) {
         if (isCancellation(error)) return timedOut ? { kind: 'budget', limit: 'time' } : { kind: 'cancelled' };
         return { kind: 'error', ...describeFailure(error) };
@@ -267,7 +271,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
       stopReason = `budget:${stop.limit}`;
       if (settings.finalAnswer !== false && !context.interrupted()) {
         try {
-          const result = await modelCall(spend.rounds + 1, true);
+          const result = await modelCall(true);
           recordModelResult(result);
           answer = result.message.content;
         } catch (failure) {
