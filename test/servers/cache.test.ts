@@ -54,7 +54,7 @@ test('cache: a failed build leaves no entry and no staging directory, and the ne
 
 test('cache: the lock and staging directory of a killed build are taken over', async () => {
   // A process that has exited stands in for a build killed mid-way.
-  const deadPid = spawnSync(process.execPath, ['-e', '']).pid!;
+  const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
   await fs.writeFile(
     path.join(cacheDir, 'thing-1.0.0.lock'),
     JSON.stringify({ pid: deadPid, hostname: os.hostname(), startedAt: Date.now() }),
