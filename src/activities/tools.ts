@@ -39,7 +39,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
 
   return {
     /** The namespaced tools of every enabled MCP server, as plain JSON. Fails (retryable) naming any server that is down. */
-    async listTools(): Promise<ToolDefinition[]> {
+    listTools: async (): Promise<ToolDefinition[]> => {
       try {
         return await deps.pool.listTools();
       } catch (error) {
@@ -48,7 +48,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
     },
 
     /** Run one tool call the workflow has validated. See docs/mcp.md for what each failure becomes. */
-    async callTool(input: CallToolInput): Promise<CallToolResult> {
+    callTool: async (input: CallToolInput): Promise<CallToolResult> => {
       const context = Context.current();
       const { tool } = input;
       if (context.info.attempt > 1 && !isSafeToRepeat(tool.annotations) && previousAttemptSent(context.info)) {

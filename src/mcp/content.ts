@@ -22,8 +22,9 @@ export type McpToolResult = Partial<Pick<CallToolResult, 'content' | 'structured
 
 /**
  * Convert an MCP tool result to text for the model, at most `maxChars` characters long (marker included).
- * `structuredContent` is added as JSON unless a text block already carries the same JSON (the spec asks servers to
- * send both, and the model needs it once).
+ * `structuredContent` is added as JSON only when no text block carries the result: the spec asks servers to send its
+ * JSON as text too, and servers that send something else as text (server-filesystem sends the file, and
+ * `{"content": <the file>}` as structured content) would otherwise have the model read everything twice.
  */
 export function toolResultToText(
   result: McpToolResult,
@@ -32,7 +33,7 @@ export function toolResultToText(
   const blocks = result.content ?? [];
   const parts = blocks.map(contentBlockToText);
   const structured = result.structuredContent;
-  if (structured !== undefined && !blocks.some((block) => block.type === 'text' && sameJson(block.text, structured))) {
+  if (structured !== undefined && !blocks.some((block) => block.type === 'text')) {
     parts.push(parts.length === 0 ? stringifyJson(structured) : `Structured content:\n${stringifyJson(structured)}`);
   }
   if (parts.length === 0 && result.toolResult !== undefined) {
@@ -98,23 +99,6 @@ function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} bytes`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-}
-
-function sameJson(text: string, value: unknown): boolean {
-  try {
-    return canonicalJson(JSON.parse(text)) === canonicalJson(value);
-  } catch {
-    return false;
-  }
-}
-
-/** JSON with object keys sorted, so two equal values compare equal as strings. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) =>
-    item !== null && typeof item === 'object' && !Array.isArray(item)
-      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : item,
-  );
 }
 
 function stringifyJson(value: unknown): string {

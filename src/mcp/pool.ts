@@ -213,7 +213,11 @@ export class McpPool {
         const where = `MCP server "${server}", tool "${tool}"`;
         switch (failure.kind) {
           case 'protocol':
-            throw new McpProtocolError(`${where} answered with an error: ${errorMessage(error)}`, server, failure.code);
+            throw new McpProtocolError(
+              `${where} answered with error ${failure.code}: ${protocolErrorText(error)}`,
+              server,
+              failure.code,
+            );
           case 'session_lost':
           case 'not_sent':
             this.discard(slot, connection, `request failed before reaching the server: ${errorMessage(error)}`);
@@ -422,6 +426,11 @@ async function closeConnection(connection: Connection): Promise<void> {
     ]);
   }
   await connection.client.close().catch(() => undefined);
+}
+
+/** The server's own words: the SDK prefixes `MCP error <code>: `, once per hop (so twice when a server re-throws). */
+function protocolErrorText(error: unknown): string {
+  return errorMessage(error).replace(/^(MCP error -?\d+: )+/, '');
 }
 
 function stderrHint(connection: Connection): string {

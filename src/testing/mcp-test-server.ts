@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 /**
@@ -249,7 +249,30 @@ function createTestServer(recorder: Recorder, crash: Crash): McpServer {
       return text(`done ${steps} steps`);
     },
   );
+  server.registerTool(
+    'protocol_error',
+    { description: 'Answers with a JSON-RPC error instead of a result.', inputSchema: {}, annotations: readOnly },
+    async () => text('unreachable: answered below the McpServer layer'),
+  );
+  answerWithProtocolError(server, 'protocol_error', recorder);
   return server;
+}
+
+type RequestHandler = (request: { params?: { name?: unknown } }, extra: unknown) => Promise<unknown>;
+
+/**
+ * McpServer turns every error a tool throws into an `isError` result, so a JSON-RPC error answer (what a server
+ * written against the low-level API may send) has to be produced one layer down, by wrapping the `tools/call` handler.
+ */
+function answerWithProtocolError(server: McpServer, toolName: string, recorder: Recorder): void {
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers;
+  const callTool = handlers.get('tools/call');
+  if (callTool === undefined) throw new Error('McpServer has no tools/call handler yet');
+  handlers.set('tools/call', async (request, extra) => {
+    if (request.params?.name !== toolName) return callTool(request, extra);
+    recorder.call(toolName);
+    throw new McpError(ErrorCode.InvalidParams, `${toolName} always answers with a JSON-RPC error`);
+  });
 }
 
 export interface StartTestMcpServerOptions {
@@ -266,6 +289,8 @@ export interface RunningTestMcpServer {
   port: number;
   /** Live counters of this server (all sessions). */
   counters: TestServerCounters;
+  /** Sessions currently open (a client that closes cleanly ends its session with a DELETE). */
+  openSessions(): number;
   /** Forget every session, as a restarted server would: the next request on an old session gets 404. */
   forgetSessions(): Promise<void>;
   /** Cut every open HTTP connection (what the `crash` tool does, plus forgetting sessions). */
@@ -336,6 +361,7 @@ export async function startTestMcpServer(options: StartTestMcpServerOptions): Pr
     url: `http://${host}:${port}/mcp`,
     port,
     counters: recorder.counters,
+    openSessions: () => sessions.size,
     forgetSessions,
     dropConnections,
     close: async () => {

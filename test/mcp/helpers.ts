@@ -1,0 +1,151 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach } from 'vitest';
+import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from '../../src/mcp/config.js';
+import { DEFAULT_TOOL_TIMEOUT_MS } from '../../src/mcp/config.js';
+import { McpPool, type McpPoolOptions } from '../../src/mcp/pool.js';
+
+/** Shared set-up for the MCP tests: real servers, started and always stopped. */
+
+const require = createRequire(import.meta.url);
+const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The entry script of a published MCP server package, resolved through node_modules. */
+export function publishedServerEntry(name: 'server-everything' | 'server-filesystem' | 'server-memory'): string {
+  const packageJson = require.resolve(`@modelcontextprotocol/${name}/package.json`);
+  return path.join(path.dirname(packageJson), 'dist', 'index.js');
+}
+
+/** Our test server, compiled: stdio servers are separate processes, so they run the built JavaScript. */
+export function testServerEntry(): string {
+  const built = path.join(repositoryRoot, 'dist/testing/mcp-test-server.js');
+  const source = path.join(repositoryRoot, 'src/testing/mcp-test-server.ts');
+  if (!existsSync(built) || statSync(built).mtimeMs < statSync(source).mtimeMs) {
+    throw new Error(
+      `${built} is missing or older than its source: run "npx tsc -p tsconfig.build.json" (npm test does).`,
+    );
+  }
+  return built;
+}
+
+const common = { allowTools: undefined, denyTools: [], timeoutMs: DEFAULT_TOOL_TIMEOUT_MS, disabled: false };
+
+export function stdioServer(
+  name: string,
+  command: string,
+  args: string[],
+  extra: Partial<StdioServerConfig> = {},
+): StdioServerConfig {
+  return { ...common, name, transport: 'stdio', command, args, env: {}, cwd: undefined, ...extra };
+}
+
+export function httpServer(name: string, url: string, extra: Partial<HttpServerConfig> = {}): HttpServerConfig {
+  return { ...common, name, transport: 'http', url, headers: {}, ...extra };
+}
+
+/** Our test server over stdio; `counterFile` receives its events (see countTestServerEvents). */
+export function testServerStdio(name: string, counterFile: string, extra: Partial<StdioServerConfig> = {}) {
+  return stdioServer(name, process.execPath, [testServerEntry()], {
+    env: { MCP_TEST_COUNTER_FILE: counterFile },
+    ...extra,
+  });
+}
+
+/** Pools created through this are closed after each test, passing or failing. */
+export function usePools(): (servers: McpServerConfig[], options?: McpPoolOptions) => McpPool {
+  const pools: McpPool[] = [];
+  afterEach(async () => {
+    await Promise.all(pools.splice(0).map((pool) => pool.close()));
+  });
+  return (servers, options) => {
+    const quiet = { warn: () => undefined, debug: () => undefined };
+    const pool = new McpPool(servers, { onServerStderr: () => undefined, logger: quiet, ...options });
+    pools.push(pool);
+    return pool;
+  };
+}
+
+/** A fresh temporary directory per call, removed after the file's tests. */
+export function useTemporaryDirectories(): () => string {
+  const directories: string[] = [];
+  afterAll(() => {
+    for (const directory of directories) rmSync(directory, { recursive: true, force: true });
+  });
+  return () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'durable-agent-mcp-'));
+    directories.push(directory);
+    return directory;
+  };
+}
+
+/** Processes started through this are killed after the file's tests. */
+export function useProcesses(): (command: string, args: string[], env?: Record<string, string>) => ChildProcess {
+  const processes: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of processes) if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  return (command, args, env = {}) => {
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    processes.push(child);
+    return child;
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+/** Poll until `check` returns true (or throw after `timeoutMs`). */
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Wait until an HTTP endpoint accepts connections (any status). */
+export async function waitForHttp(url: string, timeoutMs = 15_000): Promise<void> {
+  await waitFor(
+    async () => {
+      try {
+        await fetch(url, { method: 'GET' }).then((response) => response.body?.cancel());
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    timeoutMs,
+    url,
+  );
+}
+
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The text of the content blocks of a raw MCP result. */
+export function resultText(result: { content?: Array<{ type: string; text?: string }> }): string {
+  return (result.content ?? []).map((block) => block.text ?? `[${block.type}]`).join('\n');
+}
