@@ -5,7 +5,7 @@ import { DevAlreadyRunningError, acquireDevLock, type DevLock } from '../../serv
 import { devDatabasePath, startDevServer, type RunningDevServer } from '../../servers/dev-server-process.js';
 import { ensureDevServer, isPortOpen, ServerUnavailableError, stderrLog } from '../../servers/index.js';
 import { runWorker } from '../../worker.js';
-import { printWorkerReady } from './worker.js';
+import { printWorkerReady, runWorkerAgainstCluster } from './worker.js';
 
 export function devCommand() {
   return new Command('dev')
@@ -27,7 +27,7 @@ Environment:
     .action(async () => {
       const config = loadConfig();
       if (config.temporal.address !== undefined) {
-        await runWorker({ config, onReady: printWorkerReady });
+        await runWorkerAgainstCluster(config);
         return;
       }
       await runWithDevServer(config);

@@ -1,6 +1,26 @@
 import { Command } from '@commander-js/extra-typings';
-import { loadConfig } from '../../config.js';
+import { loadConfig, type Config } from '../../config.js';
+import { ServerUnavailableError } from '../../servers/index.js';
 import { runWorker } from '../../worker.js';
+
+/**
+ * Runs the worker against TEMPORAL_ADDRESS; a cluster that cannot be reached becomes one line saying what to do,
+ * instead of the core bridge's transport error dump.
+ */
+export async function runWorkerAgainstCluster(config: Config): Promise<void> {
+  const address = config.temporal.address ?? 'localhost:7233';
+  try {
+    await runWorker({ config, address, onReady: printWorkerReady });
+  } catch (error) {
+    if (!(error instanceof Error) || error.name !== 'TransportError') throw error;
+    const reason = /message: "([^"]+)"/.exec(error.message)?.[1] ?? error.message;
+    throw new ServerUnavailableError(
+      `Cannot reach Temporal at ${address} (${reason}). Start a server first (\`durable-agent dev\` without ` +
+        'TEMPORAL_ADDRESS runs one), or set TEMPORAL_ADDRESS to a running cluster.',
+      { cause: error },
+    );
+  }
+}
 
 export function printWorkerReady(info: { address: string; namespace: string; taskQueue: string }): void {
   console.log(
@@ -24,6 +44,6 @@ Environment:
   DURABLE_AGENT_TASK_QUEUE  task queue (default durable-agent)`,
     )
     .action(async () => {
-      await runWorker({ config: loadConfig(), onReady: printWorkerReady });
+      await runWorkerAgainstCluster(loadConfig());
     });
 }
