@@ -73,6 +73,9 @@ export function describeRequestFailure(error: unknown): RequestFailure {
     const status = error.code ?? 0;
     // 404 on a request with a session id: the server forgot the session (restart, expiry) and did not run anything.
     if (status === 404) return { kind: 'session_lost' };
+    // Servers built from the SDK's own examples (server-everything among them) answer an unknown session with
+    // 400 "No valid session ID provided" instead of 404; a 400 means nothing ran, so treating it alike is safe.
+    if (status === 400 && /session/i.test(error.message)) return { kind: 'session_lost' };
     if (status === 401 || status === 403) return { kind: 'not_sent', retryable: false };
     if (status >= 400 && status < 500 && status !== 408 && status !== 429)
       return { kind: 'not_sent', retryable: false };
