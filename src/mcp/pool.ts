@@ -198,9 +198,10 @@ export class McpPool {
         );
       }
       options.beforeSend?.();
+      const link = linkSignal(options.signal);
       try {
         return (await connection.client.callTool({ name: tool, arguments: args }, undefined, {
-          signal: options.signal,
+          signal: link.signal,
           timeout: timeoutMs,
           onprogress: options.onProgress,
           // The activity's start-to-close timeout is derived from `timeoutMs`: a call kept alive by progress
@@ -237,6 +238,8 @@ export class McpPool {
               { server, requestSent: true, timedOut: failure.timedOut, cause: error },
             );
         }
+      } finally {
+        link.release();
       }
     }
   }
@@ -402,6 +405,18 @@ export class McpPool {
     connection.closed = true;
     void closeConnection(connection);
   }
+}
+
+/**
+ * A signal for one request that follows the caller's. The SDK never removes the abort listener it adds to a request's
+ * signal, so handing it a long-lived signal (one per worker, say) would pile up a listener per call.
+ */
+function linkSignal(signal: AbortSignal | undefined): { signal: AbortSignal | undefined; release: () => void } {
+  if (signal === undefined) return { signal: undefined, release: () => undefined };
+  const controller = new AbortController();
+  const abort = () => controller.abort(signal.reason);
+  signal.addEventListener('abort', abort, { once: true });
+  return { signal: controller.signal, release: () => signal.removeEventListener('abort', abort) };
 }
 
 async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {

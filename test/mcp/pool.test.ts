@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../../src/mcp/errors.js';
@@ -151,6 +152,14 @@ describe('McpPool over stdio (our test server)', () => {
     );
     order.push(`done with ${counts().calls.echo} calls`);
     expect(order).toEqual(['sent with 0 calls', 'done with 1 calls']);
+  });
+
+  test('calls sharing one long-lived signal leave no abort listeners on it', async () => {
+    const controller = new AbortController();
+    for (let index = 0; index < 15; index += 1) {
+      await pool.callTool('test__echo', { text: 'x' }, { signal: controller.signal });
+    }
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   test('close() stops every stdio server process and later calls fail as retryable, not sent', async () => {
