@@ -3,17 +3,18 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Provisions both Temporal servers once, before any test file starts its own environment.
+    // Provisions both Temporal servers once, before any test file starts its own environment. Vitest puts no time
+    // limit on global setup, which matters: a cold provisioning compiles the Temporal CLI for minutes.
     globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/setup-runtime.ts'],
-    // A cold provisioning builds the Temporal CLI from source: minutes on a small machine.
-    hookTimeout: 15 * 60_000,
+    // beforeAll starts a server and often bundles workflow code, which takes real seconds on two busy cores.
+    hookTimeout: 120_000,
     // Each test file starts its own server (one environment per file) and bundles workflow code: real seconds.
     testTimeout: 60_000,
     teardownTimeout: 30_000,
     // Separate processes, because each file owns native Temporal resources (servers, a Runtime) that must die with it.
     pool: 'forks',
-    // Two cores: two files at a time keeps a JVM test server's start-up (worst 1.4 s with both cores busy, see
+    // Two cores: two files at a time keeps a JVM test server's start-up (worst 1.9 s on a heavily loaded machine, see
     // docs/servers.md) far inside the SDK's fixed 5 s window.
     maxWorkers: 2,
     fileParallelism: true,
