@@ -187,8 +187,9 @@ export class McpPool {
     for (let attempt = 1; ; attempt += 1) {
       options.signal?.throwIfAborted();
       const reused = slot.connection !== undefined && !slot.connection.closed;
-      const connection = await this.connection(slot);
-      const tools = await this.connectionTools(slot, connection);
+      // Starting a server can take seconds; a cancelled call should not wait for it (the start goes on for others).
+      const connection = await untilAborted(this.connection(slot), options.signal);
+      const tools = await untilAborted(this.connectionTools(slot, connection), options.signal);
       if (!tools.some((candidate) => candidate.name === tool)) {
         throw new McpToolNotConfiguredError(
           `MCP server "${server}" does not offer a tool "${tool}" any more; it offers: ` +
@@ -407,6 +408,16 @@ export class McpPool {
   }
 }
 
+/** `promise`, or the signal's reason as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
 /**
  * A signal for one request that follows the caller's. The SDK never removes the abort listener it adds to a request's
  * signal, so handing it a long-lived signal (one per worker, say) would pile up a listener per call.
@@ -420,6 +431,8 @@ function linkSignal(signal: AbortSignal | undefined): { signal: AbortSignal | un
 }
 
 async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {
+  // A server without the tools capability (prompts or resources only) would answer "method not found".
+  if (client.getServerCapabilities()?.tools === undefined) return [];
   const tools: Tool[] = [];
   let cursor: string | undefined;
   do {

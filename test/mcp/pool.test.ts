@@ -230,6 +230,19 @@ describe('McpPool configuration checks (stdio)', () => {
     expect(resultText(await pool.callTool({ server: 'good', originalName: 'echo' }, { text: 'ok' }))).toBe('ok');
   });
 
+  test('a call cancelled while its server is still starting fails at once with the abort reason', async () => {
+    // A "server" that starts but never answers initialize.
+    const pool = createPool([stdioServer('sluggish', process.execPath, ['-e', 'setInterval(() => {}, 1000)'])]);
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(new Error('cancelled by the workflow')), 200);
+    const error = await rejection(
+      pool.callTool({ server: 'sluggish', originalName: 'anything' }, {}, { signal: controller.signal }),
+    );
+    expect(error).toMatchObject({ message: 'cancelled by the workflow' });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
   test('namespacing: two servers with the same tools get distinct names that map back to the right server', async () => {
     const directory = temporaryDirectory();
     const pool = createPool([
