@@ -69,6 +69,8 @@ export function retryDelayMs(headers: Headers | undefined, now = Date.now()): nu
   if (!value) return undefined;
   const seconds = Number(value);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  // Only an HTTP date (e.g. `Wed, 21 Oct 2026 07:28:00 GMT`): Date.parse would also accept text like "soon 1".
+  if (!/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(value.trim())) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

@@ -101,6 +101,16 @@ export class TranscriptCache {
       this.entries.delete(key);
     }
     const entry: Entry = { messages: [], digests: [EMPTY_DIGEST], chars: 0, toolsDigest: undefined, tools: [] };
+    try {
+      return await this.fill(entry, input, key);
+    } catch (error) {
+      // The entry was never stored: take its characters back out of the total.
+      this.totalChars -= entry.chars;
+      throw error;
+    }
+  }
+
+  private async fill(entry: Entry, input: ModelCallInput, key: string): Promise<Entry> {
     const { count, digest } = input.prefix;
     while (entry.messages.length < count) {
       const limit = Math.min(this.pageSize, count - entry.messages.length);
@@ -115,7 +125,6 @@ export class TranscriptCache {
       }
     }
     if (entry.digests[count] !== digest) {
-      this.totalChars -= entry.chars;
       throw unavailable(`the digest of the first ${count} messages does not match (the transcript changed?)`);
     }
     this.entries.set(key, entry);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -6,36 +7,57 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 export interface ServedMcp {
   /** The Streamable HTTP endpoint, e.g. `http://127.0.0.1:40123/mcp`, for an `mcpServers` entry's `url`. */
   url: string;
+  /** Sessions currently open. */
+  sessions(): number;
   close(): Promise<void>;
 }
 
 /**
- * Serve an MCP server of your own over Streamable HTTP in this process, statelessly (a fresh server per request),
- * so a test can give its agent real tools without building a separate program.
+ * Serve an MCP server of your own over Streamable HTTP in this process, so a test can give its agent real tools
+ * without building a separate program. Sessions are kept (one `McpServer` per session, as `createMcpServer` makes
+ * them), so cancellations (`notifications/cancelled`) reach the running tool call.
  */
 export async function serveMcpOverHttp(
   createMcpServer: () => McpServer,
   options: { port?: number; host?: string } = {},
 ): Promise<ServedMcp> {
   const host = options.host ?? '127.0.0.1';
+  const sessions = new Map<string, { server: McpServer; transport: StreamableHTTPServerTransport }>();
+
   const http = createServer((request, response) => {
     if (!request.url?.startsWith('/mcp')) {
       response.writeHead(404).end();
       return;
     }
-    const server = createMcpServer();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    response.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    server
-      .connect(transport)
-      .then(() => transport.handleRequest(request, response))
-      .catch((error: unknown) => {
-        if (!response.headersSent) response.writeHead(500);
-        response.end(String(error));
+    const handle = async () => {
+      const sessionId = request.headers['mcp-session-id'];
+      if (typeof sessionId === 'string') {
+        const session = sessions.get(sessionId);
+        if (session === undefined) {
+          response.writeHead(404, { 'content-type': 'application/json' });
+          response.end(
+            JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }),
+          );
+          return;
+        }
+        await session.transport.handleRequest(request, response);
+        return;
+      }
+      const server = createMcpServer();
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void sessions.set(id, { server, transport }),
       });
+      transport.onclose = () => {
+        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+      };
+      await server.connect(transport);
+      await transport.handleRequest(request, response);
+    };
+    handle().catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(500);
+      response.end(String(error));
+    });
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -44,7 +66,11 @@ export async function serveMcpOverHttp(
   const { port } = http.address() as AddressInfo;
   return {
     url: `http://${host}:${port}/mcp`,
+    sessions: () => sessions.size,
     close: async () => {
+      const open = [...sessions.values()];
+      sessions.clear();
+      await Promise.allSettled(open.map(({ server }) => server.close()));
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },

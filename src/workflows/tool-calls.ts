@@ -49,7 +49,7 @@ export function prepareToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolD
       message: toolMessage(
         call,
         'invalid_arguments',
-        `Error: the arguments for ${call.name} must be a JSON object, not ${Array.isArray(parsed) ? 'an array' : typeof parsed}.`,
+        `Error: the arguments for ${call.name} must be a JSON object, not ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : typeof parsed}.`,
       ),
     };
   }

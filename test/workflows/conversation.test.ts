@@ -1,0 +1,236 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FailureType } from '../../src/shared/errors.js';
+import { startTestAgent, type TestAgent, type TestAgentOptions } from '../../src/testing/agent.js';
+import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
+import type { conversationWorkflow } from '../../src/workflows/conversation.js';
+import {
+  askUpdate,
+  type ConversationOutcome,
+  type ConversationStatus,
+  endSignal,
+  interruptSignal,
+  statusQuery,
+  transcriptQuery,
+  userMessageSignal,
+} from '../../src/workflows/definitions.js';
+import { startCrm, type Crm } from '../helpers/crm-server.js';
+import { expectValidToolPairing } from '../helpers/transcript.js';
+
+let env: TestWorkflowEnvironment;
+let crm: Crm;
+const cleanups: (() => Promise<void>)[] = [];
+let counter = 0;
+
+beforeAll(async () => {
+  env = await createTimeSkippingEnvironment();
+  crm = await startCrm();
+});
+
+afterAll(async () => {
+  await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
+  await crm?.close();
+  await env?.teardown();
+});
+
+type Handle = WorkflowHandle<typeof conversationWorkflow>;
+
+async function agentWith(script: TestAgentOptions['script']): Promise<TestAgent> {
+  const agent = await startTestAgent({ env, script, mcpServers: [crm.config()] });
+  cleanups.push(() => agent.close());
+  return agent;
+}
+
+const message = (content: string, id = `m-${++counter}`) => ({ id, content });
+
+/** Poll the status query until `done` holds (real time: no timer is involved). */
+async function waitForStatus(
+  handle: Handle,
+  done: (status: ConversationStatus) => boolean,
+): Promise<ConversationStatus> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const status = await handle.query(statusQuery);
+    if (done(status)) return status;
+    await sleep(100);
+  }
+  throw new Error(`status never matched; last: ${JSON.stringify(await handle.query(statusQuery))}`);
+}
+
+async function rejection(promise: Promise<unknown>): Promise<ApplicationFailure> {
+  const error = await promise.then(
+    () => undefined,
+    (failure: unknown) => failure,
+  );
+  expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
+  const cause = (error as WorkflowUpdateFailedError).cause;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  return cause as ApplicationFailure;
+}
+
+describe('a conversation driven by signals and updates', () => {
+  it('answers messages that arrive while a turn runs one by one, in order', async () => {
+    const agent = await agentWith([
+      { content: 'first answer', delayMs: 500 },
+      { content: 'second answer' },
+      { content: 'third answer' },
+    ]);
+    const handle = await agent.startConversation('queued');
+    await handle.signal(userMessageSignal, message('one'));
+    await handle.signal(userMessageSignal, message('two'));
+    const third = await handle.executeUpdate(askUpdate, { args: [message('three')] });
+
+    expect(third).toMatchObject({ turn: 3, answer: 'third answer', stopReason: 'completed' });
+    const page = await handle.query(transcriptQuery);
+    expect(page.messages.map((entry) => [entry.role, entry.content])).toEqual([
+      ['user', 'one'],
+      ['assistant', 'first answer'],
+      ['user', 'two'],
+      ['assistant', 'second answer'],
+      ['user', 'three'],
+      ['assistant', 'third answer'],
+    ]);
+  });
+
+  it('a message delivered twice (a retried signal) is answered once', async () => {
+    const agent = await agentWith([{ content: 'once' }, { content: 'after' }]);
+    const handle = await agent.startConversation('duplicate');
+    const repeated = message('hello');
+    await handle.signal(userMessageSignal, repeated);
+    await handle.signal(userMessageSignal, repeated);
+    const after = await handle.executeUpdate(askUpdate, { args: [message('next')] });
+    expect(after.turn).toBe(2);
+    const page = await handle.query(transcriptQuery);
+    expect(page.messages.filter((entry) => entry.role === 'user').map((entry) => entry.content)).toEqual([
+      'hello',
+      'next',
+    ]);
+  });
+
+  it('an ask that repeats an answered message id returns the earlier result instead of a new turn', async () => {
+    const agent = await agentWith([{ content: 'only once' }]);
+    const handle = await agent.startConversation('repeated-ask');
+    const question = message('hi');
+    const first = await handle.executeUpdate(askUpdate, { args: [question] });
+    const again = await handle.executeUpdate(askUpdate, { args: [question] });
+    expect(again).toEqual(first);
+    expect(agent.model.requests).toHaveLength(1);
+  });
+
+  it('the ask validator rejects empty, oversized or malformed input without touching the conversation', async () => {
+    const agent = await agentWith([]);
+    const handle = await agent.startConversation('validation', { settings: { maxMessageChars: 10 } });
+    const empty = await rejection(handle.executeUpdate(askUpdate, { args: [message('   ')] }));
+    expect(empty.type).toBe(FailureType.InvalidMessage);
+    const long = await rejection(handle.executeUpdate(askUpdate, { args: [message('x'.repeat(11))] }));
+    expect(long.message).toMatch(/11 characters; the limit is 10/);
+    const noId = await rejection(handle.executeUpdate(askUpdate, { args: [{ content: 'hi' } as never] }));
+    expect(noId.message).toMatch(/needs an "id"/);
+    const status = await handle.query(statusQuery);
+    expect(status).toMatchObject({ turns: 0, queued: 0, transcriptLength: 0, phase: 'idle' });
+    expect(agent.model.requests).toHaveLength(0);
+  });
+});
+
+describe('interrupt and end', () => {
+  it('interrupt in the middle of a tool call cancels it, writes a cancelled result, and the next turn is valid', async () => {
+    const agent = await agentWith([
+      { toolCalls: [{ name: 'crm__hang', arguments: {} }] },
+      { content: 'Fine, something else then.' },
+    ]);
+    const cancellationsBefore = crm.cancellations;
+    const handle = await agent.startConversation('interrupt');
+    await handle.signal(userMessageSignal, message('do the slow thing'));
+    await waitForStatus(handle, (status) => status.currentTurn?.activity.startsWith('tools') ?? false);
+    await handle.signal(interruptSignal, { reason: 'changed my mind' });
+    const status = await waitForStatus(handle, (current) => current.phase === 'idle' && current.turns === 1);
+    expect(status.lastResult).toMatchObject({ stopReason: 'cancelled', answer: null, toolCalls: 1 });
+
+    // The cancellation reached the MCP server (the request was aborted, not left running).
+    for (let attempt = 0; attempt < 100 && crm.cancellations === cancellationsBefore; attempt++) await sleep(100);
+    expect(crm.cancellations).toBe(cancellationsBefore + 1);
+
+    const next = await handle.executeUpdate(askUpdate, { args: [message('something else')] });
+    expect(next).toMatchObject({ turn: 2, stopReason: 'completed', answer: 'Fine, something else then.' });
+    const request = agent.model.requests.at(-1)!;
+    expectValidToolPairing(request.messages);
+    expect(request.messages.map((entry) => entry.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(request.messages[2]?.content).toMatch(/interrupted the turn/);
+    expect(request.messages[3]?.content).toBe('[The user interrupted this turn: changed my mind.]');
+  });
+
+  it('end closes the conversation after the current turn; asks meanwhile are rejected as ConversationEnded', async () => {
+    const agent = await agentWith([{ content: 'last words', delayMs: 1_000 }]);
+    const handle = await agent.startConversation('end');
+    await handle.signal(userMessageSignal, message('final question'));
+    await waitForStatus(handle, (status) => status.phase === 'running');
+    await handle.signal(endSignal, {});
+    const rejected = await rejection(handle.executeUpdate(askUpdate, { args: [message('too late')] }));
+    expect(rejected.type).toBe(FailureType.ConversationEnded);
+    const outcome = (await handle.result()) as ConversationOutcome;
+    expect(outcome.closedBecause).toBe('ended');
+    expect(outcome.state.lastResult).toMatchObject({ answer: 'last words', stopReason: 'completed' });
+  });
+
+  it('an idle timeout closes the run with its state; a new run started from that state goes on', async () => {
+    const agent = await agentWith([{ content: 'first' }, { content: 'second, with memory' }]);
+    const settings = { idleTimeoutMs: 60 * 60 * 1000 };
+    const handle = await agent.startConversation('idle', { settings, messages: [message('remember 42')] });
+    const outcome = (await handle.result()) as ConversationOutcome; // time skips the idle hour
+    expect(outcome.closedBecause).toBe('idle');
+    expect(outcome.state.turns).toBe(1);
+
+    const reopened = await agent.startConversation('idle', {
+      settings,
+      state: outcome.state,
+      previousRunId: handle.firstExecutionRunId,
+    });
+    const result = await reopened.executeUpdate(askUpdate, { args: [message('what number?')] });
+    expect(result).toMatchObject({ turn: 2, answer: 'second, with memory' });
+    const request = agent.model.requests.at(-1)!;
+    expect(request.messages.map((entry) => entry.content)).toEqual(['remember 42', 'first', 'what number?']);
+    await reopened.signal(endSignal, {});
+  });
+});
+
+describe('continue-as-new', () => {
+  it('rolls over after maxTurnsPerRun, carrying the transcript, queue and remembered ids', async () => {
+    const agent = await agentWith([
+      { content: 'answer one', delayMs: 1_000 },
+      { content: 'answer two' },
+      { content: 'answer three' },
+    ]);
+    const handle = await agent.startConversation('rollover', { settings: { maxTurnsPerRun: 1 } });
+    const first = message('one');
+    await handle.signal(userMessageSignal, first);
+    await waitForStatus(handle, (status) => status.phase === 'running');
+
+    // The run's last turn is under way: a new ask is turned away so the client retries on the next run…
+    const rolling = await rejection(handle.executeUpdate(askUpdate, { args: [message('rejected')] }));
+    expect(rolling.type).toBe(FailureType.ConversationRollingOver);
+    // …while a signalled message is queued and carried over.
+    await handle.signal(userMessageSignal, message('two'));
+
+    const { firstExecutionRunId } = handle;
+    const latest = agent.env.client.workflow.getHandle<typeof conversationWorkflow>(handle.workflowId);
+    let description = await latest.describe();
+    for (let attempt = 0; attempt < 100 && description.runId === firstExecutionRunId; attempt++) {
+      await sleep(100);
+      description = await latest.describe();
+    }
+    expect(description.runId).not.toBe(firstExecutionRunId);
+
+    await latest.signal(userMessageSignal, first); // remembered across the rollover: ignored
+    const third = await latest.executeUpdate(askUpdate, { args: [message('three')] });
+    expect(third).toMatchObject({ turn: 3, answer: 'answer three' });
+
+    const page = await latest.query(transcriptQuery, { from: 0 });
+    expect(page.total).toBe(6);
+    expect(page.messages.map((entry) => entry.content)).toContain('three');
+    expect(page.previousRunId).toBeDefined();
+    const users = agent.model.requests.map((request) => request.messages.at(-1)?.content);
+    expect(users).toEqual(['one', 'two', 'three']);
+  });
+});
