@@ -223,10 +223,23 @@ describe('continue-as-new', () => {
     expect(description.runId).not.toBe(firstExecutionRunId);
 
     await latest.signal(userMessageSignal, first); // remembered across the rollover: ignored
-    const third = await latest.executeUpdate(askUpdate, { args: [message('three')] });
+    // With one turn per run, every turn is a run's last: retry while it rolls over, as the client does.
+    const question = message('three');
+    let third: Awaited<ReturnType<typeof latest.executeUpdate<typeof askUpdate>>> | undefined;
+    for (let attempt = 0; attempt < 50 && third === undefined; attempt++) {
+      try {
+        third = await latest.executeUpdate(askUpdate, { args: [question] });
+      } catch (error) {
+        const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+        if (!(cause instanceof ApplicationFailure) || cause.type !== FailureType.ConversationRollingOver) throw error;
+        await sleep(100);
+      }
+    }
     expect(third).toMatchObject({ turn: 3, answer: 'answer three' });
 
-    const page = await latest.query(transcriptQuery, { from: 0 });
+    const page = await agent.env.client.workflow
+      .getHandle<typeof conversationWorkflow>(handle.workflowId)
+      .query(transcriptQuery, { from: 0 });
     expect(page.total).toBe(6);
     expect(page.messages.map((entry) => entry.content)).toContain('three');
     expect(page.previousRunId).toBeDefined();
