@@ -8,11 +8,12 @@ import type { McpConfig, McpServerConfig } from '../mcp/config.js';
 import { McpPool } from '../mcp/pool.js';
 import { createAgentWorker, workflowsPath, type AgentWorkerOptions } from '../worker.js';
 import { conversationWorkflow } from '../workflows/conversation.js';
-import type {
-  ConversationInput,
-  ConversationOutcome,
-  ConversationSettings,
-  TurnResult,
+import {
+  conversationWorkflowId,
+  type ConversationInput,
+  type ConversationOutcome,
+  type ConversationSettings,
+  type TurnResult,
 } from '../workflows/definitions.js';
 import { startScriptedModel, type ScriptedModel } from './scripted-model/index.js';
 import type { Script } from './scripted-model/script.js';
@@ -94,11 +95,6 @@ function indexedValueType(type: string): temporal.api.enums.v1.IndexedValueType 
     : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
 }
 
-/** The workflow id of a conversation. */
-export function conversationWorkflowId(conversationId: string): string {
-  return `conversation-${conversationId}`;
-}
-
 /**
  * A real durable-agent worker (the project's workflows and activities) on a test environment, pointed at a scripted
  * OpenAI-compatible model server and real MCP servers. `close()` (or `await using`) stops everything it started.
@@ -177,4 +173,4 @@ export async function startTestAgent(options: TestAgentOptions): Promise<TestAge
   };
 }
 
-export type { ConversationOutcome };
+export { conversationWorkflowId, type ConversationOutcome };

@@ -123,6 +123,11 @@ export interface ConversationOutcome {
   state: ConversationState;
 }
 
+/** The workflow id of a conversation: readable in the Web UI and derived, so clients never need a lookup. */
+export function conversationWorkflowId(conversationId: string): string {
+  return `conversation-${conversationId}`;
+}
+
 /** Queue a user message (idempotent by message id). For backends that do not wait for the answer. */
 export const userMessageSignal = defineSignal<[IncomingMessage]>('userMessage');
 /** Queue a user message and wait for its turn's result. Rejected while ending or rolling over. */

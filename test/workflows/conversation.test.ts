@@ -11,6 +11,7 @@ import {
   askUpdate,
   type ConversationOutcome,
   type ConversationStatus,
+  type TurnResult,
   endSignal,
   interruptSignal,
   statusQuery,
@@ -225,7 +226,7 @@ describe('continue-as-new', () => {
     await latest.signal(userMessageSignal, first); // remembered across the rollover: ignored
     // With one turn per run, every turn is a run's last: retry while it rolls over, as the client does.
     const question = message('three');
-    let third: Awaited<ReturnType<typeof latest.executeUpdate<typeof askUpdate>>> | undefined;
+    let third: TurnResult | undefined;
     for (let attempt = 0; attempt < 50 && third === undefined; attempt++) {
       try {
         third = await latest.executeUpdate(askUpdate, { args: [question] });
