@@ -50,7 +50,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const carried = input.state;
   const initial: ChatMessage[] =
     carried?.transcript ?? (settings.systemPrompt ? [{ role: 'system', content: settings.systemPrompt }] : []);
-  const transcript = new Transcript(initial);
+  const transcript = new Transcript(initial, carried !== undefined);
   const transcriptOffset = carried?.transcriptOffset ?? 0;
   let turns = carried?.turns ?? 0;
   let turnsThisRun = 0;

@@ -11,8 +11,14 @@ export class Transcript {
   /** How many messages some worker has already been sent or has produced (the next model call's prefix). */
   private sharedCount = 0;
 
-  constructor(initial: readonly ChatMessage[] = []) {
+  /**
+   * @param initial messages the run starts with.
+   * @param initialShared treat them as known to workers: true for a transcript carried from an earlier run, which a
+   *   worker fetches by query once instead of the run's first model call carrying it into history.
+   */
+  constructor(initial: readonly ChatMessage[] = [], initialShared = false) {
     this.append(...initial);
+    if (initialShared) this.sharedCount = initial.length;
   }
 
   get length(): number {
