@@ -116,7 +116,7 @@ describe('history grows with new content, not with the transcript', () => {
     }
     const lastRequest = agent.model.requests[2]!;
     expect(lastRequest.messages[0]).toEqual({ role: 'system', content: 'You are terse.' });
-    const contents = lastRequest.messages.slice(1).map((message) => String(message.content).split(' ')[0]);
+    const contents = lastRequest.messages.slice(1).map((message) => (message.content as string).split(' ')[0]);
     // 'one' and its answer were dropped together; the current turn is always kept.
     expect(contents).toEqual(['two', 'a2', 'three']);
   });
