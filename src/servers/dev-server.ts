@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import { installIntoCache, isExecutable, makeWritable, removeTree } from './cache.js';
 import { ServerUnavailableError } from './errors.js';
+import { downloadWithSdk } from './sdk-download.js';
 import { Progress, stderrLog, type ProgressLog } from './progress.js';
 import type { ProvisionedServer } from './provisioned-server.js';
 import { commandExists, runCommand } from './run-command.js';
@@ -11,6 +12,8 @@ import { TEMPORAL_CLI_CLIEXT_VERSION, TEMPORAL_CLI_VERSION } from './versions.js
 export interface ProvisionOptions {
   /** Receives the step-by-step progress report; default: lines on stderr. */
   log?: ProgressLog;
+  /** `ensure…` only: try @temporalio/testing's own download when nothing local works; default true. */
+  sdkDownload?: boolean;
 }
 
 const CLI_MODULE = 'github.com/temporalio/cli';
@@ -55,11 +58,17 @@ export async function resolveDevServer(config: Config, options: ProvisionOptions
   return { kind: 'path', path: built, source: 'built' };
 }
 
-/** Like {@link resolveDevServer}, but a missing server is an error: for callers that must run the binary themselves. */
+/**
+ * Like {@link resolveDevServer}, for callers that run the binary themselves: when nothing local can provide it, the
+ * SDK's own download is tried here, and if that fails too the error says what to install.
+ */
 export async function ensureDevServer(config: Config, options: ProvisionOptions = {}): Promise<string> {
   const server = await resolveDevServer(config, options);
   if (server.kind === 'path') return server.path;
-  throw new ServerUnavailableError(`Cannot provision the Temporal dev server: ${server.reason}`);
+  if (options.sdkDownload === false) {
+    throw new ServerUnavailableError(`Cannot provision the Temporal dev server: ${server.reason}`);
+  }
+  return await downloadWithSdk(config, 'dev server', server.reason, new Progress(SUBJECT, options.log ?? stderrLog));
 }
 
 async function goEnvironment(): Promise<Record<string, string>> {

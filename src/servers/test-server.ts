@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import { installIntoCache, isExecutable, removeTree } from './cache.js';
 import type { ProvisionOptions } from './dev-server.js';
 import { ServerUnavailableError } from './errors.js';
+import { downloadWithSdk } from './sdk-download.js';
 import { Progress, stderrLog } from './progress.js';
 import type { ProvisionedServer } from './provisioned-server.js';
 import { commandExists, runCommand } from './run-command.js';
@@ -55,11 +56,17 @@ export async function resolveTestServer(config: Config, options: ProvisionOption
   return { kind: 'path', path: installed, source: 'built' };
 }
 
-/** Like {@link resolveTestServer}, but a missing server is an error: for callers that must run the binary themselves. */
+/**
+ * Like {@link resolveTestServer}, for callers that run the binary themselves: when nothing local can provide it, the
+ * SDK's own download is tried here, and if that fails too the error says what to install.
+ */
 export async function ensureTestServer(config: Config, options: ProvisionOptions = {}): Promise<string> {
   const server = await resolveTestServer(config, options);
   if (server.kind === 'path') return server.path;
-  throw new ServerUnavailableError(`Cannot provision the Temporal test server: ${server.reason}`);
+  if (options.sdkDownload === false) {
+    throw new ServerUnavailableError(`Cannot provision the Temporal test server: ${server.reason}`);
+  }
+  return await downloadWithSdk(config, 'test server', server.reason, new Progress(SUBJECT, options.log ?? stderrLog));
 }
 
 // A pom-only project: the test server jar has no Class-Path in its manifest, so Maven resolves the classpath for us.

@@ -51,10 +51,10 @@ test('resolve: without Go or Maven, one error says what to install (and the SDK 
   try {
     const config = configWith({});
     await expect(resolveDevServer(config, { log: silentLog })).resolves.toMatchObject({ kind: 'sdk-download' });
-    await expect(ensureDevServer(config, { log: silentLog })).rejects.toThrow(
+    await expect(ensureDevServer(config, { log: silentLog, sdkDownload: false })).rejects.toThrow(
       /Cannot provision the Temporal dev server: `go` was not found on PATH\. Install Go .* or set TEMPORAL_CLI_PATH/,
     );
-    await expect(ensureTestServer(config, { log: silentLog })).rejects.toThrow(
+    await expect(ensureTestServer(config, { log: silentLog, sdkDownload: false })).rejects.toThrow(
       /`mvn` and `java` not found on PATH\. Install Maven and a Java runtime .* or set TEMPORAL_TEST_SERVER_PATH/,
     );
   } finally {
