@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     // Provisions both Temporal servers once, before any test file starts its own environment. Vitest puts no time
     // limit on global setup, which matters: a cold provisioning compiles the Temporal CLI for minutes.
     globalSetup: ['test/global-setup.ts'],
