@@ -131,6 +131,14 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     async (message) => {
       const earlier = recentResults.find((result) => result.messageId === message.id);
       if (earlier) return earlier;
+      const pending = current?.messageId === message.id || queue.some((queued) => queued.id === message.id);
+      if (seen.has(message.id) && !pending) {
+        throw ApplicationFailure.create({
+          type: FailureType.InvalidMessage,
+          nonRetryable: true,
+          message: `Message ${message.id} was answered long ago and its result is no longer kept; send it with a new id.`,
+        });
+      }
       enqueue(message);
       describeForUi();
       waitingAsks.add(message.id);
