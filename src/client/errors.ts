@@ -1,0 +1,118 @@
+/**
+ * Errors the durable-agent client raises. Each names the conversation and says what to do next; callers match on the
+ * class (`instanceof`), never on the message.
+ */
+
+/** Base class of every error the client raises on purpose. */
+export class DurableAgentClientError extends Error {
+  override name = 'DurableAgentClientError';
+
+  constructor(
+    message: string,
+    readonly conversationId: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** No run of this conversation exists (never started, or its history is past the namespace's retention). */
+export class ConversationNotFoundError extends DurableAgentClientError {
+  override name = 'ConversationNotFoundError';
+
+  constructor(conversationId: string, options?: ErrorOptions) {
+    super(
+      `Conversation ${conversationId} does not exist. Start it with send(), ask() or start() (durable-agent send).`,
+      conversationId,
+      options,
+    );
+  }
+}
+
+/** Why a conversation no longer takes messages. */
+export type EndedReason = 'ended' | 'failed' | 'terminated' | 'timed out' | 'cancelled';
+
+/** The conversation was ended (or its run failed, was terminated, timed out or was cancelled): it takes no messages. */
+export class ConversationEndedError extends DurableAgentClientError {
+  override name = 'ConversationEndedError';
+
+  constructor(
+    conversationId: string,
+    readonly reason: EndedReason,
+    detail?: string,
+    options?: ErrorOptions,
+  ) {
+    const how = reason === 'ended' ? 'has ended' : `has ended: its workflow run ${reason}`;
+    super(
+      `Conversation ${conversationId} ${how}${detail ? ` (${detail})` : ''}. Start a new conversation to continue.`,
+      conversationId,
+      options,
+    );
+  }
+}
+
+/** The message failed validation (empty, too long, a malformed id); the conversation was not touched. */
+export class MessageRejectedError extends DurableAgentClientError {
+  override name = 'MessageRejectedError';
+
+  constructor(
+    conversationId: string,
+    /** What was wrong with the message, as the validator put it. */
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(`Conversation ${conversationId} rejected the message: ${reason}`, conversationId, options);
+  }
+}
+
+/**
+ * Temporal allows 10 updates in flight per workflow and this conversation has that many waiting asks. Raised only with
+ * `onTooManyUpdates: 'throw'`; by default the client sends the message as a signal and waits for its result instead.
+ */
+export class TooManyUpdatesError extends DurableAgentClientError {
+  override name = 'TooManyUpdatesError';
+
+  constructor(conversationId: string, options?: ErrorOptions) {
+    super(
+      `Conversation ${conversationId} has too many asks waiting for answers (Temporal allows 10 updates in flight per ` +
+        "workflow). Retry later, use send() and read the answer from status(), or leave onTooManyUpdates at 'wait'.",
+      conversationId,
+      options,
+    );
+  }
+}
+
+/** The conversation kept continuing as new for longer than the client retries (rare: a run's last turn is long). */
+export class ConversationRollingOverError extends DurableAgentClientError {
+  override name = 'ConversationRollingOverError';
+
+  constructor(conversationId: string, attempts: number, options?: ErrorOptions) {
+    super(
+      `Conversation ${conversationId} was still continuing as new after ${attempts} attempts; ask again with the same ` +
+        'messageId (it is answered once).',
+      conversationId,
+      options,
+    );
+  }
+}
+
+/** `ask` gave up waiting (its `waitTimeoutMs` or `signal`). The message may be queued and answered later. */
+export class AskTimeoutError extends DurableAgentClientError {
+  override name = 'AskTimeoutError';
+
+  constructor(
+    conversationId: string,
+    /** Ask again with this id to keep waiting for the same message's answer instead of sending it twice. */
+    readonly messageId: string,
+    readonly waitedMs: number,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `No answer from conversation ${conversationId} within ${waitedMs} ms for message ${messageId}. The message may ` +
+        'still be answered: ask again with the same messageId to keep waiting, or check that a worker is running ' +
+        '(durable-agent dev / durable-agent worker) on the task queue.',
+      conversationId,
+      options,
+    );
+  }
+}
