@@ -1,0 +1,16 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../../src/activities/index.js';
+import { conversationWorkflow as released } from '../../src/workflows/conversation.js';
+import type { ConversationInput, ConversationOutcome } from '../../src/workflows/definitions.js';
+
+/**
+ * An incompatible change, to prove that replay catches one: the same workflow type, but every run first lists the
+ * tools once more. Histories recorded before the change have no such activity, so replaying them must fail with a
+ * DeterminismViolationError instead of silently taking another path.
+ */
+const { prepareTurn } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute' });
+
+export async function conversationWorkflow(input: ConversationInput): Promise<ConversationOutcome> {
+  await prepareTurn();
+  return await released(input);
+}
