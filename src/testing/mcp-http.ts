@@ -4,12 +4,26 @@ import type { AddressInfo } from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
+export interface ServeMcpOptions {
+  /** TCP port; default 0 (any free port). */
+  port?: number;
+  /** Interface to listen on; default `127.0.0.1`. */
+  host?: string;
+  /** Called when a client's session is initialised. */
+  onSession?: () => void;
+}
+
 export interface ServedMcp {
   /** The Streamable HTTP endpoint, e.g. `http://127.0.0.1:40123/mcp`, for an `mcpServers` entry's `url`. */
   url: string;
-  /** Sessions currently open. */
-  sessions(): number;
-  close(): Promise<void>;
+  port: number;
+  /** Sessions currently open (a client that closes cleanly ends its session with a DELETE). */
+  sessions: () => number;
+  /** Forget every session, as a restarted server would: the next request on an old session gets 404. */
+  forgetSessions: () => Promise<void>;
+  /** Cut every open HTTP connection and forget every session. */
+  dropConnections: () => Promise<void>;
+  close: () => Promise<void>;
 }
 
 /**
@@ -19,10 +33,15 @@ export interface ServedMcp {
  */
 export async function serveMcpOverHttp(
   createMcpServer: () => McpServer,
-  options: { port?: number; host?: string } = {},
+  options: ServeMcpOptions = {},
 ): Promise<ServedMcp> {
   const host = options.host ?? '127.0.0.1';
   const sessions = new Map<string, { server: McpServer; transport: StreamableHTTPServerTransport }>();
+  const forgetSessions = async () => {
+    const open = [...sessions.values()];
+    sessions.clear();
+    await Promise.allSettled(open.map(({ server }) => server.close()));
+  };
 
   const http = createServer((request, response) => {
     if (!request.url?.startsWith('/mcp')) {
@@ -43,10 +62,14 @@ export async function serveMcpOverHttp(
         await session.transport.handleRequest(request, response);
         return;
       }
+      // No session yet: this must be `initialize`; the transport answers 400 to anything else.
       const server = createMcpServer();
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, { server, transport }),
+        onsessioninitialized: (id) => {
+          sessions.set(id, { server, transport });
+          options.onSession?.();
+        },
       });
       transport.onclose = () => {
         if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
@@ -66,11 +89,15 @@ export async function serveMcpOverHttp(
   const { port } = http.address() as AddressInfo;
   return {
     url: `http://${host}:${port}/mcp`,
+    port,
     sessions: () => sessions.size,
+    forgetSessions,
+    dropConnections: async () => {
+      http.closeAllConnections();
+      await forgetSessions();
+    },
     close: async () => {
-      const open = [...sessions.values()];
-      sessions.clear();
-      await Promise.allSettled(open.map(({ server }) => server.close()));
+      await forgetSessions();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },

@@ -1,11 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { appendFileSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { serveMcpOverHttp, type ServedMcp } from './mcp-http.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
@@ -300,75 +297,23 @@ export interface RunningTestMcpServer {
 
 /** Start the test server over Streamable HTTP in this process (stateful sessions, one McpServer per session). */
 export async function startTestMcpServer(options: StartTestMcpServerOptions): Promise<RunningTestMcpServer> {
-  const host = options.host ?? '127.0.0.1';
   const recorder = new Recorder();
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
-  const forgetSessions = async () => {
-    const open = [...sessions.values()];
-    sessions.clear();
-    await Promise.all(open.map(({ server }) => server.close().catch(() => undefined)));
-  };
-  const dropConnections = async () => {
-    httpServer.closeAllConnections();
-    await forgetSessions();
-  };
-
-  const httpServer: Server = createServer((request, response) => {
-    void (async () => {
-      if (!request.url?.startsWith('/mcp')) {
-        response.writeHead(404).end();
-        return;
-      }
-      const sessionId = request.headers['mcp-session-id'];
-      if (typeof sessionId === 'string') {
-        const session = sessions.get(sessionId);
-        if (session === undefined) {
-          response.writeHead(404, { 'content-type': 'application/json' });
-          response.end(
-            JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }),
-          );
-          return;
-        }
-        await session.transport.handleRequest(request, response);
-        return;
-      }
-      // No session yet: this must be `initialize`; the transport answers 400 to anything else.
-      const server = createTestServer(recorder, () => void dropConnections());
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          sessions.set(id, { transport, server });
-          recorder.session();
-        },
-      });
-      transport.onclose = () => {
-        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-      };
-      await server.connect(transport);
-      await transport.handleRequest(request, response);
-    })().catch((error: unknown) => {
-      if (!response.headersSent) response.writeHead(500);
-      response.end(String(error));
-    });
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(options.port ?? 0, host, () => resolve());
-  });
-  const port = (httpServer.address() as AddressInfo).port;
-  return {
-    url: `http://${host}:${port}/mcp`,
-    port,
-    counters: recorder.counters,
-    openSessions: () => sessions.size,
-    forgetSessions,
-    dropConnections,
-    close: async () => {
-      await forgetSessions();
-      httpServer.closeAllConnections();
-      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+  const served: ServedMcp = await serveMcpOverHttp(
+    () => createTestServer(recorder, () => void served.dropConnections()),
+    {
+      port: options.port,
+      host: options.host,
+      onSession: () => recorder.session(),
     },
+  );
+  return {
+    url: served.url,
+    port: served.port,
+    counters: recorder.counters,
+    openSessions: served.sessions,
+    forgetSessions: served.forgetSessions,
+    dropConnections: served.dropConnections,
+    close: served.close,
   };
 }
 
