@@ -1,31 +1,11 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestAgent, type TestAgentOptions } from '../../src/testing/agent.js';
-import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
+import { describe, expect, it } from 'vitest';
 import { FINAL_ANSWER_INSTRUCTION } from '../../src/workflows/turn.js';
-import { startCrm, type Crm } from '../helpers/crm-server.js';
+import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { expectValidToolPairing } from '../helpers/transcript.js';
 
-let env: TestWorkflowEnvironment;
-let crm: Crm;
-const cleanups: (() => Promise<void>)[] = [];
+const bed = useTimeSkippingWithCrm();
 
-beforeAll(async () => {
-  env = await createTimeSkippingEnvironment();
-  crm = await startCrm();
-});
-
-afterAll(async () => {
-  await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
-  await crm?.close();
-  await env?.teardown();
-});
-
-async function agentWith(script: TestAgentOptions['script']) {
-  const agent = await startTestAgent({ env, script, mcpServers: [crm.config()] });
-  cleanups.push(() => agent.close());
-  return agent;
-}
+const { agentWith } = bed;
 
 const findAda = { toolCalls: [{ name: 'crm__find_user', arguments: { name: 'Ada' } }] };
 
@@ -65,11 +45,11 @@ describe('the turn budget', () => {
       },
       { content: 'You have one overdue task; I did not get to the calendar.' },
     ]);
-    const calendarBefore = crm.calls.calendar ?? 0;
+    const calendarBefore = bed.crm.calls.calendar ?? 0;
     const result = await agent.ask('What is on my plate?', { settings: { budget: { maxToolCalls: 1 } } });
 
     expect(result).toMatchObject({ stopReason: 'budget:toolCalls', toolCalls: 1, rounds: 2 });
-    expect(crm.calls.calendar ?? 0).toBe(calendarBefore);
+    expect(bed.crm.calls.calendar ?? 0).toBe(calendarBefore);
     const final = agent.model.requests[1]!;
     expect(final.toolChoice).toBe('none');
     const toolMessages = final.messages.filter((message) => message.role === 'tool');

@@ -1,34 +1,14 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestAgent, type TestAgentOptions } from '../../src/testing/agent.js';
-import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
-import { startCrm, type Crm } from '../helpers/crm-server.js';
+import { describe, expect, it } from 'vitest';
+import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { expectValidToolPairing, toolResults } from '../helpers/transcript.js';
 
-let env: TestWorkflowEnvironment;
-let crm: Crm;
-const cleanups: (() => Promise<void>)[] = [];
+const bed = useTimeSkippingWithCrm();
 
-beforeAll(async () => {
-  env = await createTimeSkippingEnvironment();
-  crm = await startCrm();
-});
-
-afterAll(async () => {
-  await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
-  await crm?.close();
-  await env?.teardown();
-});
-
-async function agentWith(script: TestAgentOptions['script']) {
-  const agent = await startTestAgent({ env, script, mcpServers: [crm.config()] });
-  cleanups.push(() => agent.close());
-  return agent;
-}
+const { agentWith } = bed;
 
 describe('agent chains against a real MCP server', () => {
   it('chain: finds a user, then looks up their company (two sequential calls)', async () => {
-    const before = { ...crm.calls };
+    const before = { ...bed.crm.calls };
     const agent = await agentWith([
       { toolCalls: [{ name: 'crm__find_user', arguments: { name: 'Ada' } }] },
       { toolCalls: [{ name: 'crm__get_company', arguments: { companyId: 'c-9' } }] },
@@ -42,8 +22,8 @@ describe('agent chains against a real MCP server', () => {
       rounds: 3,
       toolCalls: 2,
     });
-    expect((crm.calls.find_user ?? 0) - (before.find_user ?? 0)).toBe(1);
-    expect((crm.calls.get_company ?? 0) - (before.get_company ?? 0)).toBe(1);
+    expect((bed.crm.calls.find_user ?? 0) - (before.find_user ?? 0)).toBe(1);
+    expect((bed.crm.calls.get_company ?? 0) - (before.get_company ?? 0)).toBe(1);
 
     const requests = agent.model.requests;
     expect(requests).toHaveLength(3);
@@ -65,12 +45,12 @@ describe('agent chains against a real MCP server', () => {
       { toolCalls: [{ name: 'crm__update_field', arguments: { userId: 'u-1', field: 'plan', value: 'pro' } }] },
       { content: "Done: Ada's plan is now pro." },
     ]);
-    const updatesBefore = crm.calls.update_field ?? 0;
+    const updatesBefore = bed.crm.calls.update_field ?? 0;
     const result = await agent.ask('Upgrade Ada to the pro plan.');
 
     expect(result).toMatchObject({ stopReason: 'completed', rounds: 4, toolCalls: 3 });
-    expect(crm.records.get('u-1')?.plan).toBe('pro');
-    expect((crm.calls.update_field ?? 0) - updatesBefore).toBe(1);
+    expect(bed.crm.records.get('u-1')?.plan).toBe('pro');
+    expect((bed.crm.calls.update_field ?? 0) - updatesBefore).toBe(1);
     const last = agent.model.requests.at(-1)!.messages;
     expect(toolResults(last).map((entry) => JSON.parse(entry.content) as unknown)).toEqual([
       { id: 'u-1', name: 'Ada Lovelace', companyId: 'c-9' },
@@ -106,14 +86,14 @@ describe('agent chains against a real MCP server', () => {
 
 describe('tool calls the model gets wrong', () => {
   it('malformed JSON arguments become an error result for the model and never reach the server', async () => {
-    const before = crm.calls.find_user ?? 0;
+    const before = bed.crm.calls.find_user ?? 0;
     const agent = await agentWith([
       { toolCalls: [{ name: 'crm__find_user', arguments: '{"name": "Ada"' }] },
       { content: 'Sorry, let me try again later.' },
     ]);
     const result = await agent.ask('Find Ada');
     expect(result).toMatchObject({ stopReason: 'completed', toolCalls: 0 });
-    expect(crm.calls.find_user ?? 0).toBe(before);
+    expect(bed.crm.calls.find_user ?? 0).toBe(before);
     const [result0] = toolResults(agent.model.requests[1]!.messages);
     expect(result0?.content).toMatch(/arguments for crm__find_user are not valid JSON/);
   });

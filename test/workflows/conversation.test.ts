@@ -1,11 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FailureType } from '../../src/shared/errors.js';
-import { startTestAgent, type TestAgent, type TestAgentOptions } from '../../src/testing/agent.js';
-import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import {
   askUpdate,
@@ -18,32 +15,15 @@ import {
   transcriptQuery,
   userMessageSignal,
 } from '../../src/workflows/definitions.js';
-import { startCrm, type Crm } from '../helpers/crm-server.js';
+import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { expectValidToolPairing } from '../helpers/transcript.js';
 
-let env: TestWorkflowEnvironment;
-let crm: Crm;
-const cleanups: (() => Promise<void>)[] = [];
+const bed = useTimeSkippingWithCrm();
 let counter = 0;
-
-beforeAll(async () => {
-  env = await createTimeSkippingEnvironment();
-  crm = await startCrm();
-});
-
-afterAll(async () => {
-  await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
-  await crm?.close();
-  await env?.teardown();
-});
 
 type Handle = WorkflowHandle<typeof conversationWorkflow>;
 
-async function agentWith(script: TestAgentOptions['script']): Promise<TestAgent> {
-  const agent = await startTestAgent({ env, script, mcpServers: [crm.config()] });
-  cleanups.push(() => agent.close());
-  return agent;
-}
+const { agentWith } = bed;
 
 const message = (content: string, id = `m-${++counter}`) => ({ id, content });
 
@@ -141,7 +121,7 @@ describe('interrupt and end', () => {
       { toolCalls: [{ name: 'crm__hang', arguments: {} }] },
       { content: 'Fine, something else then.' },
     ]);
-    const cancellationsBefore = crm.cancellations;
+    const cancellationsBefore = bed.crm.cancellations;
     const handle = await agent.startConversation('interrupt');
     await handle.signal(userMessageSignal, message('do the slow thing'));
     await waitForStatus(handle, (status) => status.currentTurn?.activity.startsWith('tools') ?? false);
@@ -150,8 +130,8 @@ describe('interrupt and end', () => {
     expect(status.lastResult).toMatchObject({ stopReason: 'cancelled', answer: null, toolCalls: 1 });
 
     // The cancellation reached the MCP server (the request was aborted, not left running).
-    for (let attempt = 0; attempt < 100 && crm.cancellations === cancellationsBefore; attempt++) await sleep(100);
-    expect(crm.cancellations).toBe(cancellationsBefore + 1);
+    for (let attempt = 0; attempt < 100 && bed.crm.cancellations === cancellationsBefore; attempt++) await sleep(100);
+    expect(bed.crm.cancellations).toBe(cancellationsBefore + 1);
 
     const next = await handle.executeUpdate(askUpdate, { args: [message('something else')] });
     expect(next).toMatchObject({ turn: 2, stopReason: 'completed', answer: 'Fine, something else then.' });

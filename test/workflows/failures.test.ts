@@ -1,33 +1,13 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FailureType } from '../../src/shared/errors.js';
-import { startTestAgent, type TestAgentOptions } from '../../src/testing/agent.js';
-import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { serveMcpOverHttp } from '../../src/testing/mcp-http.js';
-import { startCrm, type Crm } from '../helpers/crm-server.js';
+import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { toolResults } from '../helpers/transcript.js';
 
-let env: TestWorkflowEnvironment;
-let crm: Crm;
-const cleanups: (() => Promise<void>)[] = [];
+const bed = useTimeSkippingWithCrm();
 
-beforeAll(async () => {
-  env = await createTimeSkippingEnvironment();
-  crm = await startCrm();
-});
-
-afterAll(async () => {
-  await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
-  await crm?.close();
-  await env?.teardown();
-});
-
-async function agentWith(script: TestAgentOptions['script'], mcpServers = [crm.config()]) {
-  const agent = await startTestAgent({ env, script, mcpServers });
-  cleanups.push(() => agent.close());
-  return agent;
-}
+const { agentWith } = bed;
 
 describe('a failing model', () => {
   it('429 with retry-after is retried after the delay (time-skipped) with the same idempotency key', async () => {
@@ -75,7 +55,7 @@ describe('a failing tool', () => {
       }));
       return server;
     });
-    cleanups.push(() => served.close());
+    bed.onCleanup(() => served.close());
     const agent = await agentWith(
       [
         async () => {
@@ -84,7 +64,7 @@ describe('a failing tool', () => {
         },
         { content: 'The lookup service is down.' },
       ],
-      [{ ...crm.config('ephemeral'), url: served.url }],
+      { mcpServers: [{ ...bed.crm.config('ephemeral'), url: served.url }] },
     );
     const result = await agent.ask('Look it up');
     expect(result).toMatchObject({ stopReason: 'completed', answer: 'The lookup service is down.', toolCalls: 1 });
@@ -93,14 +73,14 @@ describe('a failing tool', () => {
   });
 
   it('a timed-out call to a tool that is not idempotent is not retried: the model hears the outcome is unknown', async () => {
-    const before = crm.calls.hang ?? 0;
+    const before = bed.crm.calls.hang ?? 0;
     const agent = await agentWith(
       [{ toolCalls: [{ name: 'slowcrm__hang', arguments: {} }] }, { content: 'I will check before retrying.' }],
-      [crm.config('slowcrm', { timeoutMs: 1_000 })],
+      { mcpServers: [bed.crm.config('slowcrm', { timeoutMs: 1_000 })] },
     );
     const result = await agent.ask('Do the risky thing');
     expect(result).toMatchObject({ stopReason: 'completed', toolCalls: 1 });
-    expect((crm.calls.hang ?? 0) - before).toBe(1);
+    expect((bed.crm.calls.hang ?? 0) - before).toBe(1);
     const [entry] = toolResults(agent.model.requests[1]!.messages);
     expect(entry?.content).toMatch(/may or may not/i);
   });

@@ -1,36 +1,14 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/shared/types.js';
-import { startTestAgent, type TestAgent, type TestAgentOptions } from '../../src/testing/agent.js';
+import type { TestAgent } from '../../src/testing/agent.js';
 import { startScriptedModel } from '../../src/testing/scripted-model/index.js';
-import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { askUpdate, type ConversationState } from '../../src/workflows/definitions.js';
-import { startCrm, type Crm } from '../helpers/crm-server.js';
+import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 
-let env: TestWorkflowEnvironment;
-let crm: Crm;
-const cleanups: (() => Promise<void>)[] = [];
+const bed = useTimeSkippingWithCrm();
 
-beforeAll(async () => {
-  env = await createTimeSkippingEnvironment();
-  crm = await startCrm();
-});
-
-afterAll(async () => {
-  await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
-  await crm?.close();
-  await env?.teardown();
-});
-
-async function agentWith(
-  script: TestAgentOptions['script'],
-  extra: Partial<TestAgentOptions> = {},
-): Promise<TestAgent> {
-  const agent = await startTestAgent({ env, script, mcpServers: [crm.config()], ...extra });
-  cleanups.push(() => agent.close());
-  return agent;
-}
+const { agentWith } = bed;
 
 /** A conversation state with `count` earlier messages of about 300 characters each. */
 function stateWith(count: number): ConversationState {
@@ -88,7 +66,7 @@ describe('history grows with new content, not with the transcript', () => {
 
   it('a fresh worker rebuilds the transcript it never saw from the workflow (a cache miss)', async () => {
     const model = await startScriptedModel({ script: [{ content: 'first answer' }, { content: 'second answer' }] });
-    cleanups.push(() => model.close());
+    bed.onCleanup(() => model.close());
     // No workflow cache on the first worker: its workflow tasks are not sticky, so the second worker can take over.
     const first = await agentWith(undefined, { model, workerOptions: { worker: { maxCachedWorkflows: 0 } } });
     const handle = await first.startConversation('cache-miss');
