@@ -1,11 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { describe, expect, test } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS, searchAttributeFlags } from '../src/servers/index.js';
-
-// js-yaml arrives with eslint; a declared `yaml` devDependency should replace this require (see docs/servers.md).
-const { load: parseYaml } = createRequire(import.meta.url)('js-yaml') as { load: (text: string) => unknown };
+import { load as parseYaml } from 'js-yaml';
 
 interface Service {
   image?: string;
