@@ -1,6 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Worker,
+  type WorkerOptions,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import OpenAI from 'openai';
 import { createActivities, type ActivityDependencies } from './activities/index.js';
 import type { Config } from './config.js';
@@ -12,6 +18,27 @@ export const workflowsPath = new URL(
   `./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
   import.meta.url,
 ).pathname;
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+
+/**
+ * The workflow bundle, built once per process (bundling takes seconds and every worker can share it) and quietly:
+ * the bundler's progress lines would bury the worker's own output.
+ */
+export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+  return bundle;
+}
+
+const ignore = () => undefined;
+const quietBundlerLogger = {
+  trace: ignore,
+  debug: ignore,
+  info: ignore,
+  log: ignore,
+  warn: (message: string) => console.warn(message),
+  error: (message: string) => console.error(message),
+};
 
 export interface AgentWorkerOptions extends ActivityDependencies {
   connection: NativeConnection;
@@ -29,7 +56,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     connection,
     namespace: namespace ?? 'default',
     taskQueue,
-    ...(worker?.workflowBundle ? {} : { workflowsPath }),
+    workflowBundle: worker?.workflowBundle ?? (await bundleWorkflows()),
     activities: createActivities(dependencies),
     // Cancellation reaches an activity with its next heartbeat: flush heartbeats often so an interrupt or the time
     // limit aborts a model or MCP request within a second or two, not at 80% of the heartbeat timeout.

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import OpenAI from 'openai';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS } from '../servers/search-attributes.js';
 import type { McpConfig, McpServerConfig } from '../mcp/config.js';
 import { McpPool } from '../mcp/pool.js';
-import { createAgentWorker, workflowsPath, type AgentWorkerOptions } from '../worker.js';
+import { bundleWorkflows, createAgentWorker, type AgentWorkerOptions } from '../worker.js';
 import { conversationWorkflow } from '../workflows/conversation.js';
 import {
   conversationWorkflowId,
@@ -50,22 +49,8 @@ export interface TestAgent extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-
-/** The workflow bundle, built once per process: bundling takes seconds and every test worker can share it. */
-export function sharedWorkflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
-  return bundle;
-}
-
-const quietBundlerLogger = {
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-  log: () => undefined,
-};
+/** The workflow bundle, built once per process and shared by every test worker. */
+export const sharedWorkflowBundle = bundleWorkflows;
 
 const registered = new WeakSet<TestWorkflowEnvironment>();
 
@@ -118,7 +103,7 @@ export async function startTestAgent(options: TestAgentOptions): Promise<TestAge
       openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
       temporal: env.client,
       mcp,
-      worker: { workflowBundle: await sharedWorkflowBundle(), ...options.workerOptions?.worker },
+      worker: options.workerOptions?.worker,
     });
     running = worker.run();
   } catch (error) {
