@@ -43,3 +43,11 @@ export {
   type TurnResult,
   type TranscriptPage,
 } from './workflows/definitions.js';
+export {
+  PollingProgressSource,
+  DEFAULT_PROGRESS_POLL_MS,
+  type TurnProgressSource,
+  type TurnEvent,
+  type FollowOptions,
+  type ConversationReader,
+} from './client/progress.js';

@@ -1,22 +1,88 @@
 #!/usr/bin/env node
-import { Command } from '@commander-js/extra-typings';
-import { devCommand } from './commands/dev.js';
-import { workerCommand } from './commands/worker.js';
-import { provisionCommand } from './commands/provision.js';
-import { scriptedModelCommand } from './commands/scripted-model.js';
+import { Command, CommanderError } from '@commander-js/extra-typings';
+import { askCommand } from './commands/ask.js';
+import { chatCommand } from './commands/chat.js';
+import { endCommand } from './commands/end.js';
+import { historyCommand } from './commands/history.js';
+import { interruptCommand } from './commands/interrupt.js';
+import { listCommand } from './commands/list.js';
+import { sendCommand } from './commands/send.js';
+import { startCommand } from './commands/start.js';
+import { ExitCode, reportError } from './output.js';
 import { packageVersion } from './version.js';
-import { reportError } from './output.js';
 
-const program = new Command()
-  .name('durable-agent')
-  .description('Durable LLM agents on Temporal: every model call and MCP tool call is a retriable activity.')
-  .version(packageVersion())
-  .showHelpAfterError('(run with --help for usage)')
-  .addCommand(devCommand())
-  .addCommand(workerCommand())
-  .addCommand(provisionCommand())
-  .addCommand(scriptedModelCommand());
+/**
+ * Commands that load the worker (the Temporal worker runtime, the MCP SDK, openai) are registered lazily: only the one
+ * being run is imported; the others appear in the help by name and summary. So `durable-agent --help` and the
+ * conversation commands start without loading the worker.
+ */
+const heavyCommands: { name: string; summary: string; load: () => Promise<Command> }[] = [
+  {
+    name: 'dev',
+    summary: 'run the worker, with an embedded Temporal dev server unless TEMPORAL_ADDRESS is set',
+    load: async () => (await import('./commands/dev.js')).devCommand(),
+  },
+  {
+    name: 'worker',
+    summary: 'run only the worker, against the cluster at TEMPORAL_ADDRESS',
+    load: async () => (await import('./commands/worker.js')).workerCommand(),
+  },
+  {
+    name: 'provision',
+    summary: 'build or fetch both Temporal servers into the cache',
+    load: async () => (await import('./commands/provision.js')).provisionCommand(),
+  },
+  {
+    name: 'scripted-model',
+    summary: 'serve a script of model answers as an OpenAI-compatible API, for tests',
+    load: async () => (await import('./commands/scripted-model.js')).scriptedModelCommand(),
+  },
+];
 
-program.parseAsync(process.argv).catch((error: unknown) => {
+async function buildProgram(argv: readonly string[]): Promise<Command> {
+  const program = new Command()
+    .name('durable-agent')
+    .description('Durable LLM agents on Temporal: every model call and MCP tool call is a retriable activity.')
+    .version(packageVersion())
+    .showHelpAfterError('(run with --help for usage)');
+
+  // `durable-agent <name> …` and `durable-agent help <name>` both need the real command.
+  const words = argv.slice(2).filter((word) => !word.startsWith('-'));
+  const requested = words[0] === 'help' ? words[1] : words[0];
+  for (const entry of heavyCommands) {
+    program.addCommand(entry.name === requested ? await entry.load() : new Command(entry.name).summary(entry.summary));
+  }
+  for (const command of [
+    startCommand(),
+    sendCommand(),
+    askCommand(),
+    chatCommand(),
+    historyCommand(),
+    listCommand(),
+    interruptCommand(),
+    endCommand(),
+  ]) {
+    program.addCommand(command);
+  }
+  // Usage errors (unknown option, missing argument) exit with ExitCode.Usage instead of commander's 1.
+  for (const command of [program, ...program.commands]) command.exitOverride();
+  return program;
+}
+
+async function main(): Promise<void> {
+  const program = await buildProgram(process.argv);
+  try {
+    await program.parseAsync(process.argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander has printed the message (or the help) already.
+      process.exitCode = error.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
+      return;
+    }
+    throw error;
+  }
+}
+
+main().catch((error: unknown) => {
   process.exitCode = reportError(error);
 });

@@ -511,6 +511,9 @@ export class DurableAgentClient {
       if (failure?.type === FailureType.ConversationEnded) {
         throw new ConversationEndedError(conversationId, 'ended', undefined, { cause: error });
       }
+      if (failure?.type === FailureType.InvalidMessage) {
+        throw new MessageRejectedError(conversationId, failure.message, { cause: error });
+      }
       throw error;
     } finally {
       done.abort();

@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import readline from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DurableAgentClient, TurnEvent, TurnProgressSource } from '../client.js';
+import type { ConversationSettings, TurnResult } from '../workflows/definitions.js';
+import { describeStop, formatDuration, shortArguments, shorten } from './format.js';
+import { Spinner } from './spinner.js';
+
+export interface ChatSessionOptions {
+  client: DurableAgentClient;
+  conversationId: string;
+  settings: ConversationSettings | undefined;
+  progress: TurnProgressSource;
+  input?: NodeJS.ReadStream;
+  output?: NodeJS.WriteStream;
+}
+
+/** How long the progress view may lag behind the answer before it is cut short. */
+const PROGRESS_DRAIN_MS = 3_000;
+
+/**
+ * The interactive chat: a prompt; each message is asked (and waited for) while the turn's progress is shown (tool
+ * calls as they start and finish, a spinner while the model works); Ctrl-C interrupts the running turn, a second
+ * Ctrl-C, or Ctrl-C / Ctrl-D at the prompt, leaves.
+ */
+export async function runChatSession(options: ChatSessionOptions): Promise<void> {
+  const { client, conversationId, progress } = options;
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const spinner = new Spinner(output);
+  const say = (line: string) => spinner.print(line);
+  const rl = readline.createInterface({ input, output, terminal: input.isTTY === true, prompt: 'you> ' });
+
+  let running: { controller: AbortController; interrupting: boolean } | undefined;
+  let leaving = false;
+  let resolveDone!: () => void;
+  const done = new Promise<void>((resolve) => (resolveDone = resolve));
+
+  const leave = () => {
+    if (leaving) return;
+    leaving = true;
+    running?.controller.abort();
+    spinner.stop();
+    rl.close();
+    resolveDone();
+  };
+
+  const onInterrupt = () => {
+    if (running && !running.interrupting) {
+      running.interrupting = true;
+      say('Interrupting the turn… (Ctrl-C again to leave)');
+      client.interrupt(conversationId, { reason: 'Ctrl-C in durable-agent chat' }).catch((error: unknown) => {
+        say(`Could not interrupt: ${error instanceof Error ? error.message : String(error)}`);
+      });
+      return;
+    }
+    output.write('\n');
+    leave();
+  };
+  rl.on('SIGINT', onInterrupt);
+  // Without a terminal (input piped), Ctrl-C reaches the process as a signal instead.
+  process.on('SIGINT', onInterrupt);
+  rl.on('close', leave);
+
+  const turn = async (text: string) => {
+    const controller = new AbortController();
+    running = { controller, interrupting: false };
+    const messageId = randomUUID();
+    try {
+      const from = await client
+        .status(conversationId)
+        .then((status) => status.transcriptLength)
+        .catch(() => 0);
+      const asked = client.ask(conversationId, text, {
+        messageId,
+        settings: options.settings,
+        signal: controller.signal,
+      });
+      const shown = showProgress(
+        progress.follow(conversationId, messageId, { from, signal: controller.signal }),
+        spinner,
+      );
+      const result = await asked;
+      await Promise.race([shown, sleep(PROGRESS_DRAIN_MS)]);
+      controller.abort();
+      spinner.stop();
+      printResult(result, say);
+    } catch (error) {
+      spinner.stop();
+      if (!leaving) say(`Error: ${error instanceof Error ? error.message : String(error)}`);
+      if ((error as { name?: string }).name === 'ConversationEndedError') leave();
+    } finally {
+      controller.abort();
+      running = undefined;
+    }
+  };
+
+  rl.on('line', (line) => {
+    if (leaving) return;
+    if (running) {
+      say('(a turn is running: wait for its answer, or press Ctrl-C to interrupt it)');
+      return;
+    }
+    const text = line.trim();
+    if (text === '/exit' || text === '/quit') return leave();
+    if (text === '') return rl.prompt();
+    void turn(text).then(() => {
+      if (!leaving) rl.prompt();
+    });
+  });
+
+  say(await greeting(client, conversationId));
+  rl.prompt();
+  await done;
+  process.off('SIGINT', onInterrupt);
+}
+
+async function greeting(client: DurableAgentClient, conversationId: string): Promise<string> {
+  const how = `Ctrl-C interrupts a turn; Ctrl-C at the prompt (or Ctrl-D) leaves.`;
+  try {
+    const status = await client.status(conversationId);
+    const state = status.open ? status.phase : `${status.phase}, closed`;
+    return `Conversation ${conversationId} (${status.turns} turns, ${state}). ${how}`;
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'ConversationNotFoundError') throw error;
+    return `New conversation ${conversationId} (resume with: durable-agent chat --conversation ${conversationId}). ${how}`;
+  }
+}
+
+async function showProgress(events: AsyncIterable<TurnEvent>, spinner: Spinner): Promise<void> {
+  spinner.update('thinking…');
+  for await (const event of events) {
+    switch (event.type) {
+      case 'activity':
+        spinner.update(spinnerText(event.activity));
+        break;
+      case 'tool-started':
+        spinner.print(`  → ${event.name} ${shortArguments(event.arguments)}`);
+        break;
+      case 'tool-finished': {
+        const took = event.durationMs === undefined ? '' : ` ${formatDuration(event.durationMs)}`;
+        if (event.outcome === 'ok') spinner.print(`  ✓ ${event.name}${took}`);
+        else spinner.print(`  ✗ ${event.name}${took} ${event.outcome}: ${shorten(event.content, 100)}`);
+        break;
+      }
+      case 'turn-started':
+      case 'turn-finished':
+        break;
+    }
+  }
+}
+
+function spinnerText(activity: string): string {
+  if (activity.startsWith('model')) return `thinking… (${activity.replace('model · ', '')})`;
+  if (activity.startsWith('tools · ')) return `running ${activity.slice('tools · '.length)}…`;
+  return `${activity}…`;
+}
+
+function printResult(result: TurnResult, say: (line: string) => void): void {
+  if (result.answer !== null) say(`agent> ${result.answer}`);
+  const stop = describeStop(result);
+  if (stop !== undefined) say(`(${stop})`);
+}

@@ -1,0 +1,53 @@
+import { Argument, Command, Option } from '@commander-js/extra-typings';
+import {
+  conversationIdOrNew,
+  conversationOption,
+  jsonOption,
+  parsePositiveNumber,
+  printJson,
+  settingsFrom,
+  modelOption,
+  systemPromptOption,
+  idleTimeoutOption,
+  settingsOption,
+  withClient,
+} from '../client-command.js';
+import { answered, describeStop } from '../format.js';
+import { ExitCode } from '../output.js';
+
+export function askCommand() {
+  const command = new Command('ask')
+    .description(
+      'Send a message and wait for the answer (creates the conversation when missing). Prints the answer; with ' +
+        `--json the whole turn result. Exits ${ExitCode.TurnFailed} when the turn ends without an answer.`,
+    )
+    .addArgument(new Argument('<message>', 'the user message'))
+    .addOption(conversationOption())
+    .addOption(new Option('--message-id <id>', 'idempotency key: asking again with it returns the same answer'))
+    .addOption(
+      new Option('--timeout <seconds>', 'stop waiting after this long (default: no limit)').argParser(
+        parsePositiveNumber,
+      ),
+    )
+    .addOption(jsonOption())
+    .addOption(modelOption())
+    .addOption(systemPromptOption())
+    .addOption(idleTimeoutOption())
+    .addOption(settingsOption());
+  return command.action(async (message, options) => {
+    const { id, generated } = conversationIdOrNew(options.conversation);
+    if (generated && !options.json) process.stderr.write(`Conversation ${id}\n`);
+    const result = await withClient((client) =>
+      client.ask(id, message, {
+        settings: settingsFrom(options),
+        ...(options.messageId !== undefined ? { messageId: options.messageId } : {}),
+        ...(options.timeout !== undefined ? { waitTimeoutMs: Math.round(options.timeout * 1000) } : {}),
+      }),
+    );
+    if (options.json) printJson(result);
+    else if (result.answer !== null) console.log(result.answer);
+    const stop = describeStop(result);
+    if (stop !== undefined && !options.json) process.stderr.write(`${stop}\n`);
+    if (!answered(result)) process.exitCode = ExitCode.TurnFailed;
+  });
+}

@@ -1,0 +1,39 @@
+import { Command } from '@commander-js/extra-typings';
+import {
+  conversationIdOrNew,
+  conversationOption,
+  settingsFrom,
+  modelOption,
+  systemPromptOption,
+  idleTimeoutOption,
+  settingsOption,
+  withClient,
+} from '../client-command.js';
+
+export function chatCommand() {
+  const command = new Command('chat')
+    .description(
+      'Chat interactively: shows each tool call as it starts and finishes and a spinner while the model works. ' +
+        'Ctrl-C interrupts the running turn; a second Ctrl-C (or Ctrl-C at the prompt, or Ctrl-D) leaves.',
+    )
+    .addOption(conversationOption())
+    .addOption(modelOption())
+    .addOption(systemPromptOption())
+    .addOption(idleTimeoutOption())
+    .addOption(settingsOption());
+  return command.action(async (options) => {
+    const { id } = conversationIdOrNew(options.conversation);
+    const [{ runChatSession }, { PollingProgressSource }] = await Promise.all([
+      import('../chat-session.js'),
+      import('../../client.js'),
+    ]);
+    await withClient((client) =>
+      runChatSession({
+        client,
+        conversationId: id,
+        settings: settingsFrom(options),
+        progress: new PollingProgressSource(client),
+      }),
+    );
+  });
+}

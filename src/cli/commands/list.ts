@@ -1,0 +1,48 @@
+import { Command, Option } from '@commander-js/extra-typings';
+import { jsonOption, parseWholeNumber, printJson, withClient } from '../client-command.js';
+
+export function listCommand() {
+  return new Command('list')
+    .description('List conversations, newest first (one line each: its latest run), filtered by state.')
+    .addOption(
+      new Option('--status <status>', 'only conversations in this state').choices([
+        'idle',
+        'running',
+        'ended',
+      ] as const),
+    )
+    .addOption(new Option('--query <query>', "more visibility-query conditions, e.g. 'DurableAgentTurns > 3'"))
+    .addOption(new Option('--limit <count>', 'at most this many').default(50).argParser(parseWholeNumber))
+    .addOption(jsonOption())
+    .action(async (options) => {
+      const conversations = await withClient((client) =>
+        client.list({
+          ...(options.status ? { status: options.status } : {}),
+          ...(options.query ? { query: options.query } : {}),
+          limit: options.limit,
+        }),
+      );
+      if (options.json) return printJson(conversations);
+      if (conversations.length === 0) {
+        console.log('No conversations.');
+        return;
+      }
+      const rows = conversations.map((entry) => [
+        entry.conversationId,
+        entry.status,
+        String(entry.turns),
+        entry.open ? 'open' : `closed (${entry.executionStatus.toLowerCase()})`,
+        entry.startTime.toISOString(),
+      ]);
+      const header = ['CONVERSATION', 'STATUS', 'TURNS', 'RUN', 'STARTED'];
+      const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+      for (const row of [header, ...rows]) {
+        console.log(
+          row
+            .map((cell, column) => cell.padEnd(widths[column]!))
+            .join('  ')
+            .trimEnd(),
+        );
+      }
+    });
+}

@@ -1,0 +1,181 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../src/cli/output.js';
+import { DurableAgentClient } from '../../src/client.js';
+import type { ChatMessage } from '../../src/shared/types.js';
+import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
+import { createLocalEnvironment } from '../../src/testing/environment.js';
+import type { TurnResult } from '../../src/workflows/definitions.js';
+import { poll, ScriptBook } from '../client/helpers.js';
+import { startCrm, type Crm } from '../helpers/crm-server.js';
+import { killAll, runCli } from './helpers.js';
+
+let env: TestWorkflowEnvironment;
+let crm: Crm;
+let agent: TestAgent;
+let client: DurableAgentClient;
+let cliEnv: NodeJS.ProcessEnv;
+const book = new ScriptBook('cli');
+
+beforeAll(async () => {
+  env = await createLocalEnvironment();
+  crm = await startCrm();
+  agent = await startTestAgent({ env, script: book.script, mcpServers: [crm.config()] });
+  client = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue });
+  cliEnv = { ...process.env, TEMPORAL_ADDRESS: env.address, DURABLE_AGENT_TASK_QUEUE: agent.taskQueue };
+});
+
+afterEach(killAll);
+
+afterAll(async () => {
+  await killAll();
+  await agent?.close();
+  await crm?.close();
+  await env?.teardown();
+});
+
+const cli = (...args: string[]) => runCli(args, cliEnv);
+
+describe('durable-agent CLI', () => {
+  it('--help lists every command; each command has --help with its options', async () => {
+    const help = await cli('--help');
+    expect(help.code).toBe(ExitCode.Ok);
+    for (const name of ['dev', 'worker', 'start', 'send', 'ask', 'chat', 'history', 'list', 'interrupt', 'end']) {
+      expect(help.stdout).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
+    }
+    expect(help.stdout).toMatch(/scripted-model/);
+    for (const name of ['start', 'send', 'ask', 'history', 'list', 'interrupt', 'end']) {
+      const commandHelp = await cli(name, '--help');
+      expect(commandHelp.code, name).toBe(ExitCode.Ok);
+      expect(commandHelp.stdout, name).toMatch(/--json/);
+    }
+    expect((await cli('chat', '--help')).stdout).toMatch(/--conversation <id>/);
+    expect((await cli('dev', '--help')).stdout).toMatch(/TEMPORAL_ADDRESS/);
+  });
+
+  it('usage errors exit with ExitCode.Usage', async () => {
+    expect((await cli('history')).code).toBe(ExitCode.Usage); // --conversation is required
+    expect((await cli('ask', '--no-such-option', 'hi')).code).toBe(ExitCode.Usage);
+    expect((await cli('no-such-command')).code).toBe(ExitCode.Usage);
+    const empty = await cli('ask', '--conversation', book.conversation('empty'), '   ');
+    expect(empty.code).toBe(ExitCode.Usage);
+    expect(empty.stderr).toMatch(/rejected the message: A message needs "content"/);
+  });
+
+  it('ask prints the answer after two tool calls; --json prints the TurnResult', async () => {
+    const id = book.conversation('ask', [
+      { toolCalls: [{ name: 'crm__find_user', arguments: { name: 'Ada' } }] },
+      { toolCalls: [{ name: 'crm__get_company', arguments: { companyId: 'c-9' } }] },
+      { content: 'Ada works in London.' },
+      { content: 'Still London.' },
+    ]);
+    const plain = await cli('ask', '--conversation', id, 'Where does Ada work?');
+    expect(plain).toMatchObject({ code: ExitCode.Ok, stdout: 'Ada works in London.\n' });
+
+    const json = await cli('ask', '--conversation', id, '--json', 'And now?');
+    expect(json.code).toBe(ExitCode.Ok);
+    const result = JSON.parse(json.stdout) as TurnResult;
+    expect(result).toMatchObject({ conversationId: id, turn: 2, answer: 'Still London.', stopReason: 'completed' });
+  });
+
+  it('a budget stop that still answered exits 0; a turn without an answer exits with ExitCode.TurnFailed', async () => {
+    const budget = book.conversation('budget', [
+      { toolCalls: [{ name: 'crm__find_user', arguments: { name: 'Ada' } }] },
+      { content: 'Best I can say: Ada exists.' },
+    ]);
+    const stopped = await cli('ask', '-c', budget, '--settings', '{"budget": {"maxRounds": 1}}', 'Who is Ada?');
+    expect(stopped.code).toBe(ExitCode.Ok);
+    expect(stopped.stdout).toBe('Best I can say: Ada exists.\n');
+    expect(stopped.stderr).toMatch(/ran out of its rounds budget; this is its final answer/);
+
+    const failing = book.conversation('failing', [{ error: { status: 400 } }]);
+    const failed = await cli('ask', '-c', failing, '--json', 'Hello?');
+    expect(failed.code).toBe(ExitCode.TurnFailed);
+    expect(JSON.parse(failed.stdout)).toMatchObject({ answer: null, stopReason: 'error:ModelBadRequest' });
+  });
+
+  it('send creates the conversation, a second send appends, history --json reads the whole transcript', async () => {
+    const id = book.conversation('send', [{ content: 'Hello!' }, { content: 'Bye!' }]);
+    const first = await cli('send', '--conversation', id, '--json', 'hi');
+    expect(first.code).toBe(ExitCode.Ok);
+    expect(JSON.parse(first.stdout)).toMatchObject({ conversationId: id, created: true });
+    const second = await cli('send', '--conversation', id, 'bye');
+    expect(second).toMatchObject({ code: ExitCode.Ok });
+    expect(second.stdout).toMatch(new RegExp(`^Queued message \\S+ in conversation ${id}\\.`));
+
+    const history = await poll(
+      async () => {
+        const run = await cli('history', '--conversation', id, '--json');
+        return JSON.parse(run.stdout) as { messages: ChatMessage[] };
+      },
+      (read) => read.messages.length === 4,
+      { attempts: 60, intervalMs: 500 },
+    );
+    expect(history.messages.map((message) => `${message.role}: ${message.content}`)).toEqual([
+      'user: hi',
+      'assistant: Hello!',
+      'user: bye',
+      'assistant: Bye!',
+    ]);
+    const plain = await cli('history', '--conversation', id);
+    expect(plain.stdout).toBe('[0] user: hi\n[1] assistant: Hello!\n[2] user: bye\n[3] assistant: Bye!\n');
+  });
+
+  it('list --status filters by state; interrupt and end change it', async () => {
+    const running = book.conversation('list-running', [{ toolCalls: [{ name: 'crm__hang', arguments: {} }] }]);
+    const idle = book.conversation('list-idle', [{ content: 'done' }]);
+    expect((await cli('ask', '-c', idle, 'hi')).code).toBe(ExitCode.Ok);
+    expect((await cli('send', '-c', running, 'hang')).code).toBe(ExitCode.Ok);
+    const ours = `DurableAgentConversationId IN ('${running}', '${idle}')`;
+    const listed = async (...args: string[]) => {
+      const run = await cli('list', '--json', '--query', ours, ...args);
+      expect(run.code).toBe(ExitCode.Ok);
+      return (JSON.parse(run.stdout) as { conversationId: string }[]).map((entry) => entry.conversationId);
+    };
+    await poll(
+      () => listed('--status', 'running'),
+      (ids) => ids.join() === running,
+    );
+    await poll(
+      () => listed('--status', 'idle'),
+      (ids) => ids.join() === idle,
+    );
+    const table = await cli('list', '--query', ours);
+    expect(table.stdout).toMatch(/^CONVERSATION\s+STATUS\s+TURNS/);
+    expect(table.stdout).toContain(running);
+
+    const interrupted = await cli('interrupt', '-c', running, '--json');
+    expect(JSON.parse(interrupted.stdout)).toEqual({ conversationId: running, interrupted: true });
+    await poll(
+      () => client.status(running),
+      (status) => status.lastResult?.stopReason === 'cancelled',
+    );
+    expect((await cli('end', '-c', running)).code).toBe(ExitCode.Ok);
+    await poll(
+      () => listed('--status', 'ended'),
+      (ids) => ids.join() === running,
+    );
+  });
+
+  it('exit codes: a missing conversation is NotFound, an ended one is Ended, an unreachable cluster is Unavailable', async () => {
+    const missing = await cli('history', '--conversation', book.conversation('missing'));
+    expect(missing.code).toBe(ExitCode.NotFound);
+    expect(missing.stderr).toMatch(/does not exist/);
+
+    const id = book.conversation('ended', [{ content: 'ok' }]);
+    expect((await cli('ask', '-c', id, 'hi')).code).toBe(ExitCode.Ok);
+    expect((await cli('end', '-c', id)).code).toBe(ExitCode.Ok);
+    await poll(
+      () => client.status(id),
+      (status) => !status.open,
+    );
+    const ended = await cli('send', '-c', id, 'hello again');
+    expect(ended.code).toBe(ExitCode.Ended);
+    expect(ended.stderr).toMatch(/has ended/);
+
+    // Port 1: privileged, so no test server listens there.
+    const unreachable = await runCli(['list'], { ...cliEnv, TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(unreachable.code).toBe(ExitCode.Unavailable);
+    expect(unreachable.stderr).toMatch(/Cannot reach Temporal at 127\.0\.0\.1:1/);
+  });
+});
