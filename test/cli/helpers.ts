@@ -38,15 +38,15 @@ export function spawnTracked(command: string, args: string[], env: NodeJS.Proces
   const child = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => {
       running.delete(child);
       resolve(code);
     }),
   );
-  return { child, output: () => output, exited, write: (text) => child.stdin!.write(text) };
+  return { child, output: () => output, exited, write: (text) => child.stdin.write(text) };
 }
 
 /** Run `durable-agent <args>` to completion. */
