@@ -1,0 +1,97 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { DurableAgentClient } from '../../src/client.js';
+import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
+import { createLocalEnvironment } from '../../src/testing/environment.js';
+import { ScriptBook } from '../client/helpers.js';
+import { startCrm, type Crm } from '../helpers/crm-server.js';
+import { cliPath, killAll, shellQuote, spawnTracked, type RunningProcess } from './helpers.js';
+
+let env: TestWorkflowEnvironment;
+let crm: Crm;
+let agent: TestAgent;
+let client: DurableAgentClient;
+let cliEnv: NodeJS.ProcessEnv;
+const book = new ScriptBook('chat');
+
+beforeAll(async () => {
+  env = await createLocalEnvironment();
+  crm = await startCrm();
+  agent = await startTestAgent({ env, script: book.script, mcpServers: [crm.config()] });
+  client = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue });
+  cliEnv = { ...process.env, TEMPORAL_ADDRESS: env.address, DURABLE_AGENT_TASK_QUEUE: agent.taskQueue };
+});
+
+afterEach(killAll);
+
+afterAll(async () => {
+  await killAll();
+  await agent?.close();
+  await crm?.close();
+  await env?.teardown();
+});
+
+/** `durable-agent chat` in a pseudo-terminal (util-linux `script`), so readline, raw mode and Ctrl-C are real. */
+function chatInTerminal(conversationId: string): RunningProcess {
+  const command = [process.execPath, cliPath, 'chat', '--conversation', conversationId].map(shellQuote).join(' ');
+  return spawnTracked('script', ['-qfec', command, '/dev/null'], cliEnv);
+}
+
+const prompts = (chat: RunningProcess) => chat.output().split('you> ').length - 1;
+const settle = { timeout: 60_000, interval: 100 };
+
+it('chat: shows the tool calls and the answer; Ctrl-C interrupts a hanging tool, Ctrl-C at the prompt leaves', async () => {
+  const id = book.conversation('session', [
+    { toolCalls: [{ name: 'crm__find_user', arguments: { name: 'Ada' } }] },
+    { toolCalls: [{ name: 'crm__get_company', arguments: { companyId: 'c-9' } }] },
+    { content: 'Ada works at Analytical Engines Ltd in London.' },
+    { toolCalls: [{ name: 'crm__hang', arguments: {} }] },
+  ]);
+  const chat = chatInTerminal(id);
+  await expect.poll(() => prompts(chat), settle).toBe(1);
+  expect(chat.output()).toContain(`New conversation ${id}`);
+
+  chat.write('Where does Ada work?\r');
+  await expect.poll(() => chat.output(), settle).toContain('agent> Ada works at Analytical Engines Ltd in London.');
+  const output = chat.output();
+  expect(output).toContain('→ crm__find_user {"name":"Ada"}');
+  expect(output).toMatch(/✓ crm__find_user/);
+  expect(output).toContain('→ crm__get_company {"companyId":"c-9"}');
+  expect(output).toMatch(/✓ crm__get_company/);
+  // Tool lines come in the order the calls were made, before the answer.
+  const order = ['→ crm__find_user', '✓ crm__find_user', '→ crm__get_company', '✓ crm__get_company', 'agent> Ada'];
+  const positions = order.map((text) => output.indexOf(text));
+  expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+  await expect.poll(() => prompts(chat), settle).toBe(2);
+
+  chat.write('Do the slow thing.\r');
+  await expect.poll(() => chat.output(), settle).toContain('→ crm__hang');
+  chat.write('\x03');
+  await expect.poll(() => chat.output(), settle).toContain('Interrupting the turn');
+  await expect.poll(() => chat.output(), settle).toContain('(The turn was interrupted.)');
+  expect(chat.output()).toMatch(/✗ crm__hang.* cancelled/);
+  await expect.poll(() => prompts(chat), settle).toBe(3);
+
+  chat.write('\x03');
+  expect(await chat.exited).toBe(0);
+
+  const status = await client.status(id);
+  expect(status).toMatchObject({ turns: 2, phase: 'idle', lastResult: { stopReason: 'cancelled' } });
+  const transcript = await client.fullTranscript(id);
+  expect(transcript.at(-1)?.content).toMatch(/interrupted this turn/);
+});
+
+it('chat --conversation resumes an existing conversation; Ctrl-D leaves', async () => {
+  const id = book.conversation('resume', [{ content: 'First.' }, { content: 'Second, with memory.' }]);
+  await client.ask(id, 'one');
+  const chat = chatInTerminal(id);
+  await expect.poll(() => prompts(chat), settle).toBe(1);
+  expect(chat.output()).toContain(`Conversation ${id} (1 turns, idle)`);
+  chat.write('two\r');
+  await expect.poll(() => chat.output(), settle).toContain('agent> Second, with memory.');
+  await expect.poll(() => prompts(chat), settle).toBe(2);
+  chat.write('\x04');
+  expect(await chat.exited).toBe(0);
+  const request = agent.model.requests.filter((entry) => entry.conversation === `conversation-${id}`).at(-1)!;
+  expect(request.messages.map((message) => message.content)).toEqual(['one', 'First.', 'two']);
+});
