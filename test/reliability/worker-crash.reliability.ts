@@ -1,0 +1,419 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalEnvironment } from '../../src/testing/environment.js';
+import {
+  startScriptedModel,
+  type RecordedRequest,
+  type ScriptedModel,
+} from '../../src/testing/scripted-model/index.js';
+import type { conversationWorkflow } from '../../src/workflows/conversation.js';
+import {
+  askUpdate,
+  endSignal,
+  statusQuery,
+  transcriptQuery,
+  type TurnResult,
+  userMessageSignal,
+} from '../../src/workflows/definitions.js';
+import { expectValidToolPairing, toolResults } from '../helpers/transcript.js';
+import {
+  CHAIN_CALLS,
+  CHAIN_REQUEST,
+  CHAIN_ROUNDS,
+  CHAIN_TOOL_CALLS,
+  chainScript,
+  roundOf,
+  SLOW_MS,
+} from './chain-model.js';
+import {
+  activitiesOf,
+  callsPerTool,
+  historyEvents,
+  killLeftovers,
+  onHistoryEvent,
+  pendingActivities,
+  requireBuild,
+  ResultRows,
+  until,
+  within,
+  WorkerProcess,
+  writeMcpConfig,
+  type ActivityRecord,
+} from './helpers.js';
+
+/**
+ * Issue 8, item 1: the worker is a separate process (`durable-agent worker`), killed with SIGKILL at four points of a
+ * six-step tool chain (and once more while a non-idempotent call is in flight); a fresh worker process finishes the
+ * turn. Each run is compared with an uninterrupted run of the same chain. Real time: after a kill, an activity that was
+ * running is retried only when its heartbeat timeout (30 s for model calls, 10 s for tool calls) has passed, because
+ * nothing else tells Temporal that the worker died. The runs after the baseline go concurrently, so the file takes
+ * about as long as its slowest run.
+ */
+
+type Handle = WorkflowHandle<typeof conversationWorkflow>;
+
+let env: TestWorkflowEnvironment;
+let model: ScriptedModel;
+let tmp: string;
+/** Per conversation (workflow id) and round: how long the first request of that round waits. */
+const delays = new Map<string, Map<number, number>>();
+const counterFiles: string[] = [];
+const workers: WorkerProcess[] = [];
+const rows = new ResultRows('worker-crash');
+const GROUP = 'Worker process killed (SIGKILL), fresh worker started';
+
+beforeAll(async () => {
+  requireBuild();
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-crash-'));
+  env = await createLocalEnvironment();
+  model = await startScriptedModel({ script: chainScript(delays), name: 'the order chain' });
+});
+
+afterAll(async () => {
+  rows.write();
+  await Promise.allSettled(workers.map((worker) => worker.kill()));
+  killLeftovers(counterFiles);
+  await model?.close();
+  await env?.teardown();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+/** What one run of the chain left behind, for comparison with the baseline. */
+interface ChainRun {
+  workflowId: string;
+  turn: TurnResult;
+  second?: TurnResult;
+  /** Tool calls counted by the MCP servers (all processes). */
+  calls: Record<string, number>;
+  requests: RecordedRequest[];
+  activities: ActivityRecord[];
+  users: string[];
+  /** What was running when the worker died. */
+  inFlight: ActivityRecord[];
+  /** Activities that had a running attempt at the kill, by label. */
+  startedAtKill: string[];
+  recoverySeconds?: number;
+}
+
+interface KillContext {
+  handle: Handle;
+  workflowId: string;
+  counterFile: string;
+  worker: WorkerProcess;
+}
+
+interface KillPoint {
+  /** Row label in the results table. */
+  fault: string;
+  /** Model rounds whose first request waits this long (ms), to hold a model call in flight. */
+  delays?: Record<number, number>;
+  /** Signal a second user message before the kill, and expect its turn after the first. */
+  queueSecond?: boolean;
+  /** Resolves once the worker has been killed (it kills the worker itself, at the right moment). */
+  killAt(context: KillContext): Promise<void>;
+}
+
+const SECOND_MESSAGE = 'Also: what time is it?';
+
+async function runChain(name: string, point?: KillPoint): Promise<ChainRun> {
+  const conversationId = `crash-${name}`;
+  const workflowId = `conversation-${conversationId}`;
+  const taskQueue = `crash-${name}-${randomUUID()}`;
+  const counterFile = path.join(tmp, `${name}.counter.jsonl`);
+  const mcpConfigPath = path.join(tmp, `${name}.mcp.json`);
+  counterFiles.push(counterFile);
+  writeMcpConfig(mcpConfigPath, counterFile);
+  if (point?.delays) delays.set(workflowId, new Map(Object.entries(point.delays).map(([k, v]) => [Number(k), v])));
+  const startWorker = async () => {
+    const worker = await WorkerProcess.start({
+      temporalAddress: env.address,
+      taskQueue,
+      modelBaseUrl: model.baseUrl,
+      mcpConfigPath,
+      logFile: path.join(tmp, `${name}.worker.log`),
+    });
+    workers.push(worker);
+    return worker;
+  };
+
+  const first = await startWorker();
+  const handle: Handle = await env.client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [{ conversationId }],
+  });
+  const asked = handle.executeUpdate(askUpdate, { args: [{ id: 'm-1', content: CHAIN_REQUEST }] });
+  asked.catch(() => undefined); // awaited below; a failure must not count as unhandled while the kill happens
+
+  let inFlight: ActivityRecord[] = [];
+  let startedAtKill: string[] = [];
+  let killedAt: number | undefined;
+  if (point) {
+    await point.killAt({ handle, workflowId, counterFile, worker: first });
+    killedAt = Date.now();
+    await first.kill();
+    // The dead worker can change nothing any more: this is the state it left.
+    const pending = await pendingActivities(handle);
+    const atKill = activitiesOf(await historyEvents(handle));
+    inFlight = atKill.filter((activity) => !activity.completed);
+    const started = new Set(pending.filter((activity) => activity.started).map((activity) => activity.activityId));
+    startedAtKill = inFlight.filter((activity) => started.has(activity.activityId)).map((activity) => activity.label);
+    await startWorker();
+  }
+
+  const turn = await within(asked, 240_000, `turn 1 of ${workflowId}`);
+  const recoverySeconds = killedAt === undefined ? undefined : (Date.now() - killedAt) / 1000;
+  let second: TurnResult | undefined;
+  if (point?.queueSecond) {
+    const status = await until(
+      async () => {
+        const current = await handle.query(statusQuery);
+        return current.phase === 'idle' && current.turns === 2 && current.lastResult;
+      },
+      `turn 2 of ${workflowId}`,
+      { timeoutMs: 120_000, intervalMs: 200 },
+    );
+    second = status;
+  }
+  const transcript = await handle.query(transcriptQuery, { from: 0 });
+  await handle.signal(endSignal, {});
+  await within(handle.result(), 60_000, `${workflowId} to close`);
+  return {
+    workflowId,
+    turn,
+    second,
+    calls: callsPerTool(counterFile),
+    requests: model.requestsFor(workflowId),
+    activities: activitiesOf(await historyEvents(handle)),
+    users: transcript.messages.filter((message) => message.role === 'user').map((message) => message.content),
+    inFlight,
+    startedAtKill,
+    recoverySeconds,
+  };
+}
+
+let baseline: ChainRun;
+
+/** The checks every interrupted run must pass against the baseline; returns the counts for the table. */
+function expectLikeBaseline(run: ChainRun, point: KillPoint): string {
+  // The same answer, from the same tool results (an "outcome unknown" counts as such, whatever its reason).
+  expect(run.turn).toMatchObject({ stopReason: 'completed', answer: baseline.turn.answer });
+  // The budget counts calls the workflow made, not attempts: a retried call is still one call.
+  expect({ rounds: run.turn.rounds, toolCalls: run.turn.toolCalls, usage: run.turn.usage }).toEqual({
+    rounds: baseline.turn.rounds,
+    toolCalls: baseline.turn.toolCalls,
+    usage: baseline.turn.usage,
+  });
+  // Every tool call that had completed ran exactly once; the one in flight at most twice if it is safe to repeat.
+  const tools = new Set([...Object.keys(baseline.calls), ...Object.keys(run.calls)]);
+  for (const tool of tools) {
+    const extra = (run.calls[tool] ?? 0) - (baseline.calls[tool] ?? 0);
+    const mayRepeat = run.inFlight.filter(
+      (activity) => activity.label === tool && activity.safeToRepeat && run.startedAtKill.includes(tool),
+    ).length;
+    expect(extra, `extra runs of ${tool}`).toBeGreaterThanOrEqual(0);
+    expect(extra, `extra runs of ${tool} (in flight and safe to repeat: ${mayRepeat})`).toBeLessThanOrEqual(mayRepeat);
+  }
+  // No user message lost: each one has its turn, in order.
+  expect(run.users).toEqual(point.queueSecond ? [CHAIN_REQUEST, SECOND_MESSAGE] : [CHAIN_REQUEST]);
+  for (const request of run.requests) expectValidToolPairing(request.messages);
+  // Every activity that ran again did so on the new worker, as a retry of the same call (same activity, attempt 2).
+  for (const activity of run.activities.filter((entry) => (entry.attempt ?? 1) > 1)) {
+    expect(run.inFlight.map((entry) => entry.activityId)).toContain(activity.activityId);
+  }
+  const retried = run.activities
+    .filter((entry) => (entry.attempt ?? 1) > 1)
+    .map((entry) => `${entry.label} (attempt ${entry.attempt})`);
+  const extraRuns = [...tools]
+    .filter((tool) => (run.calls[tool] ?? 0) !== (baseline.calls[tool] ?? 0))
+    .map((tool) => `${tool} ${run.calls[tool] ?? 0} (baseline ${baseline.calls[tool] ?? 0})`);
+  return [
+    `rounds ${run.turn.rounds}, tool calls ${run.turn.toolCalls}, tokens ${run.turn.usage.totalTokens} (all = baseline)`,
+    `tool runs: ${extraRuns.length === 0 ? 'each = baseline' : extraRuns.join(', ')}`,
+    `model requests ${run.requests.length} (baseline ${baseline.requests.length})`,
+    `retried: ${retried.length === 0 ? 'none' : retried.join(', ')}`,
+  ].join(' · ');
+}
+
+describe('worker crashes in the middle of a six-step tool chain', () => {
+  beforeAll(async () => {
+    baseline = await runChain('baseline');
+  }, 180_000);
+
+  it('baseline: the uninterrupted chain answers from every tool result, each tool run once', () => {
+    expect(baseline.turn).toMatchObject({
+      stopReason: 'completed',
+      rounds: CHAIN_ROUNDS,
+      toolCalls: CHAIN_TOOL_CALLS,
+    });
+    expect(baseline.calls).toEqual(CHAIN_CALLS);
+    expect(baseline.turn.answer).toBe(
+      'Chain complete. test__increment: orders = 1; test__set_value: status = paid; test__echo: receipt; ' +
+        `test__slow: slept ${SLOW_MS} ms; test__increment: shipments = 1; effects__hang: outcome unknown; ` +
+        'test__echo: done.',
+    );
+    // Uninterrupted, `hang` ends by its server's timeout: the model is told the outcome is unknown, and why.
+    const last = baseline.requests.at(-1)!;
+    expect(toolResults(last.messages).find((entry) => /hang/.test(entry.content))?.content).toMatch(
+      /no answer within 3000 ms/,
+    );
+    expect(baseline.activities.every((activity) => activity.completed && activity.attempt === 1)).toBe(true);
+    rows.add({
+      group: GROUP,
+      fault: 'none (baseline): the six-step chain uninterrupted',
+      outcome: `completed: "${baseline.turn.answer}"`,
+      counts:
+        `rounds ${baseline.turn.rounds}, tool calls ${baseline.turn.toolCalls}, tokens ${baseline.turn.usage.totalTokens} · ` +
+        `tool runs: ${Object.entries(baseline.calls)
+          .map(([tool, count]) => `${tool} ${count}`)
+          .join(', ')} · model requests ${baseline.requests.length}`,
+      passed: true,
+    });
+  });
+
+  const points: Record<string, KillPoint> = {
+    'model-in-flight': {
+      fault: 'while a model call is in flight (round 4, its answer held back 4 s)',
+      delays: { 4: 4_000 },
+      async killAt({ workflowId, worker }) {
+        await until(() => model.requestsFor(workflowId).some((request) => roundOf(request) === 4), 'round 4');
+        worker.killNow();
+      },
+    },
+    'tool-in-flight': {
+      fault: `while a read-only tool call is in flight (slow, ${SLOW_MS / 1000} s, in parallel with echo)`,
+      async killAt({ counterFile, worker }) {
+        await until(() => (callsPerTool(counterFile).slow ?? 0) >= 1, 'the slow call');
+        worker.killNow();
+      },
+    },
+    'between-steps': {
+      fault: 'between two steps (the moment set_value, step 2, is recorded as completed)',
+      async killAt({ workflowId, worker }) {
+        await onHistoryEvent(
+          env.client,
+          workflowId,
+          (event, seen) => {
+            const completed = event.activityTaskCompletedEventAttributes;
+            if (!completed) return false;
+            const activity = activitiesOf(seen).find(
+              (entry) => entry.scheduledEventId === Number(completed.scheduledEventId),
+            );
+            return activity?.label === 'set_value';
+          },
+          () => worker.killNow(),
+        );
+      },
+    },
+    'second-message-queued': {
+      fault: 'while a second message is queued (signalled during round 2, model call in flight)',
+      delays: { 2: 4_000 },
+      queueSecond: true,
+      async killAt({ handle, workflowId, worker }) {
+        await until(() => model.requestsFor(workflowId).some((request) => roundOf(request) === 2), 'round 2');
+        await handle.signal(userMessageSignal, { id: 'm-2', content: SECOND_MESSAGE });
+        await until(async () => (await handle.query(statusQuery)).queued === 1, 'the second message to be queued');
+        worker.killNow();
+      },
+    },
+    'unsafe-tool-in-flight': {
+      fault: 'while a non-idempotent tool call is in flight (hang, after its "sent" heartbeat)',
+      async killAt({ handle, counterFile, worker }) {
+        await until(() => (callsPerTool(counterFile).hang ?? 0) >= 1, 'the hang call');
+        // Its "sent" heartbeat went out before the request; kill only once Temporal has recorded it.
+        await until(async () => {
+          const pending = await pendingActivities(handle);
+          return pending.some(
+            (activity) =>
+              activity.type === 'callTool' && (activity.heartbeat as { phase?: string } | undefined)?.phase === 'sent',
+          );
+        }, 'the hang call to be sent');
+        worker.killNow();
+      },
+    },
+  };
+
+  it.concurrent.each(Object.keys(points))(
+    'SIGKILL %s: a fresh worker completes the turn like the baseline',
+    async (name) => {
+      const order = rows.slot();
+      const point = points[name]!;
+      let run: ChainRun | undefined;
+      try {
+        run = await runChain(name, point);
+        const counts = expectLikeBaseline(run, point);
+        const outcome = checkPoint(name, run);
+        rows.add(
+          { group: GROUP, fault: point.fault, outcome, counts, recoverySeconds: run.recoverySeconds, passed: true },
+          order,
+        );
+      } catch (error) {
+        rows.add(
+          {
+            group: GROUP,
+            fault: point.fault,
+            outcome: `FAILED: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+            counts: run ? `rounds ${run.turn.rounds}, tool calls ${run.turn.toolCalls}` : '',
+            passed: false,
+          },
+          order,
+        );
+        throw error;
+      }
+    },
+    300_000,
+  );
+});
+
+/** The checks specific to each kill point; returns the sentence for the table. */
+function checkPoint(name: string, run: ChainRun): string {
+  const answer = 'completed with the baseline answer';
+  switch (name) {
+    case 'model-in-flight': {
+      expect(run.startedAtKill).toEqual(['round-4']);
+      // The model got the same round twice, under the same idempotency key: the call retried, not a new call.
+      const round4 = run.requests.filter((request) => roundOf(request) === 4);
+      expect(round4).toHaveLength(2);
+      expect(round4[1]!.idempotencyKey).toBe(round4[0]!.idempotencyKey);
+      expect(round4[1]!.messages).toEqual(round4[0]!.messages);
+      expect(run.requests).toHaveLength(baseline.requests.length + 1);
+      return `${answer}; the new worker retried round 4 (same idempotency key, same messages, transcript rebuilt by query) after the 30 s heartbeat timeout; no tool ran twice`;
+    }
+    case 'tool-in-flight': {
+      expect(run.startedAtKill).toContain('slow');
+      expect(run.calls.slow).toBe(2);
+      expect(run.requests).toHaveLength(baseline.requests.length);
+      const others = run.startedAtKill.filter((label) => label !== 'slow');
+      return (
+        `${answer}; slow (read-only) ran again on the new worker after the 10 s heartbeat timeout (${run.calls.slow} runs)` +
+        (others.length > 0 ? `; also in flight: ${others.join(', ')}, each run at most twice` : '')
+      );
+    }
+    case 'between-steps': {
+      // The kill landed before the worker had started anything after set_value.
+      expect(run.startedAtKill).toEqual([]);
+      expect(run.activities.every((activity) => (activity.attempt ?? 1) === 1)).toBe(true);
+      expect(run.requests).toHaveLength(baseline.requests.length);
+      return `${answer}; nothing was running at the kill (${run.inFlight.length === 0 ? 'no activity scheduled yet' : `${run.inFlight.map((entry) => entry.label).join(', ')} scheduled, not started`}); the new worker replayed the history and went on, nothing retried`;
+    }
+    case 'second-message-queued': {
+      expect(run.startedAtKill).toEqual(['round-2']);
+      expect(run.second).toMatchObject({ turn: 2, stopReason: 'completed', answer: `Noted: ${SECOND_MESSAGE}` });
+      return `${answer}; the queued message survived the crash and got its own turn (turn 2: "${run.second?.answer}")`;
+    }
+    case 'unsafe-tool-in-flight': {
+      expect(run.startedAtKill).toEqual(['hang']);
+      expect(run.calls.hang).toBe(1);
+      const hang = toolResults(run.requests.at(-1)!.messages).find((entry) => /hang/.test(entry.content));
+      expect(hang?.content).toMatch(/interrupted after the request was sent/);
+      return `${answer}; hang was not run again: the retry found the "sent" heartbeat and gave the model "outcome unknown" (${run.calls.hang} run)`;
+    }
+    default:
+      throw new Error(`no checks for ${name}`);
+  }
+}
