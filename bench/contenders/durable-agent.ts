@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
+import OpenAI from 'openai';
+import { McpPool } from '../../src/mcp/pool.js';
+import { createAgentWorker, workflowsPath } from '../../src/worker.js';
+import { conversationWorkflow } from '../../src/workflows/conversation.js';
+import { conversationWorkflowId } from '../../src/workflows/definitions.js';
+import type { ChatCompletionsClient } from '../../src/activities/model.js';
+import { runMain, serveContender, WorkClock, type ContenderDriver } from '../harness.js';
+import { promptOf, stepsOf, type TurnSpec } from '../workload.js';
+import { parseContenderArguments, type ContenderConfig } from './config.js';
+import { benchMcpServer, timedPool } from './mcp.js';
+import { replayOnColdWorker } from './replay.js';
+import { installQuietRuntime, quietBundlerLogger } from './runtime.js';
+
+/** The workflow an activity runs for: the key its model and tool time is added up under. */
+function currentWorkflowId(): string | undefined {
+  try {
+    return Context.current().info.workflowExecution?.workflowId;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The OpenAI client with every request timed on `clock`. */
+function timedOpenAI(openai: OpenAI, clock: WorkClock): ChatCompletionsClient {
+  return {
+    baseURL: openai.baseURL,
+    chat: {
+      completions: {
+        create: (body, options) => clock.time(currentWorkflowId(), () => openai.chat.completions.create(body, options)),
+      },
+    },
+  };
+}
+
+/** durable-agent as users run it: the project's worker, a conversation per turn (one-shot: `closeWhenIdle`). */
+async function createDurableAgentDriver(config: ContenderConfig): Promise<ContenderDriver> {
+  const clock = new WorkClock();
+  const pool = new McpPool([benchMcpServer(config.mcpServerScript)]);
+  const nativeConnection = await NativeConnection.connect({ address: config.address });
+  const connection = await Connection.connect({ address: config.address });
+  const client = new Client({ connection, namespace: config.namespace });
+  const openai = new OpenAI({ baseURL: config.modelBaseUrl, apiKey: 'bench', maxRetries: 0 });
+  const worker = await createAgentWorker({
+    connection: nativeConnection,
+    namespace: config.namespace,
+    taskQueue: config.taskQueue,
+    openai: timedOpenAI(openai, clock),
+    defaultModel: 'scripted-model',
+    mcp: timedPool(pool, clock, currentWorkflowId),
+    temporal: client,
+    worker: { workflowBundle: await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger }) },
+  });
+  const running = worker.run();
+
+  const converse = async (conversation: string, turns: TurnSpec[]) => {
+    const conversationId = `${conversation}-${randomUUID().slice(0, 8)}`;
+    const handle = await client.workflow.start(conversationWorkflow, {
+      taskQueue: config.taskQueue,
+      workflowId: conversationWorkflowId(conversationId),
+      args: [
+        {
+          conversationId,
+          messages: turns.map((spec, index) => ({ id: `m${index}`, content: promptOf(spec, String(index)) })),
+          closeWhenIdle: true,
+        },
+      ],
+    });
+    const outcome = await handle.result();
+    const last = outcome.state.lastResult;
+    const expected = turns.at(-1)?.chain;
+    if (last?.stopReason !== 'completed' || last.toolCalls !== expected) {
+      throw new Error(`durable-agent: ${handle.workflowId} ended unexpectedly: ${JSON.stringify(last)}`);
+    }
+    return handle;
+  };
+
+  return {
+    async runTurn(conversation, spec) {
+      const handle = await converse(conversation, [spec]);
+      return { workMs: clock.take(handle.workflowId) };
+    },
+    async runConversation(conversation, turns) {
+      const handle = await converse(conversation, turns);
+      clock.take(handle.workflowId);
+      return {
+        steps: turns.reduce((total, turn) => total + stepsOf(turn.chain), 0),
+        execution: { workflowId: handle.workflowId, runId: handle.firstExecutionRunId },
+      };
+    },
+    async close() {
+      try {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running;
+      } finally {
+        await pool.close();
+        await connection.close();
+        await nativeConnection.close();
+      }
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  installQuietRuntime();
+  const parsed = parseContenderArguments(process.argv.slice(2));
+  if (parsed.mode === 'replay') return replayOnColdWorker(parsed.config, workflowsPath);
+  const { config } = parsed;
+  await serveContender(() => createDurableAgentDriver(config));
+}
+
+runMain(main);

@@ -1,0 +1,68 @@
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import { runMain, serveContender, type ContenderDriver } from '../harness.js';
+import { stepsOf } from '../workload.js';
+import { parseContenderArguments, type ContenderConfig } from './config.js';
+import { createFloorActivities } from './floor-activities.js';
+import { floorWorkflow } from './floor-workflow.js';
+import { replayOnColdWorker } from './replay.js';
+import { installQuietRuntime, quietBundlerLogger } from './runtime.js';
+
+const workflowsPath = fileURLToPath(new URL('./floor-workflow.js', import.meta.url));
+
+/** The raw Temporal floor: a workflow of no-op activities, as many as the turn has steps. No model, no tool. */
+async function createFloorDriver(config: ContenderConfig): Promise<ContenderDriver> {
+  const nativeConnection = await NativeConnection.connect({ address: config.address });
+  const connection = await Connection.connect({ address: config.address });
+  const client = new Client({ connection, namespace: config.namespace });
+  const worker = await Worker.create({
+    connection: nativeConnection,
+    namespace: config.namespace,
+    taskQueue: config.taskQueue,
+    workflowBundle: await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger }),
+    activities: createFloorActivities(),
+  });
+  const running = worker.run();
+
+  const run = async (workflowId: string, steps: number) => {
+    const handle = await client.workflow.start(floorWorkflow, {
+      taskQueue: config.taskQueue,
+      workflowId,
+      args: [steps],
+    });
+    await handle.result();
+    return handle.firstExecutionRunId;
+  };
+
+  return {
+    async runTurn(conversation, spec) {
+      await run(`floor-${conversation}`, stepsOf(spec.chain));
+      return { workMs: 0 };
+    },
+    async runConversation(conversation, turns) {
+      const steps = turns.reduce((total, turn) => total + stepsOf(turn.chain), 0);
+      const workflowId = `floor-${conversation}`;
+      return { steps, execution: { workflowId, runId: await run(workflowId, steps) } };
+    },
+    async close() {
+      try {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running;
+      } finally {
+        await connection.close();
+        await nativeConnection.close();
+      }
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  installQuietRuntime();
+  const parsed = parseContenderArguments(process.argv.slice(2));
+  if (parsed.mode === 'replay') return replayOnColdWorker(parsed.config, workflowsPath);
+  const { config } = parsed;
+  await serveContender(() => createFloorDriver(config));
+}
+
+runMain(main);

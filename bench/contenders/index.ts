@@ -1,0 +1,53 @@
+import { fileURLToPath } from 'node:url';
+import { ensureOwnDependencies } from '../own-dependencies.js';
+
+export interface ContenderDefinition {
+  name: string;
+  label: string;
+  /** The script run as `node <script> serve|replay <json>`. */
+  script: string;
+  /** Keeps a workflow history (can be measured and replayed). */
+  durable: boolean;
+  /** Temporal's own integration, on its own SDK version (bench/peer). */
+  peer?: boolean;
+  env?: Record<string, string>;
+  /** Get it ready to start; returns why it cannot run, if it cannot. */
+  prepare?: () => Promise<string | undefined>;
+}
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+/** bench/peer in the source tree (this file runs from bench/dist/bench/contenders). */
+const peerDirectory = fileURLToPath(new URL('../../../peer', import.meta.url));
+
+export const FLOOR: ContenderDefinition = {
+  name: 'temporal-floor',
+  label: 'Raw Temporal floor (21 no-op activities)',
+  script: here('./floor.js'),
+  durable: true,
+};
+
+export const CONTENDERS: ContenderDefinition[] = [
+  {
+    name: 'in-process',
+    label: 'In-process loop (openai + McpPool, no durability)',
+    script: here('./in-process.js'),
+    durable: false,
+  },
+  FLOOR,
+  {
+    name: 'durable-agent',
+    label: 'durable-agent',
+    script: here('./durable-agent.js'),
+    durable: true,
+  },
+  {
+    name: 'openai-agents',
+    label: '@temporalio/openai-agents 1.23.0',
+    script: `${peerDirectory}/contender.mjs`,
+    durable: true,
+    peer: true,
+    // Its tracing exports to OpenAI's API by default: nothing leaves the machine in a benchmark.
+    env: { OPENAI_AGENTS_DISABLE_TRACING: '1' },
+    prepare: () => ensureOwnDependencies(peerDirectory, '@temporalio/openai-agents/package.json'),
+  },
+];

@@ -1,0 +1,34 @@
+import { performance } from 'node:perf_hooks';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
+import type { ReplayResult } from '../protocol.js';
+import type { ReplayConfig } from './config.js';
+import { quietBundlerLogger } from './runtime.js';
+
+/**
+ * Replay one history the way a cold worker does: fetch it (not timed), bundle the workflow code from scratch, then
+ * `Worker.runReplayHistory`. Prints a {@link ReplayResult} as the only line of standard output.
+ */
+export async function replayOnColdWorker(config: ReplayConfig, workflowsPath: string): Promise<void> {
+  const connection = await Connection.connect({ address: config.address });
+  let history;
+  try {
+    const client = new Client({ connection, namespace: config.namespace });
+    history = await client.workflow.getHandle(config.workflowId, config.runId).fetchHistory();
+  } finally {
+    await connection.close();
+  }
+  const bundleStarted = performance.now();
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+  const replayStarted = performance.now();
+  const options: ReplayWorkerOptions = { workflowBundle };
+  await Worker.runReplayHistory(options, history, config.workflowId);
+  const replayMs = performance.now() - replayStarted;
+  const result: ReplayResult = {
+    events: history.events?.length ?? 0,
+    bundleMs: replayStarted - bundleStarted,
+    replayMs,
+    rssBytes: process.memoryUsage.rss(),
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}

@@ -1,0 +1,388 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+// Not '../src/testing/index.js': its agent module imports @temporalio/proto by name, which plain Node ESM rejects.
+import { createLocalEnvironment } from '../src/testing/environment.js';
+import { startScriptedModel, type ScriptedModel } from '../src/testing/scripted-model/index.js';
+import { drawOverheadChart } from './chart.js';
+import { ContenderProcess, replayInFreshProcess } from './contender-process.js';
+import { CONTENDERS, FLOOR, type ContenderDefinition } from './contenders/index.js';
+import { measureHistory, type ConversationHistory } from './history.js';
+import { childProcessIds, describeMachine, loadAverage, processCpuMs } from './machine.js';
+import { PLANS } from './plan.js';
+import type { BatchResult } from './protocol.js';
+import { renderMarkdown } from './report.js';
+import type { ContenderSummary, HistoryFigures, HistorySize, ReplayFigures, Results, RunFigures } from './results.js';
+import { mean, percentile, ratio, round } from './stats.js';
+import { benchScript, CHAIN_LENGTH, stepsOf, type TurnSpec } from './workload.js';
+
+/**
+ * `npm run bench`: durable-agent against an in-process loop, the raw Temporal floor and Temporal's own OpenAI Agents
+ * integration, side by side in one run on one dev server, one scripted model and one stdio MCP tool. Writes
+ * docs/benchmarks.{json,md} and docs/benchmarks-overhead.svg (with `--quick`: a short run, printed, docs untouched).
+ */
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const MIB = 2 ** 20;
+
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+interface RunningContender {
+  definition: ContenderDefinition;
+  process: ContenderProcess;
+  peakRssBytes: number;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      out: { type: 'string' },
+    },
+  });
+  const plan = values.quick ? PLANS.quick : PLANS.full;
+  const only = values.only?.split(',');
+  const outDir = values.out ?? (values.quick ? `${root}bench/dist` : `${root}docs`);
+  const started = performance.now();
+  const loadAtStart = loadAverage();
+  const machine = describeMachine();
+  log(`${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, load ${loadAtStart.join(' ')}`);
+
+  const problems: string[] = [];
+  const summaries = new Map<string, ContenderSummary>();
+  const definitions = CONTENDERS.filter(
+    (definition) =>
+      (only === undefined || only.includes(definition.name) || definition === FLOOR) && (!definition.peer || plan.peer),
+  );
+
+  let model: ScriptedModel | undefined;
+  let env: TestWorkflowEnvironment | undefined;
+  const running: RunningContender[] = [];
+  const runs: RunFigures[] = [];
+  const history: HistoryFigures[] = [];
+  const replay: ReplayFigures[] = [];
+  try {
+    // Setting up the peer's own node_modules can take a while: do it while the server starts.
+    const prepared = Promise.all(
+      definitions.map(async (definition) => [definition, await definition.prepare?.()] as const),
+    );
+    model = await startScriptedModel({ script: benchScript, name: 'the benchmark script' });
+    env = await createLocalEnvironment();
+    const serverPid = childProcessIds('start-dev')[0];
+    const namespace = env.namespace ?? 'default';
+    log(`dev server at ${env.address}${serverPid ? ` (pid ${serverPid})` : ''}, scripted model at ${model.baseUrl}`);
+
+    for (const [definition, unavailable] of await prepared) {
+      summaries.set(definition.name, { name: definition.name, label: definition.label, available: false });
+      if (unavailable !== undefined) {
+        summaries.get(definition.name)!.reason = unavailable;
+        problems.push(`${definition.name}: ${unavailable}`);
+      }
+    }
+    const startable = definitions.filter((definition) => summaries.get(definition.name)!.reason === undefined);
+    // Started one after the other: each bundles its workflow code, and two cores do not bundle three at once faster.
+    for (const definition of startable) {
+      log(`starting ${definition.name}`);
+      try {
+        const process = await ContenderProcess.start(
+          definition.name,
+          definition.script,
+          {
+            address: env.address,
+            namespace,
+            modelBaseUrl: model.baseUrl,
+            mcpServerScript: `${root}bench/dist/src/testing/mcp-test-server.js`,
+            taskQueue: `bench-${definition.name}`,
+          },
+          definition.env,
+        );
+        running.push({ definition, process, peakRssBytes: 0 });
+        Object.assign(summaries.get(definition.name)!, { available: true, startupMs: round(process.startupMs, 0) });
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        Object.assign(summaries.get(definition.name)!, { available: false, reason });
+        problems.push(`${definition.name}: ${reason}`);
+      }
+    }
+
+    const failed = new Set<string>();
+    const batch = async (contender: RunningContender, spec: TurnSpec, concurrency: number, turns: number) => {
+      const serverBefore = serverPid === undefined ? undefined : processCpuMs(serverPid);
+      const parentBefore = process.cpuUsage();
+      const result = await contender.process.batch({ turns, concurrency, spec });
+      const serverAfter = serverPid === undefined ? undefined : processCpuMs(serverPid);
+      const parent = process.cpuUsage(parentBefore);
+      model!.reset(benchScript);
+      contender.peakRssBytes = Math.max(contender.peakRssBytes, result.peakRssBytes);
+      return {
+        result,
+        serverCpuMs: serverBefore === undefined || serverAfter === undefined ? undefined : serverAfter - serverBefore,
+        modelServerCpuMs: (parent.user + parent.system) / 1000,
+      };
+    };
+
+    for (const contender of running) {
+      log(`warming up ${contender.definition.name}`);
+      try {
+        await batch(contender, { chain: CHAIN_LENGTH, modelDelayMs: 0 }, 2, plan.warmupTurns);
+      } catch (error) {
+        failed.add(contender.definition.name);
+        problems.push(`${contender.definition.name}: warm-up failed: ${String(error)}`);
+      }
+    }
+
+    for (const modelDelayMs of plan.modelDelaysMs) {
+      for (const level of plan.levels) {
+        const turns = modelDelayMs === 0 ? level.turnsWithoutDelay : level.turnsWithDelay;
+        const spec = { chain: CHAIN_LENGTH, modelDelayMs };
+        const level_runs: RunFigures[] = [];
+        for (const contender of running) {
+          const { name } = contender.definition;
+          if (failed.has(name)) continue;
+          log(`${name}: ${turns} turns, ${level.concurrency} at a time, model delay ${modelDelayMs} ms`);
+          try {
+            const { result, serverCpuMs, modelServerCpuMs } = await batch(contender, spec, level.concurrency, turns);
+            level_runs.push(runFigures(name, spec, level.concurrency, result, serverCpuMs, modelServerCpuMs));
+          } catch (error) {
+            problems.push(
+              `${name}: batch (delay ${modelDelayMs}, concurrency ${level.concurrency}) failed: ${String(error)}`,
+            );
+          }
+        }
+        const floor = level_runs.find((run) => run.contender === FLOOR.name);
+        for (const run of level_runs) runs.push(withRunRatios(run, floor));
+      }
+    }
+
+    const durable = running.filter(
+      (contender) => contender.definition.durable && !failed.has(contender.definition.name),
+    );
+    const histories = new Map<string, { oneTurn: ConversationHistory; long?: ConversationHistory }>();
+    for (const contender of durable) {
+      const { name } = contender.definition;
+      log(`${name}: history of one turn${plan.longConversation ? ' and of a long conversation' : ''}`);
+      try {
+        const one = await contender.process.conversation([{ chain: CHAIN_LENGTH, modelDelayMs: 0 }]);
+        const oneTurn = await measureHistory(env.client, one.execution!.workflowId, one.execution!.runId);
+        let long: ConversationHistory | undefined;
+        if (plan.longConversation) {
+          const conversation = await contender.process.conversation(plan.longConversation);
+          long = await measureHistory(env.client, conversation.execution!.workflowId, conversation.execution!.runId);
+        }
+        histories.set(name, { oneTurn, long });
+        summaries.get(name)!.activitiesPerTurn = oneTurn.activities;
+      } catch (error) {
+        problems.push(`${name}: history measurement failed: ${String(error)}`);
+      }
+    }
+    const floorHistory = histories.get(FLOOR.name);
+    const oneTurnSteps = stepsOf(CHAIN_LENGTH);
+    const longSteps = plan.longConversation ? sumSteps(plan.longConversation) : 0;
+    const floorOne = floorHistory && historySize(floorHistory.oneTurn, oneTurnSteps);
+    const floorLong = floorHistory?.long && historySize(floorHistory.long, longSteps);
+    for (const [name, measured] of histories) {
+      const oneTurn = historySize(measured.oneTurn, oneTurnSteps);
+      const long = measured.long && historySize(measured.long, longSteps);
+      history.push({
+        contender: name,
+        oneTurn,
+        ...(long ? { long } : {}),
+        ratios: {
+          oneTurnEventsPerStep: ratio(oneTurn.eventsPerStep, floorOne?.eventsPerStep),
+          oneTurnBytesPerStep: ratio(oneTurn.bytesPerStep, floorOne?.bytesPerStep),
+          longEventsPerStep: ratio(long?.eventsPerStep, floorLong?.eventsPerStep),
+          longBytesPerStep: ratio(long?.bytesPerStep, floorLong?.bytesPerStep),
+        },
+      });
+    }
+
+    if (plan.replayTargetEvents > 0) {
+      for (const contender of durable) {
+        const { name } = contender.definition;
+        const measured = histories.get(name);
+        if (measured === undefined) continue;
+        const turns = Math.max(1, Math.round(plan.replayTargetEvents / measured.oneTurn.events));
+        log(`${name}: replaying a history of ${turns} turns on a cold worker`);
+        try {
+          const conversation = await contender.process.conversation(
+            Array.from({ length: turns }, () => ({ chain: CHAIN_LENGTH, modelDelayMs: 0 })),
+          );
+          const { workflowId, runId } = conversation.execution!;
+          const measuredLong = await measureHistory(env.client, workflowId, runId);
+          const biggest = measuredLong.runs.reduce((best, run) => (run.events > best.events ? run : best));
+          const result = await replayInFreshProcess(
+            contender.definition.script,
+            { address: env.address, namespace, workflowId, runId: biggest.runId },
+            contender.definition.env,
+          );
+          replay.push({
+            contender: name,
+            turns,
+            events: result.events,
+            bundleMs: round(result.bundleMs, 0),
+            replayMs: round(result.replayMs, 0),
+            coldMs: round(result.bundleMs + result.replayMs, 0),
+            rssMiB: round(result.rssBytes / MIB, 0),
+            ratios: { replayMs: null, coldMs: null },
+          });
+        } catch (error) {
+          problems.push(`${name}: replay failed: ${String(error)}`);
+        }
+      }
+      const floorReplay = replay.find((entry) => entry.contender === FLOOR.name);
+      for (const entry of replay) {
+        entry.ratios = {
+          replayMs: ratio(entry.replayMs, floorReplay?.replayMs),
+          coldMs: ratio(entry.coldMs, floorReplay?.coldMs),
+        };
+      }
+    }
+  } finally {
+    await Promise.allSettled(running.map((contender) => contender.process.close()));
+    await model?.close();
+    await env?.teardown();
+  }
+
+  const floorRss = running.find((contender) => contender.definition === FLOOR)?.peakRssBytes;
+  for (const contender of running) {
+    Object.assign(summaries.get(contender.definition.name)!, {
+      peakRssMiB: round(contender.peakRssBytes / MIB, 0),
+      peakRssRatio: ratio(contender.peakRssBytes, floorRss),
+    });
+  }
+
+  const results: Results = {
+    generatedAt: new Date().toISOString(),
+    command: values.quick ? 'npm run bench -- --quick' : 'npm run bench',
+    quick: plan === PLANS.quick,
+    commit: sourceCommit(),
+    machine,
+    load: { start: loadAtStart, end: loadAverage() },
+    durationSeconds: round((performance.now() - started) / 1000, 0),
+    workload: {
+      chain: CHAIN_LENGTH,
+      stepsPerTurn: stepsOf(CHAIN_LENGTH),
+      modelCallsPerTurn: CHAIN_LENGTH + 1,
+      toolCallsPerTurn: CHAIN_LENGTH,
+      modelDelaysMs: plan.modelDelaysMs,
+      concurrency: plan.levels.map((level) => level.concurrency),
+      tool: 'echo of the stdio MCP test server (src/testing/mcp-test-server.ts)',
+      longConversationSteps: plan.longConversation ? sumSteps(plan.longConversation) : 0,
+      replayTargetEvents: plan.replayTargetEvents,
+    },
+    contenders: [...summaries.values()],
+    runs,
+    history,
+    replay,
+    problems,
+  };
+
+  await mkdir(outDir, { recursive: true });
+  const markdown = renderMarkdown(results);
+  if (results.quick) {
+    await writeFile(`${outDir}/benchmarks-quick.json`, `${JSON.stringify(results, null, 2)}\n`);
+    process.stdout.write(markdown);
+  } else {
+    await writeFile(`${outDir}/benchmarks.json`, `${JSON.stringify(results, null, 2)}\n`);
+    await writeFile(`${outDir}/benchmarks.md`, markdown);
+    await writeFile(`${outDir}/benchmarks-overhead.svg`, await drawOverheadChart(results));
+    log(`wrote ${outDir}/benchmarks.{json,md} and benchmarks-overhead.svg`);
+  }
+  for (const problem of problems) log(`problem: ${problem}`);
+  log(`done in ${results.durationSeconds} s`);
+  // A contender that failed is a result to report, but a run where durable-agent itself failed is a failed run.
+  if (problems.some((problem) => problem.startsWith('durable-agent') || problem.startsWith(FLOOR.name))) {
+    process.exitCode = 1;
+  }
+}
+
+function sourceCommit(): string {
+  if (process.env.BENCH_SOURCE_COMMIT) return process.env.BENCH_SOURCE_COMMIT;
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench'], { cwd: root, encoding: 'utf8' });
+    return dirty.trim() === '' ? commit : `${commit} (with uncommitted changes)`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function sumSteps(turns: TurnSpec[]): number {
+  return turns.reduce((total, turn) => total + stepsOf(turn.chain), 0);
+}
+
+function runFigures(
+  contender: string,
+  spec: TurnSpec,
+  concurrency: number,
+  result: BatchResult,
+  serverCpuMs: number | undefined,
+  modelServerCpuMs: number,
+): RunFigures {
+  const steps = stepsOf(spec.chain);
+  const latencies = result.samples.map((sample) => sample.latencyMs);
+  const overheads = result.samples.map((sample) => (sample.latencyMs - sample.workMs) / steps);
+  const totalSteps = steps * result.samples.length;
+  return {
+    contender,
+    modelDelayMs: spec.modelDelayMs,
+    concurrency,
+    turns: result.samples.length,
+    latencyMs: distribution(latencies, 1),
+    overheadPerStepMs: distribution(overheads, 2),
+    workPerTurnMs: round(mean(result.samples.map((sample) => sample.workMs)), 1),
+    turnsPerSecond: round(result.samples.length / (result.wallMs / 1000), 2),
+    stepsPerSecond: round(totalSteps / (result.wallMs / 1000), 1),
+    cpuPerStepMs: {
+      contender: round(result.cpuMs / totalSteps, 2),
+      server: serverCpuMs === undefined ? null : round(serverCpuMs / totalSteps, 2),
+      modelServer: round(modelServerCpuMs / totalSteps, 2),
+    },
+    peakRssMiB: round(result.peakRssBytes / MIB, 0),
+    ratios: { overheadP50: null, overheadP99: null, latencyP50: null, latencyP99: null, throughput: null },
+  };
+}
+
+function withRunRatios(run: RunFigures, floor: RunFigures | undefined): RunFigures {
+  const two = (value: number | null) => (value === null ? null : round(value, 2));
+  return {
+    ...run,
+    ratios: {
+      overheadP50: two(ratio(run.overheadPerStepMs.p50, floor?.overheadPerStepMs.p50)),
+      overheadP99: two(ratio(run.overheadPerStepMs.p99, floor?.overheadPerStepMs.p99)),
+      latencyP50: two(ratio(run.latencyMs.p50, floor?.latencyMs.p50)),
+      latencyP99: two(ratio(run.latencyMs.p99, floor?.latencyMs.p99)),
+      throughput: two(ratio(run.turnsPerSecond, floor?.turnsPerSecond)),
+    },
+  };
+}
+
+function distribution(values: number[], digits: number) {
+  return {
+    p50: round(percentile(values, 50), digits),
+    p99: round(percentile(values, 99), digits),
+    mean: round(mean(values), digits),
+  };
+}
+
+function historySize(history: ConversationHistory, steps: number): HistorySize {
+  return {
+    steps,
+    runs: history.runs.length,
+    events: history.events,
+    bytes: history.bytes,
+    activities: history.activities,
+    eventsPerStep: round(history.events / steps, 2),
+    bytesPerStep: round(history.bytes / steps, 0),
+    largestEventBytes: Math.max(...history.runs.map((run) => run.largestEventBytes)),
+  };
+}
+
+main().catch((error: unknown) => {
+  log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exitCode = 1;
+});

@@ -1,0 +1,53 @@
+import type { TurnSpec } from './workload.js';
+
+export interface ConcurrencyLevel {
+  concurrency: number;
+  /** One-turn conversations to run at this level with the model answering at once / with the model delay. */
+  turnsWithoutDelay: number;
+  turnsWithDelay: number;
+}
+
+export interface Plan {
+  modelDelaysMs: number[];
+  levels: ConcurrencyLevel[];
+  /** Turns each contender runs (two at a time) before anything is measured: JIT, connections, caches. */
+  warmupTurns: number;
+  /** A conversation of several turns, to see whether history per step grows with its length (100 steps). */
+  longConversation: TurnSpec[] | undefined;
+  /** Size of the history replayed on a cold worker; 0 skips the replay. */
+  replayTargetEvents: number;
+  /** Run Temporal's own integration (needs its own `npm ci` in bench/peer the first time). */
+  peer: boolean;
+}
+
+/** 21 + 21 + 21 + 37 = 100 steps. */
+const HUNDRED_STEPS: TurnSpec[] = [10, 10, 10, 18].map((chain) => ({ chain, modelDelayMs: 0 }));
+
+export const PLANS = {
+  /** Everything, for docs/benchmarks.md: about 10–15 minutes on two cores. */
+  full: {
+    modelDelaysMs: [0, 200],
+    levels: [
+      { concurrency: 1, turnsWithoutDelay: 20, turnsWithDelay: 5 },
+      { concurrency: 10, turnsWithoutDelay: 30, turnsWithDelay: 10 },
+      { concurrency: 50, turnsWithoutDelay: 50, turnsWithDelay: 50 },
+      { concurrency: 100, turnsWithoutDelay: 100, turnsWithDelay: 100 },
+    ],
+    warmupTurns: 4,
+    longConversation: HUNDRED_STEPS,
+    replayTargetEvents: 4000,
+    peer: true,
+  },
+  /** For CI: that the harness still runs end to end, in well under a minute. Numbers are not for publishing. */
+  quick: {
+    modelDelaysMs: [0],
+    levels: [
+      { concurrency: 1, turnsWithoutDelay: 5, turnsWithDelay: 0 },
+      { concurrency: 10, turnsWithoutDelay: 10, turnsWithDelay: 0 },
+    ],
+    warmupTurns: 2,
+    longConversation: undefined,
+    replayTargetEvents: 0,
+    peer: false,
+  },
+} satisfies Record<string, Plan>;

@@ -1,0 +1,82 @@
+import type { ScriptFunction, ScriptStep } from '../src/testing/scripted-model/index.js';
+
+/**
+ * The benchmark's workload: a turn is a chain of `chain` tool calls, one per model call, then an answer
+ * (`chain + 1` model calls and `chain` tool calls). Everything a turn needs is in its user message, so the script is
+ * a pure function of the request: it works the same for every contender, whatever idempotency key (or none) their
+ * model client sends, and however many conversations share the scripted model at once.
+ */
+
+/** Tool calls per turn in the main workload (eleven model calls, ten tool calls). */
+export const CHAIN_LENGTH = 10;
+
+/** Steps (model calls plus tool calls) of a turn with `chain` tool calls. */
+export function stepsOf(chain: number): number {
+  return 2 * chain + 1;
+}
+
+export interface TurnSpec {
+  /** Tool calls in the turn. */
+  chain: number;
+  /** How long the scripted model waits before each answer, in ms. */
+  modelDelayMs: number;
+}
+
+const PROMPT_PATTERN = /^bench chain=(\d+) delay=(\d+)/;
+
+/** The user message that asks for a turn, e.g. `bench chain=10 delay=200 #3`. */
+export function promptOf(spec: TurnSpec, label = ''): string {
+  return `bench chain=${spec.chain} delay=${spec.modelDelayMs}${label ? ` #${label}` : ''}`;
+}
+
+export function parsePrompt(text: string): TurnSpec | undefined {
+  const match = PROMPT_PATTERN.exec(text);
+  return match ? { chain: Number(match[1]), modelDelayMs: Number(match[2]) } : undefined;
+}
+
+/** The message shapes the script reads: chat completions messages as any client sends them. */
+interface WireMessage {
+  role: string;
+  content?: unknown;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content.map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : '')).join('');
+  }
+  return '';
+}
+
+/**
+ * The next step of a turn: read the turn's spec from the last user message, count the tool results since, and ask
+ * for one more echo call or answer. The echo tool is found by name in the request's tools, since each contender
+ * names it its own way (`bench__echo` through the MCP pool, `echo` through the Agents SDK).
+ */
+export function nextStep(messages: readonly WireMessage[], toolNames: readonly string[]): ScriptStep {
+  let lastUser = -1;
+  messages.forEach((message, index) => {
+    if (message.role === 'user') lastUser = index;
+  });
+  const spec = lastUser === -1 ? undefined : parsePrompt(textOf(messages[lastUser]?.content));
+  if (spec === undefined) {
+    return {
+      error: { status: 400, body: 'benchmark: the last user message is not a `bench chain=N delay=MS` prompt' },
+    };
+  }
+  const done = messages.slice(lastUser + 1).filter((message) => message.role === 'tool').length;
+  const delay = spec.modelDelayMs > 0 ? { delayMs: spec.modelDelayMs } : {};
+  if (done >= spec.chain) return { content: `done after ${done} tool calls`, ...delay };
+  const echo = toolNames.find((name) => name === 'echo' || name.endsWith('__echo'));
+  if (echo === undefined) {
+    return { error: { status: 400, body: `benchmark: no echo tool among [${toolNames.join(', ')}]` } };
+  }
+  return { toolCalls: [{ name: echo, arguments: { text: `step ${done + 1}` } }], ...delay };
+}
+
+/** The scripted model's script for every contender. */
+export const benchScript: ScriptFunction = (request) =>
+  nextStep(
+    request.messages,
+    (request.tools ?? []).flatMap((tool) => (tool.type === 'function' ? [tool.function.name] : [])),
+  );
