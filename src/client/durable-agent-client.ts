@@ -461,7 +461,9 @@ export class DurableAgentClient {
         if (failure?.type === FailureType.ConversationEnded) {
           throw new ConversationEndedError(conversationId, 'ended', undefined, { cause: error });
         }
-        if (error instanceof WorkflowExecutionAlreadyStartedError && attempt < 3) continue;
+        // A run closed between our look and the call: look again (bounded).
+        const raced = error instanceof WorkflowExecutionAlreadyStartedError || error instanceof WorkflowNotFoundError;
+        if (raced && attempt < 3) continue;
         if (isResourceExhausted(error)) {
           if (options.onTooManyUpdates === 'throw') throw new TooManyUpdatesError(conversationId, { cause: error });
           await this.send(conversationId, message.content, { messageId: message.id, settings: options.settings });
