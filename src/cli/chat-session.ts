@@ -60,7 +60,6 @@ export async function runChatSession(options: ChatSessionOptions): Promise<void>
   rl.on('SIGINT', onInterrupt);
   // Without a terminal (input piped), Ctrl-C reaches the process as a signal instead.
   process.on('SIGINT', onInterrupt);
-  rl.on('close', leave);
 
   const turn = async (text: string) => {
     const controller = new AbortController();
@@ -95,18 +94,36 @@ export async function runChatSession(options: ChatSessionOptions): Promise<void>
     }
   };
 
-  rl.on('line', (line) => {
-    if (leaving) return;
-    if (running) {
-      say('(a turn is running: wait for its answer, or press Ctrl-C to interrupt it)');
+  // Lines typed (or piped) while a turn runs wait their turn; the end of input leaves once they are answered.
+  const pending: string[] = [];
+  let inputClosed = false;
+  const next = async (): Promise<void> => {
+    if (running || leaving) return;
+    const text = pending.shift();
+    if (text === undefined) {
+      if (inputClosed) leave();
+      else rl.prompt();
       return;
     }
+    await turn(text);
+    await next();
+  };
+
+  rl.on('line', (line) => {
+    if (leaving) return;
     const text = line.trim();
     if (text === '/exit' || text === '/quit') return leave();
-    if (text === '') return rl.prompt();
-    void turn(text).then(() => {
-      if (!leaving) rl.prompt();
-    });
+    if (text === '') {
+      if (!running) rl.prompt();
+      return;
+    }
+    pending.push(text);
+    if (running) say('(queued: sent when this turn ends)');
+    void next();
+  });
+  rl.on('close', () => {
+    inputClosed = true;
+    if (!running && pending.length === 0) leave();
   });
 
   say(await greeting(client, conversationId));

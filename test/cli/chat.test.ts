@@ -95,3 +95,20 @@ it('chat --conversation resumes an existing conversation; Ctrl-D leaves', async 
   const request = agent.model.requests.filter((entry) => entry.conversation === `conversation-${id}`).at(-1)!;
   expect(request.messages.map((message) => message.content)).toEqual(['one', 'First.', 'two']);
 });
+
+it('chat with piped input answers each line in order, then leaves at the end of input', async () => {
+  const id = book.conversation('piped', [
+    { toolCalls: [{ name: 'crm__find_user', arguments: { name: 'Alan' } }] },
+    { content: 'Alan is u-2.' },
+    { content: 'You are welcome.' },
+  ]);
+  const chat = spawnTracked(process.execPath, [cliPath, 'chat', '--conversation', id], cliEnv);
+  chat.write('Who is Alan?\nThanks!\n');
+  chat.child.stdin!.end();
+  expect(await chat.exited).toBe(0);
+  const output = chat.output();
+  expect(output).toContain('→ crm__find_user {"name":"Alan"}');
+  expect(output.indexOf('agent> Alan is u-2.')).toBeLessThan(output.indexOf('agent> You are welcome.'));
+  // No spinner without a terminal.
+  expect(output).not.toMatch(/thinking…/);
+});
