@@ -38,6 +38,12 @@ export const CHAIN_CALLS: Record<string, number> = { increment: 2, set_value: 1,
 export const CHAIN_ROUNDS = CHAIN.length + 1;
 export const CHAIN_TOOL_CALLS = CHAIN.flat().length;
 
+/** The answer to an uninterrupted chain (any run whose tool results are the same gets the same answer). */
+export const CHAIN_ANSWER =
+  'Chain complete. test__increment: orders = 1; test__set_value: status = paid; test__echo: receipt; ' +
+  `test__slow: slept ${SLOW_MS} ms; test__increment: shipments = 1; effects__hang: outcome unknown; ` +
+  'test__echo: done.';
+
 /** The user message that starts a chain; any other message is answered at once. */
 export const CHAIN_REQUEST = 'Run the order chain.';
 

@@ -3,9 +3,10 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync }
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import { Connection, type Client, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import proto, { type temporal } from '@temporalio/proto';
+import { searchAttributeFlags } from '../../src/servers/search-attributes.js';
 import { readTestServerEvents } from '../../src/testing/mcp-test-server.js';
 
 /** Shared by the fault runs: real processes (worker, MCP servers, Temporal server) and what they leave behind. */
@@ -136,6 +137,11 @@ export class WorkerProcess {
   async kill(): Promise<void> {
     this.killNow();
     await this.exited;
+  }
+
+  /** True while the process runs. */
+  alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
   }
 
   /** Send SIGKILL without waiting, for a kill that must land within milliseconds of an event. */
@@ -334,5 +340,78 @@ export function tail(file: string, lines = 40): string {
     return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
   } catch {
     return '(no log)';
+  }
+}
+
+/** A Temporal dev server (`temporal server start-dev`) on a database file, as its own process, to kill and restart. */
+export class DevServerProcess {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly exited: Promise<void>,
+  ) {}
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  /**
+   * Start on `port` with state in `dbFile` (the same file and port after a restart), with durable-agent's search
+   * attributes, and wait until the default namespace answers.
+   */
+  static async start(options: { port: number; dbFile: string; logFile: string }): Promise<DevServerProcess> {
+    const executable = process.env.TEMPORAL_CLI_PATH;
+    if (!executable)
+      throw new Error('TEMPORAL_CLI_PATH is not set: run through vitest (test/global-setup.ts sets it).');
+    const args = [
+      'server',
+      'start-dev',
+      '--headless',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(options.port),
+      '--db-filename',
+      options.dbFile,
+      '--namespace',
+      'default',
+      '--log-level',
+      'warn',
+      ...searchAttributeFlags(),
+    ];
+    const log = createWriteStream(options.logFile, { flags: 'a' });
+    const child = spawn(executable, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    rememberProcess(child.pid);
+    log.write(`--- dev server pid ${child.pid} started at ${new Date().toISOString()}\n`);
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    let gone = false;
+    void exited.then(() => (gone = true));
+    const address = `127.0.0.1:${options.port}`;
+    await until(
+      async () => {
+        if (gone) throw new Error(`the dev server exited at start; log: ${options.logFile}\n${tail(options.logFile)}`);
+        try {
+          const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+          try {
+            await connection.workflowService.describeNamespace({ namespace: 'default' });
+            return true;
+          } finally {
+            await connection.close();
+          }
+        } catch {
+          return false;
+        }
+      },
+      `the dev server at ${address}`,
+      { timeoutMs: 120_000, intervalMs: 250 },
+    );
+    return new DevServerProcess(child, exited);
+  }
+
+  /** SIGKILL: the server dies without a chance to flush or say goodbye to its clients. */
+  async kill(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await this.exited;
   }
 }
