@@ -149,6 +149,8 @@ export function renderMarkdown(results: Results): string {
       '**Overhead per step** = (turn latency − time inside model requests and tool calls) / steps; the floor has no ' +
       `model or tool, so its overhead is its latency / ${workload.stepsPerTurn}. Ratios (×) divide by the raw Temporal ` +
       'floor in the same conditions.',
+    `**Temporal:** one dev server (\`temporal server start-dev\`, SQLite in memory) for every contender, started with ` +
+      `${results.serverArgs.length > 0 ? `\`${results.serverArgs.join(' ')}\`` : 'its default settings'} (see bench/notes.md).`,
     '## Contenders',
     contenderTable(results.contenders),
     ...workload.modelDelaysMs.flatMap((delay) => [

@@ -7,6 +7,8 @@ export interface Results {
   quick: boolean;
   /** The commit measured (`git rev-parse HEAD`, or BENCH_SOURCE_COMMIT when run from an exported tree). */
   commit: string;
+  /** Extra arguments of `temporal server start-dev`. */
+  serverArgs: string[];
   machine: Machine;
   /** Load averages (1, 5, 15 min) when the run started and ended: other work on the machine skews the numbers. */
   load: { start: [number, number, number]; end: [number, number, number] };
