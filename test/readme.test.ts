@@ -11,6 +11,10 @@ describe('the README', () => {
     expect(read('README.md')).toContain(read('examples/agent.test.ts'));
   });
 
+  it('shows the backend example from examples/backend.ts word for word (typechecked with the project)', () => {
+    expect(read('README.md')).toContain(read('examples/backend.ts'));
+  });
+
   it('gives the two commands, run and test, before anything else', () => {
     const readme = read('README.md');
     const firstSection = readme.slice(0, readme.indexOf('\n## ', readme.indexOf('## The two commands') + 1));
