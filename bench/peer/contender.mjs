@@ -15,7 +15,7 @@ import { runMain, serveContender, WorkClock } from '../dist/bench/harness.js';
 import { parseContenderArguments } from '../dist/bench/contenders/config.js';
 import { promptOf, stepsOf } from '../dist/bench/workload.js';
 
-const workflowsPath = fileURLToPath(new URL('./workflows.cjs', import.meta.url));
+const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
 
 const quietBundlerLogger = {
   trace: () => undefined,

@@ -1,7 +1,7 @@
 // Workflow code of the peer contender, bundled by the peer's own @temporalio/worker (1.23) with OpenAIAgentsPlugin.
-// CommonJS on purpose: from an ES module, webpack picks the Agents SDK's ESM build, whose `import.meta.url` needs an
-// "automatic publicPath" that the workflow sandbox does not have; TypeScript users compiling to CommonJS get the CJS
-// build, as this file does.
+// CommonJS on purpose (this directory's package.json says so): from an ES module, webpack picks the Agents SDK's ESM
+// build, whose `import.meta.url` needs an "automatic publicPath" that the workflow sandbox does not have; TypeScript
+// users compiling to CommonJS get the CJS build, as this file does.
 const { Agent, user } = require('@openai/agents-core');
 const { statelessMcpServer, TemporalOpenAIRunner } = require('@temporalio/openai-agents/workflow');
 
