@@ -415,3 +415,57 @@ export class DevServerProcess {
     await this.exited;
   }
 }
+
+/** Our MCP test server over Streamable HTTP in its own process, so a test can freeze it (SIGSTOP) or kill it. */
+export class HttpTestServerProcess {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly url: string,
+    private readonly exited: Promise<void>,
+  ) {}
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  static async start(counterFile: string): Promise<HttpTestServerProcess> {
+    const child = spawn(process.execPath, [TEST_SERVER, '--http', '--port', '0'], {
+      env: { ...process.env, MCP_TEST_COUNTER_FILE: counterFile },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    rememberProcess(child.pid);
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const url = await within(
+      new Promise<string>((resolve, reject) => {
+        let output = '';
+        child.stdout?.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const line = output.split('\n')[0];
+          if (output.includes('\n') && line) resolve(line.trim());
+        });
+        child.once('exit', (code) => reject(new Error(`the HTTP test server exited (${code}) before listening`)));
+      }),
+      30_000,
+      'the HTTP test server to listen',
+    );
+    return new HttpTestServerProcess(child, url, exited);
+  }
+
+  /** Stop answering: the process is frozen, its sockets stay open, requests pile up unanswered. */
+  freeze(): void {
+    process.kill(this.pid, 'SIGSTOP');
+  }
+
+  /** Answer again: the frozen process goes on with everything that arrived meanwhile. */
+  thaw(): void {
+    process.kill(this.pid, 'SIGCONT');
+  }
+
+  async kill(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.thaw();
+      this.child.kill('SIGKILL');
+    }
+    await this.exited;
+  }
+}
