@@ -3,6 +3,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import type {
   ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParams,
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
@@ -17,17 +19,24 @@ import type {
   TokenUsage,
   ToolDefinition,
 } from '../shared/types.js';
+import { streamSignal } from '../workflows/definitions.js';
+import type { ModelStreamOptions } from '../workflows/stream-events.js';
 import { toModelFailure } from './model-errors.js';
+import { TextPublisher, type StreamPublisher } from '../streaming/text-publisher.js';
 import type { TranscriptCache } from './transcript-cache.js';
 
-/** The one method of the OpenAI client the model activity needs; tests pass a real client or a stub of this. */
+/**
+ * The one method of the OpenAI client the model activity needs; tests pass a real client or a stub of this. With
+ * `stream: true` in the body it answers with the chunks (an async iterable); a stub that answers with the whole
+ * completion instead still works, without live text.
+ */
 export interface ChatCompletionsClient {
   chat: {
     completions: {
       create(
-        body: ChatCompletionCreateParamsNonStreaming,
+        body: ChatCompletionCreateParams,
         options?: { headers?: Record<string, string>; signal?: AbortSignal },
-      ): PromiseLike<ChatCompletion>;
+      ): PromiseLike<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
     };
   };
   baseURL?: string;
@@ -40,6 +49,10 @@ export interface ModelActivityDependencies {
   defaultModel: string;
   /** How often to heartbeat while waiting for the model. Default 2 seconds. */
   heartbeatIntervalMs?: number;
+  /** Delivers streamed text to the workflow; default: signals through the activity context's Temporal client. */
+  publish?: StreamPublisher;
+  /** Least time between two text batches of one model call, after the first (sent at once). Default 250 ms. */
+  streamIntervalMs?: number;
 }
 
 /** The idempotency key of a model call: the scripted model server and providers use it to recognise a retry. */
@@ -53,7 +66,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
   const endpoint = (openai as { baseURL?: string }).baseURL ?? 'the model endpoint';
 
   return {
-    async callModel(input: ModelCallInput): Promise<ModelCallResult> {
+    async callModel(input: ModelCallInput & ModelStreamOptions): Promise<ModelCallResult> {
       const context = Context.current();
       const { messages, tools } = await transcripts.resolve(input);
       const trimmed = trimToContext(messages, input.maxInputTokens);
@@ -67,17 +80,41 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
         ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
         ...(input.maxCompletionTokens !== undefined ? { max_completion_tokens: input.maxCompletionTokens } : {}),
       };
+      const publisher = input.stream
+        ? new TextPublisher({
+            publish: dependencies.publish ?? contextPublisher(context),
+            target: { workflowId: input.workflowId, runId: input.runId },
+            batch: { turn: input.turn, round: input.round, attempt: context.info.attempt },
+            intervalMs: dependencies.streamIntervalMs,
+            log: context.log,
+          })
+        : undefined;
 
       const heartbeat = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
       let completion: ChatCompletion;
       try {
         context.heartbeat();
-        completion = await openai.chat.completions.create(body, {
+        const options = {
           // The openai client accepts an `idempotencyKey` option but sends no header for it: send it ourselves.
           headers: { 'Idempotency-Key': idempotencyKey(input) },
           signal: context.cancellationSignal,
-        });
+        };
+        if (publisher) {
+          // A retry tells subscribers at once that the text they have for this round is to be replaced.
+          if (context.info.attempt > 1) publisher.announce();
+          const response = await openai.chat.completions.create(
+            { ...body, stream: true, stream_options: { include_usage: true } },
+            options,
+          );
+          completion = isChunkStream(response)
+            ? await assembleCompletion(response, (text) => publisher.add(text))
+            : response;
+          await publisher.close();
+        } else {
+          completion = (await openai.chat.completions.create(body, options)) as ChatCompletion;
+        }
       } catch (error) {
+        publisher?.abandon();
         // Cancelled (interrupt or the turn's time limit): report the cancellation itself, not the aborted request.
         if (context.cancellationSignal.aborted) throw (context.cancellationSignal.reason as unknown) ?? error;
         throw toModelFailure(error, endpoint);
@@ -89,6 +126,93 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
       transcripts.remember(input, result.message);
       return result;
     },
+  };
+}
+
+/** Publishes through the Temporal client of the worker running this activity. */
+function contextPublisher(context: Context): StreamPublisher {
+  return ({ workflowId, runId }, batch) =>
+    context.client.workflow.getHandle(workflowId, runId).signal(streamSignal, batch);
+}
+
+function isChunkStream(
+  response: ChatCompletion | AsyncIterable<ChatCompletionChunk>,
+): response is AsyncIterable<ChatCompletionChunk> {
+  return typeof (response as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function';
+}
+
+/**
+ * Assemble streamed chunks into the completion the same request would have got without streaming, so the transcript
+ * is identical either way; `onText` gets each piece of content as it arrives.
+ */
+export async function assembleCompletion(
+  chunks: AsyncIterable<ChatCompletionChunk>,
+  onText: (text: string) => void,
+): Promise<ChatCompletion> {
+  let id = '';
+  let created = 0;
+  let model = '';
+  let content: string | null = null;
+  let finishReason: ChatCompletion.Choice['finish_reason'] | null = null;
+  let usage: ChatCompletion['usage'];
+  let sawChoice = false;
+  const toolCalls: { id: string; name: string; arguments: string }[] = [];
+  for await (const chunk of chunks) {
+    id ||= chunk.id;
+    created ||= chunk.created;
+    model ||= chunk.model;
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices.find((entry) => entry.index === 0);
+    if (!choice) continue;
+    sawChoice = true;
+    const { delta } = choice;
+    if (typeof delta.content === 'string') {
+      content = (content ?? '') + delta.content;
+      if (delta.content !== '') onText(delta.content);
+    }
+    for (const call of delta.tool_calls ?? []) {
+      const entry = (toolCalls[call.index] ??= { id: '', name: '', arguments: '' });
+      if (call.id) entry.id = call.id;
+      if (call.function?.name) entry.name += call.function.name;
+      if (call.function?.arguments) entry.arguments += call.function.arguments;
+    }
+    if (choice.finish_reason) finishReason = choice.finish_reason;
+  }
+  if (!sawChoice || finishReason === null) {
+    // A stream that ended without a finish reason was cut short: retry it like a dropped connection.
+    throw ApplicationFailure.create({
+      type: FailureType.ModelInvalidResponse,
+      message: `The model's stream ended before its finish reason${id ? ` (completion ${id})` : ''}.`,
+    });
+  }
+  const calls = toolCalls.filter((call) => call !== undefined);
+  return {
+    id,
+    object: 'chat.completion',
+    created,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content,
+          refusal: null,
+          ...(calls.length > 0
+            ? {
+                tool_calls: calls.map((call) => ({
+                  id: call.id,
+                  type: 'function' as const,
+                  function: { name: call.name, arguments: call.arguments },
+                })),
+              }
+            : {}),
+        },
+        logprobs: null,
+        finish_reason: finishReason,
+      },
+    ],
+    ...(usage ? { usage } : {}),
   };
 }
 

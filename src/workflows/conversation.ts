@@ -24,12 +24,23 @@ import {
   type IncomingMessage,
   interruptSignal,
   modelContextQuery,
+  pollEventsUpdate,
   statusQuery,
+  streamSignal,
   transcriptQuery,
   type TurnResult,
   userMessageSignal,
 } from './definitions.js';
 import { carriedTranscript, RecentIds, validateMessage } from './conversation-state.js';
+import {
+  DEFAULT_POLL_WAIT_MS,
+  EventLog,
+  MAX_POLL_WAIT_MS,
+  MAX_WAITING_POLLS,
+  type PollEventsRequest,
+  StreamFailureType,
+  type TurnFinishedEvent,
+} from './stream-events.js';
 import { runTurn, type TurnProgress } from './turn.js';
 import { Transcript } from './transcript.js';
 
@@ -73,6 +84,11 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const waitingAsks = new Set<string>();
   let tools: ToolDefinition[] | undefined;
   let toolsDigest: string | undefined;
+  /** The event stream subscribers poll (docs/streaming.md). */
+  const events = new EventLog(carried?.streamOffset ?? 0);
+  let waitingPolls = 0;
+  /** Set while the run waits for its handlers before closing or continuing as new: polls answer at once. */
+  let streamClosing = false;
 
   const rollingOver = () =>
     workflowInfo().continueAsNewSuggested || turnsThisRun >= (settings.maxTurnsPerRun ?? DEFAULT_MAX_TURNS_PER_RUN);
@@ -182,6 +198,48 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     current.scope.cancel();
   });
 
+  setHandler(streamSignal, (batch) => {
+    events.acceptBatch(batch);
+  });
+
+  setHandler(
+    pollEventsUpdate,
+    async (request: PollEventsRequest | undefined) => {
+      const { start, truncated } = events.resolve(request?.from);
+      const waitMs = Math.min(request?.waitMs ?? DEFAULT_POLL_WAIT_MS, MAX_POLL_WAIT_MS);
+      if (!events.hasFrom(start) && !streamClosing && waitMs > 0) {
+        waitingPolls++;
+        try {
+          await condition(() => events.hasFrom(start) || streamClosing, waitMs);
+        } finally {
+          waitingPolls--;
+        }
+      }
+      return { ...events.read(start), truncated, closing: streamClosing };
+    },
+    {
+      validator: (request: PollEventsRequest | undefined) => {
+        const { from, waitMs } = request ?? {};
+        if ((from !== undefined && !Number.isInteger(from)) || (waitMs !== undefined && !(waitMs >= 0))) {
+          throw ApplicationFailure.create({
+            type: StreamFailureType.InvalidPoll,
+            nonRetryable: true,
+            message: 'pollEvents takes { from?: integer offset, waitMs?: milliseconds >= 0 }.',
+          });
+        }
+        if (waitingPolls >= MAX_WAITING_POLLS) {
+          throw ApplicationFailure.create({
+            type: StreamFailureType.TooManySubscribers,
+            nonRetryable: true,
+            message:
+              `Conversation ${conversationId} has ${waitingPolls} event polls waiting already (Temporal allows 10 ` +
+              'updates in flight per workflow): share one subscription per conversation, as the HTTP bridge does.',
+          });
+        }
+      },
+    },
+  );
+
   setHandler(endSignal, () => {
     ending = true;
     describeForUi();
@@ -237,7 +295,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
 
   for (;;) {
     if (input.closeWhenIdle && queue.length === 0 && !ending) {
-      await condition(allHandlersFinished);
+      await handlersFinished();
       if (queue.length === 0) return close('completed');
     }
     const ready = () => queue.length > 0 || ending || rollingOver();
@@ -248,7 +306,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         : await condition(ready, settings.idleTimeoutMs);
     if (!woke) {
       log.info('closing the idle conversation; the next message reopens it', { conversationId });
-      await condition(allHandlersFinished);
+      await handlersFinished();
       return close('idle');
     }
     if (ending) break;
@@ -257,7 +315,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     const answerNext = rollingOver() ? queue.some((queued) => waitingAsks.has(queued.id)) : queue.length > 0;
     const message = answerNext ? queue.shift() : undefined;
     if (message === undefined) {
-      await condition(allHandlersFinished);
+      await handlersFinished();
       if (queue.some((queued) => waitingAsks.has(queued.id))) continue;
       return continueAsNew<typeof conversationWorkflow>({
         conversationId,
@@ -271,6 +329,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     turns++;
     turnsThisRun++;
     transcript.append({ role: 'user', content: message.content, id: message.id });
+    events.startTurn(turns, message.id);
     const scope = new CancellationScope();
     current = { turn: turns, messageId: message.id, scope, interrupted: false };
     const running = current;
@@ -293,6 +352,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
           tools = turnTools;
           toolsDigest = digest;
         },
+        events,
       }),
     );
     if (result.stopReason === 'cancelled') {
@@ -300,14 +360,24 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       transcript.append({ role: 'assistant', content: `[The user interrupted this turn${why}.]` });
     }
     current = undefined;
+    const { conversationId: _conversation, ...finished } = result;
+    events.append({ type: 'turn_finished', ...finished } satisfies Omit<TurnFinishedEvent, 'offset'>);
     lastResult = result;
     recentResults.push(result);
     if (recentResults.length > RECENT_RESULTS) recentResults.shift();
     publishState();
   }
 
-  await condition(allHandlersFinished);
+  await handlersFinished();
   return close('ended');
+
+  /** Wait for the handlers before the run closes or continues as new; waiting event polls are answered first. */
+  async function handlersFinished(): Promise<void> {
+    streamClosing = true;
+    await condition(allHandlersFinished);
+    // Not closing after all (a message came meanwhile): polls wait again.
+    streamClosing = false;
+  }
 
   function state(): ConversationState {
     const kept = carriedTranscript(transcript.messages);
@@ -318,6 +388,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       queue: [...queue],
       seenMessageIds: seen.toArray(),
       ...(lastResult ? { lastResult } : {}),
+      streamOffset: events.nextOffset,
     };
   }
 

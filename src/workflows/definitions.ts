@@ -1,6 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage, ModelContextPage, TokenUsage } from '../shared/types.js';
 import type { BudgetLimit, TurnBudget } from './budget.js';
+import type { PollEventsRequest, PollEventsResult, StreamBatch } from './stream-events.js';
 
 /**
  * The conversation workflow's messages, shared by the workflow, the client and the tests.
@@ -57,6 +58,8 @@ export interface ConversationSettings {
   maxTurnsPerRun?: number;
   /** Longest accepted user message, in characters; default 100,000. */
   maxMessageChars?: number;
+  /** Stream model answers to subscribers as they are written (docs/streaming.md); default true. */
+  stream?: boolean;
 }
 
 export type ConversationPhase = 'idle' | 'running' | 'ended';
@@ -103,6 +106,8 @@ export interface ConversationState {
   queue: IncomingMessage[];
   seenMessageIds: string[];
   lastResult?: TurnResult;
+  /** Offset of the next stream event, so offsets keep growing across runs; default 0. */
+  streamOffset?: number;
 }
 
 export interface ConversationInput {
@@ -141,3 +146,8 @@ export const statusQuery = defineQuery<ConversationStatus>('status');
 export const transcriptQuery = defineQuery<TranscriptPage, [{ from?: number; limit?: number }?]>('transcript');
 /** For workers: a page of this run's transcript (run-relative indexes) and the current turn's tools. */
 export const modelContextQuery = defineQuery<ModelContextPage, [{ from: number; limit: number }]>('modelContext');
+
+/** For the model activity: a batch of the text it is streaming (see stream-events.ts). */
+export const streamSignal = defineSignal<[StreamBatch]>('stream');
+/** Long-poll for stream events at or after `from`: answers as soon as there are any, or after `waitMs` with none. */
+export const pollEventsUpdate = defineUpdate<PollEventsResult, [PollEventsRequest]>('pollEvents');

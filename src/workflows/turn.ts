@@ -11,7 +11,7 @@ import {
 import type { Activities } from '../activities/index.js';
 import { chainDigest, EMPTY_DIGEST } from '../shared/digest.js';
 import { FailureType } from '../shared/errors.js';
-import type { ModelCallResult, ToolDefinition, ToolMessage } from '../shared/types.js';
+import type { ModelCallInput, ModelCallResult, ToolDefinition, ToolMessage } from '../shared/types.js';
 import { ZERO_USAGE } from '../shared/types.js';
 import {
   addUsage,
@@ -24,6 +24,14 @@ import {
   type TurnSpend,
 } from './budget.js';
 import type { ConversationSettings, StopReason, TurnResult } from './definitions.js';
+import {
+  DEFAULT_STREAM,
+  type EventLog,
+  MAX_ARGUMENTS_PREVIEW_CHARS,
+  MAX_RESULT_PREVIEW_CHARS,
+  type ModelStreamOptions,
+  preview,
+} from './stream-events.js';
 import { prepareToolCall, SYNTHETIC_RESULTS } from './tool-calls.js';
 import type { Transcript } from './transcript.js';
 
@@ -81,6 +89,8 @@ export interface TurnContext {
   onProgress(progress: TurnProgress): void;
   /** Called once the turn's tools are known, so the model-context query can answer with them. */
   onTools(tools: ToolDefinition[], digest: string | undefined): void;
+  /** The conversation's event stream: the turn appends model-call and tool events. */
+  events: EventLog;
 }
 
 type LoopStop =
@@ -126,31 +136,36 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
     round++;
     const { prefix, newMessages } = transcript.nextModelInput();
     report(`model · round ${round}`);
-    return callModel.executeWithOptions(
-      {
-        summary: `turn ${turn} · model ${model ?? 'default'} · round ${round}${final ? ' · final answer' : ''}`,
-        retry: { maximumAttempts: settings.modelAttempts ?? DEFAULT_MODEL_ATTEMPTS },
-      },
-      [
+    const stream = settings.stream ?? DEFAULT_STREAM;
+    const input: ModelCallInput & ModelStreamOptions = {
+      workflowId: context.workflowId,
+      runId: context.runId,
+      turn,
+      round,
+      prefix,
+      newMessages,
+      toolsDigest,
+      model,
+      temperature: settings.temperature,
+      maxCompletionTokens: final
+        ? settings.maxCompletionTokens
+        : completionTokenLimit(spend, budget, settings.maxCompletionTokens),
+      maxInputTokens: settings.maxInputTokens,
+      toolChoice: final ? 'none' : 'auto',
+      instruction: final ? FINAL_ANSWER_INSTRUCTION : undefined,
+      // Only when on, so the activity input of a conversation that does not stream is unchanged.
+      ...(stream ? { stream } : {}),
+    };
+    context.events.startModelCall(turn, round);
+    return callModel
+      .executeWithOptions(
         {
-          workflowId: context.workflowId,
-          runId: context.runId,
-          turn,
-          round,
-          prefix,
-          newMessages,
-          toolsDigest,
-          model,
-          temperature: settings.temperature,
-          maxCompletionTokens: final
-            ? settings.maxCompletionTokens
-            : completionTokenLimit(spend, budget, settings.maxCompletionTokens),
-          maxInputTokens: settings.maxInputTokens,
-          toolChoice: final ? 'none' : 'auto',
-          instruction: final ? FINAL_ANSWER_INSTRUCTION : undefined,
+          summary: `turn ${turn} · model ${model ?? 'default'} · round ${round}${final ? ' · final answer' : ''}`,
+          retry: { maximumAttempts: settings.modelAttempts ?? DEFAULT_MODEL_ATTEMPTS },
         },
-      ],
-    );
+        [input],
+      )
+      .finally(() => context.events.finishModelCall());
   };
 
   const recordModelResult = (result: ModelCallResult) => {
@@ -159,6 +174,19 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
     transcript.append(result.message);
     // The worker that made this call cached the prefix, the new messages and its own answer.
     transcript.markShared(transcript.length);
+  };
+
+  const toolFinished = (message: ToolMessage, startedAt: number): ToolMessage => {
+    context.events.append({
+      type: 'tool_call_finished',
+      turn,
+      toolCallId: message.toolCallId,
+      name: message.name,
+      outcome: message.outcome,
+      preview: preview(message.content, MAX_RESULT_PREVIEW_CHARS),
+      durationMs: Date.now() - startedAt,
+    });
+    return message;
   };
 
   const runTool = async (prepared: Extract<ReturnType<typeof prepareToolCall>, { kind: 'dispatch' }>) => {
@@ -229,13 +257,25 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
       const prepared = calls.map((call) => prepareToolCall(call, tools));
       let allowed = toolCallsAllowed(spend, budget, prepared.filter((entry) => entry.kind === 'dispatch').length);
       report(`tools · ${calls.map((call) => call.name).join(', ')}`);
+      const startedAt = Date.now();
+      for (const call of calls) {
+        context.events.append({
+          type: 'tool_call_started',
+          turn,
+          toolCallId: call.id,
+          name: call.name,
+          arguments: preview(call.arguments, MAX_ARGUMENTS_PREVIEW_CHARS),
+        });
+      }
       const messages = await Promise.all(
         prepared.map(async (entry) => {
-          if (entry.kind === 'reject') return entry.message;
-          if (allowed === 0) return SYNTHETIC_RESULTS.budgetExhausted(entry.call, LIMIT_NAMES.toolCalls);
+          if (entry.kind === 'reject') return toolFinished(entry.message, startedAt);
+          if (allowed === 0) {
+            return toolFinished(SYNTHETIC_RESULTS.budgetExhausted(entry.call, LIMIT_NAMES.toolCalls), startedAt);
+          }
           allowed--;
           spend.toolCalls++;
-          return runTool(entry);
+          return toolFinished(await runTool(entry), startedAt);
         }),
       );
       transcript.append(...messages);

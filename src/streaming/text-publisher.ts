@@ -1,0 +1,118 @@
+import type { StreamBatch } from '../workflows/stream-events.js';
+
+/** The run a model call streams to. */
+export interface StreamTarget {
+  workflowId: string;
+  runId: string;
+}
+
+/** Delivers one batch to the workflow (by default a signal to its run). */
+export type StreamPublisher = (target: StreamTarget, batch: StreamBatch) => Promise<void>;
+
+/** Least time between the first two batches; the first batch goes at once (time to first token). */
+export const DEFAULT_STREAM_INTERVAL_MS = 250;
+/** Each batch after the first waits this much longer than the one before, up to {@link MAX_STREAM_INTERVAL_MS}. */
+export const STREAM_INTERVAL_STEP_MS = 50;
+/**
+ * The longest wait between two batches. A long answer ends up at one batch a second: every batch costs about 1.3 KB
+ * of history (the signal, the subscriber's poll and their workflow tasks), which a second of text pays for.
+ */
+export const MAX_STREAM_INTERVAL_MS = 1_000;
+/** A batch is sent early when its text reaches this many characters (a very fast model). */
+export const MAX_BATCH_CHARS = 8_000;
+
+export interface TextPublisherOptions {
+  publish: StreamPublisher;
+  target: StreamTarget;
+  /** The model call and attempt the text belongs to. */
+  batch: Omit<StreamBatch, 'text'>;
+  /** Wait between the first two batches; default {@link DEFAULT_STREAM_INTERVAL_MS}. */
+  intervalMs?: number;
+  /** Longest wait between two batches; default {@link MAX_STREAM_INTERVAL_MS}. */
+  maxIntervalMs?: number;
+  log?: { warn(message: string, meta?: Record<string, unknown>): void };
+}
+
+/**
+ * Batches the text of one model-call attempt into signals: the first piece at once, then at most one batch per
+ * interval, the interval growing from 250 ms to 1 s as the answer goes on, so history grows with batches, not
+ * tokens, and a long answer costs a bounded multiple of its text. Batches are sent one after another, in order. Streaming is a
+ * courtesy: a batch that cannot be delivered is logged and the rest are dropped, never failing the model call.
+ */
+export class TextPublisher {
+  private readonly intervalMs: number;
+  private readonly maxIntervalMs: number;
+  private buffer = '';
+  private batches = 0;
+  private lastSentAt = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private sending: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(private readonly options: TextPublisherOptions) {
+    this.intervalMs = options.intervalMs ?? DEFAULT_STREAM_INTERVAL_MS;
+    this.maxIntervalMs = Math.max(this.intervalMs, options.maxIntervalMs ?? MAX_STREAM_INTERVAL_MS);
+  }
+
+  /** How long to wait after the last batch before the next. */
+  private interval(): number {
+    return Math.min(this.maxIntervalMs, this.intervalMs + STREAM_INTERVAL_STEP_MS * Math.max(0, this.batches - 1));
+  }
+
+  /** Send an empty batch now: subscribers learn that this attempt started (a retry replaces earlier text). */
+  announce(): void {
+    this.send(true);
+  }
+
+  add(text: string): void {
+    if (this.stopped || text === '') return;
+    this.buffer += text;
+    const wait = this.batches > 0 ? this.lastSentAt + this.interval() - Date.now() : 0;
+    if (wait <= 0 || this.buffer.length >= MAX_BATCH_CHARS) this.send();
+    else this.timer ??= setTimeout(() => this.send(), wait);
+  }
+
+  /** Send what is left and wait until every batch was delivered (so all of them precede the activity's result). */
+  async close(): Promise<void> {
+    if (this.buffer !== '') this.send();
+    this.stop();
+    await this.sending;
+  }
+
+  /** The attempt failed: its remaining text would be replaced by the retry's anyway. */
+  abandon(): void {
+    this.buffer = '';
+    this.stop();
+  }
+
+  private stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Queue a batch of whatever text is buffered when the previous batch is out; `empty` sends even without text. */
+  private send(empty = false): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    // The announcement does not count: the attempt's first text still goes at once.
+    if (!empty) this.batches++;
+    this.lastSentAt = Date.now();
+    // The text is taken when the previous batch is out, so batches queued behind a slow signal coalesce (and a batch
+    // whose text an earlier one took is not sent at all).
+    this.sending = this.sending.then(async () => {
+      const text = this.buffer;
+      this.buffer = '';
+      if (text === '' && !empty) return;
+      try {
+        await this.options.publish(this.options.target, { ...this.options.batch, text });
+      } catch (error) {
+        this.options.log?.warn('could not publish streamed text; the rest of this answer is not streamed', {
+          error: error instanceof Error ? error.message : String(error),
+          ...this.options.target,
+        });
+        this.abandon();
+      }
+    });
+  }
+}
