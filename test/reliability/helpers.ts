@@ -304,7 +304,7 @@ export interface ResultRow {
   outcome: string;
   /** The counts the test asserted, e.g. "rounds 7 (baseline 7) · tool calls 8 (8)". */
   counts: string;
-  /** Real seconds from the fault to the recovered result (informative, never asserted). */
+  /** Real seconds from the fault to the recovered result (informative, never asserted): the "Fault → turn done" column. */
   recoverySeconds?: number;
   passed: boolean;
 }
