@@ -17,6 +17,7 @@ import * as prettier from 'prettier';
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const resultsDir = path.join(root, 'test-results/reliability');
 const vitestReport = path.join(resultsDir, 'vitest.json');
+const runFile = path.join(resultsDir, 'run.json');
 const docsFile = path.join(root, 'docs/reliability.md');
 const START = '<!-- results:start -->';
 const END = '<!-- results:end -->';
@@ -43,7 +44,9 @@ function runTests() {
     ],
     { cwd: root, stdio: 'inherit' },
   );
-  return { status: run.status ?? 1, seconds: (Date.now() - started) / 1000 };
+  const seconds = (Date.now() - started) / 1000;
+  writeFileSync(runFile, JSON.stringify({ seconds, status: run.status }));
+  return { status: run.status ?? 1, seconds };
 }
 
 const cell = (text) =>
@@ -64,7 +67,7 @@ function fileDurations() {
 
 async function render(totalSeconds) {
   const files = readdirSync(resultsDir)
-    .filter((file) => file.endsWith('.json') && file !== 'vitest.json')
+    .filter((file) => file.endsWith('.json') && !['vitest.json', 'run.json'].includes(file))
     .map((file) => JSON.parse(readFileSync(path.join(resultsDir, file), 'utf8')))
     .filter((result) => result.rows.length > 0)
     .sort((a, b) => FILES.indexOf(a.file) - FILES.indexOf(b.file));
@@ -99,6 +102,7 @@ async function render(totalSeconds) {
       lines.push('');
     }
   }
+  totalSeconds ??= existsSync(runFile) ? JSON.parse(readFileSync(runFile, 'utf8')).seconds : undefined;
   if (totalSeconds !== undefined) lines.push(`All fault runs together: ${totalSeconds.toFixed(0)} s.`, '');
   if (failed > 0) lines.push(`**${failed} fault run(s) failed in this run.**`, '');
   const table = lines.join('\n');
