@@ -1,0 +1,119 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { StreamEvent } from '../workflows/stream-events.js';
+
+/** Opens one upstream subscription to a conversation's events (e.g. `subscribe()` on the Temporal client). */
+export type EventSource = (
+  conversationId: string,
+  options: { from?: number; signal: AbortSignal },
+) => AsyncIterable<StreamEvent>;
+
+export interface Watcher {
+  event(event: StreamEvent): void;
+  /** The conversation ended: no more events will come. */
+  end(): void;
+  /** The upstream subscription failed; the hub keeps retrying. */
+  error?(error: unknown): void;
+}
+
+export interface SubscriptionHubOptions {
+  /** How long an upstream subscription stays open after its last watcher left (a reload reconnects). Default 15 s. */
+  lingerMs?: number;
+  /** Pause before re-opening an upstream subscription that failed. Default 1 s. */
+  retryDelayMs?: number;
+}
+
+interface Upstream {
+  watchers: Set<Watcher>;
+  /** The latest turn from its `turn_started` on, for watchers that join late. */
+  turn: StreamEvent[];
+  controller: AbortController;
+  linger: ReturnType<typeof setTimeout> | undefined;
+  ended: boolean;
+}
+
+/**
+ * One upstream subscription per conversation, shared by every watcher (browser) of it: a workflow allows 10 updates
+ * in flight, so a bridge must not poll once per viewer. A watcher that joins late gets the latest turn from its start
+ * (or from the offset it names), then the live events.
+ */
+export class SubscriptionHub {
+  private readonly upstreams = new Map<string, Upstream>();
+  private readonly lingerMs: number;
+  private readonly retryDelayMs: number;
+  private closed = false;
+
+  constructor(
+    private readonly source: EventSource,
+    options: SubscriptionHubOptions = {},
+  ) {
+    this.lingerMs = options.lingerMs ?? 15_000;
+    this.retryDelayMs = options.retryDelayMs ?? 1_000;
+  }
+
+  /** Conversations with an open upstream subscription. */
+  get subscriptions(): number {
+    return this.upstreams.size;
+  }
+
+  /** Watch a conversation from offset `from` (default: the latest turn's start). Returns the function to stop. */
+  watch(conversationId: string, watcher: Watcher, from?: number): () => void {
+    let upstream = this.upstreams.get(conversationId);
+    if (!upstream) {
+      upstream = { watchers: new Set(), turn: [], controller: new AbortController(), linger: undefined, ended: false };
+      this.upstreams.set(conversationId, upstream);
+      void this.pump(conversationId, upstream);
+    }
+    clearTimeout(upstream.linger);
+    upstream.linger = undefined;
+    for (const event of upstream.turn) if (from === undefined || event.offset >= from) watcher.event(event);
+    if (upstream.ended) {
+      watcher.end();
+      return () => undefined;
+    }
+    upstream.watchers.add(watcher);
+    const owner = upstream;
+    return () => {
+      owner.watchers.delete(watcher);
+      if (owner.watchers.size === 0 && !owner.ended) {
+        owner.linger = setTimeout(() => this.drop(conversationId, owner), this.lingerMs);
+      }
+    };
+  }
+
+  /** Stop every upstream subscription. */
+  close(): void {
+    this.closed = true;
+    for (const [conversationId, upstream] of this.upstreams) this.drop(conversationId, upstream);
+  }
+
+  private drop(conversationId: string, upstream: Upstream): void {
+    clearTimeout(upstream.linger);
+    upstream.controller.abort();
+    if (this.upstreams.get(conversationId) === upstream) this.upstreams.delete(conversationId);
+  }
+
+  private async pump(conversationId: string, upstream: Upstream): Promise<void> {
+    const { signal } = upstream.controller;
+    let from: number | undefined;
+    while (!signal.aborted && !this.closed) {
+      try {
+        for await (const event of this.source(conversationId, { from, signal })) {
+          from = event.offset + 1;
+          if (event.type === 'turn_started') upstream.turn = [];
+          upstream.turn.push(event);
+          for (const watcher of upstream.watchers) watcher.event(event);
+        }
+        if (signal.aborted) return;
+        // The conversation ended. Watchers hear it; the next one to come opens a fresh upstream.
+        upstream.ended = true;
+        for (const watcher of upstream.watchers) watcher.end();
+        this.drop(conversationId, upstream);
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        for (const watcher of upstream.watchers) watcher.error?.(error);
+        await sleep(this.retryDelayMs, undefined, { signal }).catch(() => undefined);
+      }
+    }
+  }
+}

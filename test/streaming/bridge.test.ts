@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
+import { serveStreamingBridge, type ServedBridge } from '../../src/streaming/serve.js';
+import type { StreamEvent } from '../../src/workflows/stream-events.js';
+import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
+
+const bed = useTimeSkippingWithCrm();
+
+interface SseMessage {
+  id?: string;
+  event: string;
+  data: string;
+}
+
+/**
+ * A real HTTP client reading server-sent events with fetch, until `stop` says so for a message. Returns the messages
+ * read (comments, such as keep-alives, are skipped).
+ */
+async function readEvents(
+  url: string,
+  stop: (message: SseMessage) => boolean,
+  headers: Record<string, string> = {},
+): Promise<SseMessage[]> {
+  const controller = new AbortController();
+  const response = await fetch(url, {
+    headers: { accept: 'text/event-stream', ...headers },
+    signal: controller.signal,
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  const messages: SseMessage[] = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const message: SseMessage = { event: 'message', data: '' };
+        let isComment = true;
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) continue;
+          isComment = false;
+          const colon = line.indexOf(':');
+          const field = line.slice(0, colon);
+          const value = line.slice(colon + 1).replace(/^ /, '');
+          if (field === 'id') message.id = value;
+          else if (field === 'event') message.event = value;
+          else if (field === 'data') message.data += value;
+        }
+        if (isComment) continue;
+        messages.push(message);
+        if (stop(message)) return messages;
+      }
+    }
+  } finally {
+    controller.abort();
+  }
+  return messages;
+}
+
+const turnFinished = (message: SseMessage) => message.event === 'turn_finished';
+
+async function bridgeFor(script: Parameters<typeof bed.agentWith>[0]): Promise<{ served: ServedBridge; url: string }> {
+  const agent = await bed.agentWith(script);
+  const client = new DurableAgentClient({ client: bed.env.client, taskQueue: agent.taskQueue });
+  const served = await serveStreamingBridge({ agent: client, port: 0, keepAliveMs: 200 });
+  bed.onCleanup(() => served.close());
+  return { served, url: served.url };
+}
+
+async function post(url: string, body: unknown): Promise<Response> {
+  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+describe('the HTTP bridge (durable-agent serve)', () => {
+  it('bridge: two browsers read one turn as server-sent events over one upstream subscription', async () => {
+    const { served, url } = await bridgeFor([{ content: 'Hello from the bridge, word by word.', chunkDelayMs: 30 }]);
+    const events = `${url}/conversations/bridge-1/events`;
+    const first = readEvents(events, turnFinished);
+    const second = readEvents(events, turnFinished);
+
+    const sent = await post(`${url}/conversations/bridge-1/messages`, { content: 'Hi', id: 'm-1' });
+    expect(sent.status).toBe(202);
+    expect(await sent.json()).toMatchObject({ conversationId: 'bridge-1', messageId: 'm-1', created: true });
+
+    const [a, b] = await Promise.all([first, second]);
+    expect(served.bridge.hub.subscriptions).toBe(1);
+    expect(a).toEqual(b);
+    expect(a.map((message) => message.event)).toEqual(
+      expect.arrayContaining(['turn_started', 'model_attempt_started', 'text_delta', 'turn_finished']),
+    );
+    const parsed = a.map((message) => JSON.parse(message.data) as StreamEvent);
+    expect(a.map((message) => Number(message.id))).toEqual(parsed.map((event) => event.offset));
+    const text = parsed.map((event) => (event.type === 'text_delta' ? event.text : '')).join('');
+    expect(text).toBe('Hello from the bridge, word by word.');
+    expect(parsed.at(-1)).toMatchObject({ type: 'turn_finished', answer: text, messageId: 'm-1' });
+
+    // A browser that reconnects with Last-Event-ID resumes after that event; a late one gets the turn from its start.
+    const resumed = await readEvents(events, turnFinished, { 'last-event-id': a[2]!.id! });
+    expect(resumed).toEqual(a.slice(3));
+    expect(await readEvents(events, turnFinished)).toEqual(a);
+  });
+
+  it('bridge: a malformed message is refused with 400 and a named error', async () => {
+    const { url } = await bridgeFor([]);
+    const response = await post(`${url}/conversations/bridge-2/messages`, { text: 'no content field' });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { type: 'InvalidBody' } });
+    const notJson = await fetch(`${url}/conversations/bridge-2/messages`, { method: 'POST', body: '{' });
+    expect(notJson.status).toBe(400);
+  });
+});
