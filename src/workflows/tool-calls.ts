@@ -61,7 +61,9 @@ export const SYNTHETIC_RESULTS = {
     toolMessage(
       call,
       'unavailable',
-      `Error: the tool ${call.name} is unavailable right now (${reason}). It did not run. ` +
+      // Not "it did not run": an attempt that timed out may have reached the server. Only tools that are safe to
+      // repeat get this far (others get "outcome unknown"), so what matters is that there is no result.
+      `Error: the tool ${call.name} is unavailable right now (${reason}) and gave no result. ` +
         'Continue without it or try again later.',
     ),
   cancelled: (call: ToolCall) =>

@@ -123,10 +123,10 @@ describe('SYNTHETIC_RESULTS', () => {
     }
   });
 
-  it('tool calls: an unavailable tool says why and that it did not run', () => {
+  it('tool calls: an unavailable tool says why and that it gave no result', () => {
     expect(SYNTHETIC_RESULTS.unavailable(pending, 'the server "files" is not connected').content).toBe(
-      'Error: the tool files__read_file is unavailable right now (the server "files" is not connected). ' +
-        'It did not run. Continue without it or try again later.',
+      'Error: the tool files__read_file is unavailable right now (the server "files" is not connected) and gave no ' +
+        'result. Continue without it or try again later.',
     );
   });
 
