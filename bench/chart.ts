@@ -30,10 +30,9 @@ async function load(): Promise<{ vega: Vega; vegaLite: VegaLite }> {
 }
 
 export function overheadChartSpec(results: Results): object {
-  const label = (name: string) => results.contenders.find((contender) => contender.name === name)?.label ?? name;
   const values = results.runs.flatMap((run) =>
     (['p50', 'p99'] as const).map((percentile) => ({
-      contender: label(run.contender),
+      contender: run.contender,
       delay: `model delay ${run.modelDelayMs} ms`,
       concurrency: run.concurrency,
       percentile,
@@ -61,8 +60,13 @@ export function overheadChartSpec(results: Results): object {
         title: 'concurrent conversations',
       },
       y: { field: 'overhead', type: 'quantitative', scale: { type: 'log' }, title: 'overhead per step (ms, log)' },
-      color: { field: 'contender', type: 'nominal', title: null, legend: { orient: 'bottom', columns: 2 } },
-      strokeDash: { field: 'percentile', type: 'nominal', title: null },
+      color: { field: 'contender', type: 'nominal', title: null, legend: { orient: 'bottom', labelLimit: 0 } },
+      strokeDash: {
+        field: 'percentile',
+        type: 'nominal',
+        title: null,
+        legend: { orient: 'bottom', symbolType: 'stroke' },
+      },
     },
     config: { font: 'sans-serif' },
   };

@@ -49,9 +49,11 @@ export class ContenderProcess {
     script: string,
     config: ContenderConfig,
     env: Record<string, string> = {},
+    execArgv: string[] = [],
   ): Promise<ContenderProcess> {
     const child = fork(script, ['serve', JSON.stringify(config)], {
       env: { ...process.env, ...env },
+      execArgv,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     try {

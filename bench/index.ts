@@ -9,10 +9,10 @@ import { createLocalEnvironment } from '../src/testing/environment.js';
 import { startScriptedModel, type ScriptedModel } from '../src/testing/scripted-model/index.js';
 import { drawOverheadChart } from './chart.js';
 import { ContenderProcess, replayInFreshProcess } from './contender-process.js';
-import { CONTENDERS, FLOOR, type ContenderDefinition } from './contenders/index.js';
+import { CONTENDERS, EXPERIMENTS, FLOOR, type ContenderDefinition } from './contenders/index.js';
 import { measureHistory, type ConversationHistory } from './history.js';
 import { childProcessIds, describeMachine, loadAverage, processCpuMs } from './machine.js';
-import { PLANS } from './plan.js';
+import { narrowPlan, PLANS } from './plan.js';
 import type { BatchResult } from './protocol.js';
 import { renderMarkdown } from './report.js';
 import type { ContenderSummary, HistoryFigures, HistorySize, ReplayFigures, Results, RunFigures } from './results.js';
@@ -44,12 +44,29 @@ async function main(): Promise<void> {
       peer: { type: 'boolean', default: false },
       'stock-server': { type: 'boolean', default: false },
       eager: { type: 'boolean', default: false },
+      experiments: { type: 'boolean', default: false },
+      delays: { type: 'string' },
+      concurrency: { type: 'string' },
+      'cpu-prof': { type: 'string' },
       out: { type: 'string' },
     },
   });
-  const plan = values.quick ? PLANS.quick : PLANS.full;
+  const plan = narrowPlan(values.quick ? PLANS.quick : PLANS.full, values.delays, values.concurrency);
   const only = values.only?.split(',');
-  const outDir = values.out ?? (values.quick ? `${root}bench/dist` : `${root}docs`);
+  // Only the full, default run replaces the published figures; every other run writes under bench/dist.
+  const variant = [
+    values.quick && 'quick',
+    values.only && `only-${values.only}`,
+    values.delays && `delays-${values.delays}`,
+    values.concurrency && `concurrency-${values.concurrency}`,
+    values.experiments && 'experiments',
+    values.eager && 'eager',
+    values['stock-server'] && 'stock-server',
+    values.peer && !values.quick && 'peer',
+  ]
+    .filter(Boolean)
+    .join('_');
+  const outDir = values.out ?? (variant ? `${root}bench/dist/runs/${variant}` : `${root}docs`);
   const serverArgs = devServerArguments({ stock: values['stock-server'], eager: values.eager });
   const started = performance.now();
   const loadAtStart = loadAverage();
@@ -58,7 +75,7 @@ async function main(): Promise<void> {
 
   const problems: string[] = [];
   const summaries = new Map<string, ContenderSummary>();
-  const definitions = CONTENDERS.filter(
+  const definitions = [...CONTENDERS, ...(values.experiments ? EXPERIMENTS : [])].filter(
     (definition) =>
       (only === undefined || only.includes(definition.name) || definition === FLOOR) &&
       (!definition.peer || plan.peer || values.peer),
@@ -104,6 +121,7 @@ async function main(): Promise<void> {
             taskQueue: `bench-${definition.name}`,
           },
           definition.env,
+          values['cpu-prof'] === definition.name ? ['--cpu-prof', '--cpu-prof-dir', `${root}bench/dist/profiles`] : [],
         );
         running.push({ definition, process, peakRssBytes: 0 });
         Object.assign(summaries.get(definition.name)!, { available: true, startupMs: round(process.startupMs, 0) });
@@ -262,8 +280,8 @@ async function main(): Promise<void> {
 
   const results: Results = {
     generatedAt: new Date().toISOString(),
-    command: values.quick ? 'npm run bench -- --quick' : 'npm run bench',
-    quick: plan === PLANS.quick,
+    command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
+    quick: values.quick,
     commit: sourceCommit(),
     serverArgs,
     machine,
@@ -288,9 +306,9 @@ async function main(): Promise<void> {
   };
 
   await mkdir(outDir, { recursive: true });
-  const markdown = renderMarkdown(results);
+  const markdown = await formatMarkdown(renderMarkdown(results), `${outDir}/benchmarks.md`);
   if (results.quick) {
-    await writeFile(`${outDir}/benchmarks-quick.json`, `${JSON.stringify(results, null, 2)}\n`);
+    await writeFile(`${outDir}/benchmarks.json`, `${JSON.stringify(results, null, 2)}\n`);
     process.stdout.write(markdown);
   } else {
     await writeFile(`${outDir}/benchmarks.json`, `${JSON.stringify(results, null, 2)}\n`);
@@ -319,6 +337,13 @@ function devServerArguments(options: { stock: boolean; eager: boolean }): string
     ...(options.eager ? ['system.enableActivityEagerExecution=true'] : []),
   ];
   return values.flatMap((value) => ['--dynamic-config-value', value]);
+}
+
+/** The table as the project's Prettier would write it, so `prettier --check` passes on the generated file. */
+async function formatMarkdown(markdown: string, file: string): Promise<string> {
+  const prettier = await import('prettier');
+  const options = (await prettier.resolveConfig(file)) ?? {};
+  return prettier.format(markdown, { ...options, parser: 'markdown' });
 }
 
 function sourceCommit(): string {

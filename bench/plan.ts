@@ -51,3 +51,15 @@ export const PLANS = {
     peer: false,
   },
 } satisfies Record<string, Plan>;
+
+/** The plan with only these model delays and concurrency levels (comma-separated), e.g. for an experiment. */
+export function narrowPlan(plan: Plan, delays: string | undefined, concurrency: string | undefined): Plan {
+  const list = (value: string | undefined) => value?.split(',').map(Number);
+  const keepDelays = list(delays);
+  const keepLevels = list(concurrency);
+  return {
+    ...plan,
+    modelDelaysMs: keepDelays ? plan.modelDelaysMs.filter((delay) => keepDelays.includes(delay)) : plan.modelDelaysMs,
+    levels: keepLevels ? plan.levels.filter((level) => keepLevels.includes(level.concurrency)) : plan.levels,
+  };
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { McpPool } from '../../src/mcp/pool.js';
 import { createAgentWorker, workflowsPath } from '../../src/worker.js';
@@ -36,6 +36,25 @@ function timedOpenAI(openai: OpenAI, clock: WorkClock): ChatCompletionsClient {
   };
 }
 
+/**
+ * `BENCH_EXPERIMENT=no-heartbeats`: every `heartbeat()` of an activity does nothing, to measure what the model and
+ * tool activities' heartbeats (one sent at once per call, see src/activities) cost per step. Measurement only: it
+ * reaches into the activity context's private heartbeat function.
+ */
+function experimentInterceptors(): Partial<WorkerOptions> {
+  if (process.env.BENCH_EXPERIMENT !== 'no-heartbeats') return {};
+  return {
+    interceptors: {
+      activity: [
+        (context) => {
+          (context as unknown as { heartbeatFn: () => void }).heartbeatFn = () => undefined;
+          return {};
+        },
+      ],
+    },
+  };
+}
+
 /** durable-agent as users run it: the project's worker, a conversation per turn (one-shot: `closeWhenIdle`). */
 async function createDurableAgentDriver(config: ContenderConfig): Promise<ContenderDriver> {
   const clock = new WorkClock();
@@ -52,7 +71,10 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
     defaultModel: 'scripted-model',
     mcp: timedPool(pool, clock, currentWorkflowId),
     temporal: client,
-    worker: { workflowBundle: await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger }) },
+    worker: {
+      workflowBundle: await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger }),
+      ...experimentInterceptors(),
+    },
   });
   const running = worker.run();
 

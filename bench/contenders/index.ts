@@ -10,6 +10,8 @@ export interface ContenderDefinition {
   durable: boolean;
   /** Temporal's own integration, on its own SDK version (bench/peer). */
   peer?: boolean;
+  /** A variant of durable-agent that answers a profiling question; runs only with `--experiments`. */
+  experiment?: boolean;
   env?: Record<string, string>;
   /** Get it ready to start; returns why it cannot run, if it cannot. */
   prepare?: () => Promise<string | undefined>;
@@ -49,5 +51,20 @@ export const CONTENDERS: ContenderDefinition[] = [
     // Its tracing exports to OpenAI's API by default: nothing leaves the machine in a benchmark.
     env: { OPENAI_AGENTS_DISABLE_TRACING: '1' },
     prepare: () => ensureOwnDependencies(peerDirectory, '@temporalio/openai-agents/package.json'),
+  },
+];
+
+/**
+ * Variants of durable-agent that isolate one cost each, run side by side with the others by `--experiments`. They
+ * change nothing in src/: the contender applies them from outside (see bench/contenders/durable-agent.ts).
+ */
+export const EXPERIMENTS: ContenderDefinition[] = [
+  {
+    name: 'durable-agent-no-heartbeats',
+    label: 'durable-agent, heartbeats dropped',
+    script: here('./durable-agent.js'),
+    durable: true,
+    experiment: true,
+    env: { BENCH_EXPERIMENT: 'no-heartbeats' },
   },
 ];
