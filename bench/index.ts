@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 // Not '../src/testing/index.js': its agent module imports @temporalio/proto by name, which plain Node ESM rejects.
 import { createLocalEnvironment } from '../src/testing/environment.js';
@@ -83,6 +84,7 @@ async function main(): Promise<void> {
 
   let model: ScriptedModel | undefined;
   let env: TestWorkflowEnvironment | undefined;
+  let historyConnection: Connection | undefined;
   const running: RunningContender[] = [];
   const runs: RunFigures[] = [];
   const history: HistoryFigures[] = [];
@@ -95,6 +97,12 @@ async function main(): Promise<void> {
     model = await startScriptedModel({ script: benchScript, name: 'the benchmark script' });
     env = await createLocalEnvironment({ extraArgs: serverArgs });
     const serverPid = childProcessIds('start-dev')[0];
+    // Histories are measured here, whichever SDK wrote them; a long one can exceed gRPC's default 4 MB message.
+    historyConnection = await Connection.connect({
+      address: env.address,
+      channelArgs: { 'grpc.max_receive_message_length': 512 * MIB },
+    });
+    const historyClient = new Client({ connection: historyConnection, namespace: env.namespace ?? 'default' });
     const namespace = env.namespace ?? 'default';
     log(`dev server at ${env.address}${serverPid ? ` (pid ${serverPid})` : ''}, scripted model at ${model.baseUrl}`);
 
@@ -190,11 +198,11 @@ async function main(): Promise<void> {
       log(`${name}: history of one turn${plan.longConversation ? ' and of a long conversation' : ''}`);
       try {
         const one = await contender.process.conversation([{ chain: CHAIN_LENGTH, modelDelayMs: 0 }]);
-        const oneTurn = await measureHistory(env.client, one.execution!.workflowId, one.execution!.runId);
+        const oneTurn = await measureHistory(historyClient, one.execution!.workflowId, one.execution!.runId);
         let long: ConversationHistory | undefined;
         if (plan.longConversation) {
           const conversation = await contender.process.conversation(plan.longConversation);
-          long = await measureHistory(env.client, conversation.execution!.workflowId, conversation.execution!.runId);
+          long = await measureHistory(historyClient, conversation.execution!.workflowId, conversation.execution!.runId);
         }
         histories.set(name, { oneTurn, long });
         summaries.get(name)!.activitiesPerTurn = oneTurn.activities;
@@ -235,7 +243,7 @@ async function main(): Promise<void> {
             Array.from({ length: turns }, () => ({ chain: CHAIN_LENGTH, modelDelayMs: 0 })),
           );
           const { workflowId, runId } = conversation.execution!;
-          const measuredLong = await measureHistory(env.client, workflowId, runId);
+          const measuredLong = await measureHistory(historyClient, workflowId, runId);
           const biggest = measuredLong.runs.reduce((best, run) => (run.events > best.events ? run : best));
           const result = await replayInFreshProcess(
             contender.definition.script,
@@ -267,6 +275,7 @@ async function main(): Promise<void> {
   } finally {
     await Promise.allSettled(running.map((contender) => contender.process.close()));
     await model?.close();
+    await historyConnection?.close();
     await env?.teardown();
   }
 

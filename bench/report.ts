@@ -146,9 +146,9 @@ export function renderMarkdown(results: Results): string {
     `**Workload:** each turn is a chain of ${workload.toolCallsPerTurn} tool calls: ${workload.modelCallsPerTurn} model ` +
       `calls and ${workload.toolCallsPerTurn} calls of the ${workload.tool} over stdio, ${workload.stepsPerTurn} steps. ` +
       `The scripted model answers at once or after ${workload.modelDelaysMs.filter((delay) => delay > 0).join(', ') || '—'} ms. ` +
-      '**Overhead per step** = (turn latency − time inside model requests and tool calls) / steps; the floor has no ' +
-      `model or tool, so its overhead is its latency / ${workload.stepsPerTurn}. Ratios (×) divide by the raw Temporal ` +
-      'floor in the same conditions.',
+      '**Overhead per step** = (turn latency − time inside model requests and tool calls) / steps. The floor calls ' +
+      'no model and no tool: its activities do nothing, except that with a model delay every other one waits that ' +
+      'long, which counts as its model time. Ratios (×) divide by the raw Temporal floor in the same conditions.',
     `**Temporal:** one dev server (\`temporal server start-dev\`, SQLite in memory) for every contender, started with ` +
       `${results.serverArgs.length > 0 ? `\`${results.serverArgs.join(' ')}\`` : 'its default settings'} (see bench/notes.md).`,
     '## Contenders',

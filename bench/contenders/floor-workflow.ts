@@ -1,10 +1,17 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { FloorActivities } from './floor-activities.js';
 
-const { noop } = proxyActivities<FloorActivities>({ startToCloseTimeout: '1 minute' });
+const { noop, wait } = proxyActivities<FloorActivities>({ startToCloseTimeout: '1 minute' });
 
-/** The raw Temporal floor: `steps` no-op activities in sequence, what any durable loop of that many steps pays. */
-export async function floorWorkflow(steps: number): Promise<number> {
-  for (let step = 0; step < steps; step++) await noop();
+/**
+ * The raw Temporal floor: `steps` activities in sequence that do nothing, which is what any durable loop of that many
+ * steps pays. Every other step (the 1st, 3rd, … as the model calls are) waits `modelDelayMs`, like the scripted model,
+ * so that turn latencies compare with the contenders' when the model takes time.
+ */
+export async function floorWorkflow(steps: number, modelDelayMs = 0): Promise<number> {
+  for (let step = 0; step < steps; step++) {
+    if (step % 2 === 0 && modelDelayMs > 0) await wait(modelDelayMs);
+    else await noop();
+  }
   return steps;
 }

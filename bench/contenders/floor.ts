@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
+import { Context } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
-import { runMain, serveContender, type ContenderDriver } from '../harness.js';
+import { runMain, serveContender, WorkClock, type ContenderDriver } from '../harness.js';
 import { stepsOf } from '../workload.js';
 import { parseContenderArguments, type ContenderConfig } from './config.js';
 import { createFloorActivities } from './floor-activities.js';
@@ -13,6 +14,7 @@ const workflowsPath = fileURLToPath(new URL('./floor-workflow.js', import.meta.u
 
 /** The raw Temporal floor: a workflow of no-op activities, as many as the turn has steps. No model, no tool. */
 async function createFloorDriver(config: ContenderConfig): Promise<ContenderDriver> {
+  const clock = new WorkClock();
   const nativeConnection = await NativeConnection.connect({ address: config.address });
   const connection = await Connection.connect({ address: config.address });
   const client = new Client({ connection, namespace: config.namespace });
@@ -21,15 +23,15 @@ async function createFloorDriver(config: ContenderConfig): Promise<ContenderDriv
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     workflowBundle: await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger }),
-    activities: createFloorActivities(),
+    activities: createFloorActivities((work) => clock.time(Context.current().info.workflowExecution?.workflowId, work)),
   });
   const running = worker.run();
 
-  const run = async (workflowId: string, steps: number) => {
+  const run = async (workflowId: string, steps: number, modelDelayMs = 0) => {
     const handle = await client.workflow.start(floorWorkflow, {
       taskQueue: config.taskQueue,
       workflowId,
-      args: [steps],
+      args: [steps, modelDelayMs],
     });
     await handle.result();
     return handle.firstExecutionRunId;
@@ -37,8 +39,9 @@ async function createFloorDriver(config: ContenderConfig): Promise<ContenderDriv
 
   return {
     async runTurn(conversation, spec) {
-      await run(`floor-${conversation}`, stepsOf(spec.chain));
-      return { workMs: 0 };
+      const workflowId = `floor-${conversation}`;
+      await run(workflowId, stepsOf(spec.chain), spec.modelDelayMs);
+      return { workMs: clock.take(workflowId) };
     },
     async runConversation(conversation, turns) {
       const steps = turns.reduce((total, turn) => total + stepsOf(turn.chain), 0);

@@ -10,7 +10,11 @@ import { quietBundlerLogger } from './runtime.js';
  * `Worker.runReplayHistory`. Prints a {@link ReplayResult} as the only line of standard output.
  */
 export async function replayOnColdWorker(config: ReplayConfig, workflowsPath: string): Promise<void> {
-  const connection = await Connection.connect({ address: config.address });
+  const connection = await Connection.connect({
+    address: config.address,
+    // A long conversation's history can be larger than gRPC's default 4 MB message.
+    channelArgs: { 'grpc.max_receive_message_length': 512 * 2 ** 20 },
+  });
   let history;
   try {
     const client = new Client({ connection, namespace: config.namespace });

@@ -124,7 +124,11 @@ async function createPeerDriver(config) {
 }
 
 async function replay(config) {
-  const connection = await Connection.connect({ address: config.address });
+  // The peer's long histories are larger than gRPC's default 4 MB message.
+  const connection = await Connection.connect({
+    address: config.address,
+    channelArgs: { 'grpc.max_receive_message_length': 512 * 2 ** 20 },
+  });
   let history;
   try {
     const client = new Client({ connection, namespace: config.namespace });
