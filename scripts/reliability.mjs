@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The fault runs (test/reliability/*.reliability.ts: worker crashes, server restart, MCP faults), then the results table
-// in docs/reliability.md, rendered from the rows the tests measured (test-results/reliability/<file>.json).
+// The fault runs (test/reliability/*.reliability.ts: worker crashes, server restart, MCP faults, and the Web UI in
+// headless Chromium), then the results table in docs/reliability.md, rendered from the rows the tests measured
+// (test-results/reliability/<file>.json), and the Web UI screenshots copied to docs/screenshots.
 //
 //   npx tsc -p tsconfig.build.json && node scripts/reliability.mjs   # run, then render (a few minutes)
 //   node scripts/reliability.mjs --render-only                       # render from the last run's results
@@ -8,7 +9,7 @@
 // The table goes between the `<!-- results:start -->` and `<!-- results:end -->` markers of docs/reliability.md (and to
 // test-results/reliability/table.md, which CI keeps). Exits non-zero when a test failed; the table then says FAILED.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,8 +22,11 @@ const runFile = path.join(resultsDir, 'run.json');
 const docsFile = path.join(root, 'docs/reliability.md');
 const START = '<!-- results:start -->';
 const END = '<!-- results:end -->';
-/** Table order: the issue's order (worker, server, MCP), whatever order the files finished in. */
-const FILES = ['worker-crash', 'server-restart', 'mcp-faults'];
+/** Table order: the issue's order (worker, server, MCP, Web UI), whatever order the files finished in. */
+const FILES = ['worker-crash', 'server-restart', 'mcp-faults', 'web-ui'];
+/** web-ui.reliability.ts saves its screenshots here (CI keeps test-results/); a run copies them to docs/screenshots. */
+const screenshotsDir = path.join(root, 'test-results/screenshots');
+const docsScreenshotsDir = path.join(root, 'docs/screenshots');
 
 function runTests() {
   mkdirSync(resultsDir, { recursive: true });
@@ -121,10 +125,19 @@ async function render(totalSeconds) {
   console.log(`reliability: wrote the results table (${files.length} files) to ${path.relative(root, docsFile)}`);
 }
 
+function copyScreenshots() {
+  if (!existsSync(screenshotsDir)) return;
+  mkdirSync(docsScreenshotsDir, { recursive: true });
+  for (const file of readdirSync(screenshotsDir).filter((name) => name.endsWith('.png'))) {
+    copyFileSync(path.join(screenshotsDir, file), path.join(docsScreenshotsDir, file));
+  }
+}
+
 async function main(argv) {
   if (argv.includes('--render-only')) return void (await render());
   const { status, seconds } = runTests();
   await render(seconds);
+  copyScreenshots();
   process.exitCode = status;
 }
 
