@@ -85,7 +85,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   let tools: ToolDefinition[] | undefined;
   let toolsDigest: string | undefined;
   /** The event stream subscribers poll (docs/streaming.md). */
-  const events = new EventLog(carried?.streamOffset ?? 0);
+  const events = new EventLog(carried?.streamOffset ?? 0, carried?.streamEvents);
   let waitingPolls = 0;
   /** Set while the run waits for its handlers before closing or continuing as new: polls answer at once. */
   let streamClosing = false;
@@ -381,6 +381,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
 
   function state(): ConversationState {
     const kept = carriedTranscript(transcript.messages);
+    // An ended conversation is never reopened: its events would only add to the history.
+    const streamEvents = ending ? [] : events.carried();
     return {
       transcript: kept.messages,
       transcriptOffset: transcriptOffset + kept.dropped,
@@ -389,6 +391,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       seenMessageIds: seen.toArray(),
       ...(lastResult ? { lastResult } : {}),
       streamOffset: events.nextOffset,
+      ...(streamEvents.length > 0 ? { streamEvents } : {}),
     };
   }
 

@@ -1,7 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage, ModelContextPage, TokenUsage } from '../shared/types.js';
 import type { BudgetLimit, TurnBudget } from './budget.js';
-import type { PollEventsRequest, PollEventsResult, StreamBatch } from './stream-events.js';
+import type { PollEventsRequest, PollEventsResult, StreamBatch, StreamEvent } from './stream-events.js';
 
 /**
  * The conversation workflow's messages, shared by the workflow, the client and the tests.
@@ -108,6 +108,8 @@ export interface ConversationState {
   lastResult?: TurnResult;
   /** Offset of the next stream event, so offsets keep growing across runs; default 0. */
   streamOffset?: number;
+  /** The latest turn's stream events, for subscribers that were between two polls; left out once ended. */
+  streamEvents?: StreamEvent[];
 }
 
 export interface ConversationInput {

@@ -124,6 +124,11 @@ export const MAX_POLL_WAIT_MS = 60_000;
 export const MAX_WAITING_POLLS = 5;
 /** Most characters of events one poll returns: well under the 2 MiB payload limit. */
 export const MAX_POLL_RESULT_CHARS = 256 * 1024;
+/**
+ * Most characters of JSON of the latest turn's events carried into the next run (continue-as-new, or reopening after
+ * an idle close), so a subscriber that was between two polls misses nothing; over it, the text is left out.
+ */
+export const MAX_CARRIED_EVENTS_CHARS = 64 * 1024;
 export const MAX_ARGUMENTS_PREVIEW_CHARS = 200;
 export const MAX_RESULT_PREVIEW_CHARS = 200;
 
@@ -149,8 +154,9 @@ export class EventLog {
   /** The model call whose text is accepted, and its latest attempt; batches of anything else are late and dropped. */
   private open: { turn: number; round: number; attempt: number } | undefined;
 
-  constructor(nextOffset = 0) {
+  constructor(nextOffset = 0, carried: readonly StreamEvent[] = []) {
     this.offset = nextOffset;
+    this.events = carried.filter((event) => event.offset < nextOffset);
   }
 
   /** The offset the next event gets. */
@@ -204,6 +210,23 @@ export class EventLog {
 
   hasFrom(start: number): boolean {
     return this.offset > start;
+  }
+
+  /**
+   * The latest turn's events, for the next run: a subscriber polling between the two runs resumes where it was, and a
+   * late one still gets that turn. Over {@link MAX_CARRIED_EVENTS_CHARS} the text deltas are left out (the answer is
+   * in `turn_finished`), then everything but the turn's start and finish.
+   */
+  carried(): StreamEvent[] {
+    const start = this.events.findLastIndex((event) => event.type === 'turn_started');
+    if (start < 0) return [];
+    let events = this.events.slice(start);
+    const size = () => JSON.stringify(events).length;
+    if (size() > MAX_CARRIED_EVENTS_CHARS) events = events.filter((event) => event.type !== 'text_delta');
+    if (size() > MAX_CARRIED_EVENTS_CHARS) {
+      events = events.filter((event) => event.type === 'turn_started' || event.type === 'turn_finished');
+    }
+    return events;
   }
 
   /** Events from `start`, up to {@link MAX_POLL_RESULT_CHARS} characters of JSON (always at least one). */

@@ -142,6 +142,36 @@ describe('streaming: events of a turn', () => {
   });
 });
 
+describe('streaming across runs', () => {
+  it('stream: a subscriber follows continue-as-new, and offsets keep growing in the new run', async () => {
+    const agent = await bed.agentWith([{ content: 'first answer' }, { content: 'second answer' }]);
+    const handle = await agent.startConversation('events-can', { settings: { maxTurnsPerRun: 1 } });
+    const subscription = collectTurn(bed.env.client, 'events-can', { turns: 2 });
+    await handle.executeUpdate(askUpdate, { args: [{ id: 'q-1', content: 'one' }] });
+    // The run continues as new after its turn; the next message goes to the new run.
+    const latest = bed.env.client.workflow.getHandle(handle.workflowId);
+    let runId = handle.firstExecutionRunId;
+    await until(
+      () => runId !== handle.firstExecutionRunId,
+      'the new run',
+      30_000,
+      async () => {
+        runId = (await latest.describe()).runId;
+      },
+    );
+    await latest.executeUpdate(askUpdate, { args: [{ id: 'q-2', content: 'two' }] });
+    const events = await subscription;
+
+    expect(events.map((event) => event.offset)).toEqual(events.map((_, index) => index));
+    const finished = events.filter((event) => event.type === 'turn_finished');
+    expect(finished.map((event) => event.type === 'turn_finished' && event.answer)).toEqual([
+      'first answer',
+      'second answer',
+    ]);
+    await latest.signal(endSignal);
+  });
+});
+
 describe('streaming on and off', () => {
   /** Run the same script under the same conversation id (so the scripted model's ids match) and return the transcript. */
   async function transcriptWith(settings: ConversationSettings) {

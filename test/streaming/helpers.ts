@@ -27,10 +27,20 @@ export async function historySize(client: Client, workflowId: string): Promise<{
   return { bytes, events: history.events?.length ?? 0 };
 }
 
-/** Resolves once `predicate` holds, checking every 20 ms (real time: activities run in real time). */
-export async function until(predicate: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+/**
+ * Resolves once `predicate` holds, checking every 20 ms (real time: activities run in real time), after `refresh`
+ * when given.
+ */
+export async function until(
+  predicate: () => boolean,
+  what: string,
+  timeoutMs = 30_000,
+  refresh?: () => Promise<void>,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
+  for (;;) {
+    await refresh?.();
+    if (predicate()) return;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
