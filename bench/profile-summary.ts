@@ -23,6 +23,13 @@ const AREAS: [string, (url: string, name: string) => boolean][] = [
   ['idle', (_url, name) => name === '(idle)'],
   ['garbage collection', (_url, name) => name === '(garbage collector)'],
   ['native / program', (_url, name) => name === '(program)' || name === '(root)'],
+  [
+    'bundling workflow code (start-up)',
+    (url) =>
+      /node_modules\/(webpack|@swc|swc-loader|memfs|unionfs|@jsonjoy|enhanced-resolve|terser|acorn|watchpack|schema-utils|ajv)/.test(
+        url,
+      ),
+  ],
   ['workflow code (sandbox bundle)', (url) => url.includes('workflow-bundle') || url.startsWith('evalmachine')],
   ['payload conversion, protobuf', (url) => /@temporalio\/(common|proto)|protobufjs|long\//.test(url)],
   ['Temporal worker (SDK)', (url) => url.includes('@temporalio/')],
