@@ -129,7 +129,9 @@ async function main(): Promise<void> {
             taskQueue: `bench-${definition.name}`,
           },
           definition.env,
-          values['cpu-prof']?.split(',').includes(definition.name) ? ['--cpu-prof', '--cpu-prof-dir', `${root}bench/dist/profiles`] : [],
+          values['cpu-prof']?.split(',').includes(definition.name)
+            ? ['--cpu-prof', '--cpu-prof-dir', `${root}bench/dist/profiles`]
+            : [],
         );
         running.push({ definition, process, peakRssBytes: 0 });
         Object.assign(summaries.get(definition.name)!, { available: true, startupMs: round(process.startupMs, 0) });
