@@ -227,10 +227,12 @@ const faults: Record<string, Fault> = {
       run.http!.thaw();
       const counters = await settledCounts(run.counterFile, 'echo');
       return {
-        outcome: `each of the 3 attempts timed out after ${CALL_TIMEOUT_MS / 1000} s (retryable ToolTransportError); then the workflow gave the model an "unavailable" result and the turn went on to its answer`,
+        outcome:
+          `each of the 3 attempts timed out after ${CALL_TIMEOUT_MS / 1000} s (retryable ToolTransportError); then ` +
+          `the workflow gave the model an "unavailable" result ("${result}") and the turn went on to its answer`,
         counts:
-          `echo ran ${counters.calls.echo}× once the server was thawed (its backlog), although the model was told ` +
-          `"It did not run" · callTool failed after 3 attempts`,
+          `echo ran ${counters.calls.echo}× once the server was thawed (its backlog: timed-out attempts do reach ` +
+          'the server) · callTool failed after 3 attempts',
       };
     },
   },

@@ -34,9 +34,12 @@ export function fixtureWorkflowId(file: string): string {
   return `conversation-replay-${path.basename(file).replace(/(\.run-\d+)?\.json$/, '')}`;
 }
 
-/** Every fixture, as the replayer takes them. */
+/**
+ * Every fixture, as the replayer takes them: the files of `directory` and of its subdirectories (an older set kept
+ * beside a newer recording, e.g. `before-streaming/`), named by their path relative to `directory`.
+ */
 export function loadFixtures(directory = FIXTURES_DIR): (HistoryAndWorkflowId & { file: string })[] {
-  return readdirSync(directory)
+  return (readdirSync(directory, { recursive: true }) as string[])
     .filter((file) => file.endsWith('.json'))
     .sort()
     .map((file) => ({
