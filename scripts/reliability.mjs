@@ -93,7 +93,9 @@ async function render(totalSeconds) {
       lines.push(`### ${group}`, '');
       lines.push(
         `\`test/reliability/${result.file}.reliability.ts\`` +
-          (duration ? `: ${duration.seconds.toFixed(0)} s in its tests (vitest's measure, set-up hooks not included).` : '.'),
+          (duration
+            ? `: ${duration.seconds.toFixed(0)} s in its tests (vitest's measure, set-up hooks not included).`
+            : '.'),
         '',
       );
       lines.push('| Fault | What happened | Counts | Fault → turn done | Result |', '| --- | --- | --- | --- | --- |');
