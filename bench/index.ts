@@ -10,7 +10,7 @@ import { createLocalEnvironment } from '../src/testing/environment.js';
 import { startScriptedModel, type ScriptedModel } from '../src/testing/scripted-model/index.js';
 import { drawOverheadChart } from './chart.js';
 import { ContenderProcess, replayInFreshProcess } from './contender-process.js';
-import { CONTENDERS, EXPERIMENTS, FLOOR, type ContenderDefinition } from './contenders/index.js';
+import { CONTENDERS, EXPERIMENTS, FLOOR, IN_PROCESS, type ContenderDefinition } from './contenders/index.js';
 import { measureHistory, type ConversationHistory } from './history.js';
 import { childProcessIds, describeMachine, loadAverage, processCpuMs } from './machine.js';
 import { narrowPlan, PLANS } from './plan.js';
@@ -187,7 +187,14 @@ async function main(): Promise<void> {
           }
         }
         const floor = level_runs.find((run) => run.contender === FLOOR.name);
-        for (const run of level_runs) runs.push(withRunRatios(run, floor));
+        const inProcess = level_runs.find((run) => run.contender === IN_PROCESS.name);
+        for (const run of level_runs) {
+          const added = inProcess && (run.latencyMs.p50 - inProcess.latencyMs.p50) / stepsOf(CHAIN_LENGTH);
+          runs.push({
+            ...withRunRatios(run, floor),
+            addedToInProcessPerStepMs: added === undefined ? null : round(added, 2),
+          });
+        }
       }
     }
 
@@ -392,6 +399,7 @@ function runFigures(
     latencyMs: distribution(latencies, 1),
     overheadPerStepMs: distribution(overheads, 2),
     workPerTurnMs: round(mean(result.samples.map((sample) => sample.workMs)), 1),
+    addedToInProcessPerStepMs: null,
     turnsPerSecond: round(result.samples.length / (result.wallMs / 1000), 2),
     stepsPerSecond: round(totalSteps / (result.wallMs / 1000), 1),
     cpuPerStepMs: {

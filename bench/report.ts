@@ -33,9 +33,19 @@ function headline(results: Results, delay: number): string {
       times(run.ratios.overheadP99),
       number(run.latencyMs.p50, 0),
       times(run.ratios.latencyP50),
+      number(run.addedToInProcessPerStepMs, 1),
     ]);
   return table(
-    ['Contender', 'overhead/step p50 (ms)', '× floor', 'p99 (ms)', '× floor', 'turn p50 (ms)', '× floor'],
+    [
+      'Contender',
+      'overhead/step p50 (ms)',
+      '× floor',
+      'p99 (ms)',
+      '× floor',
+      'turn p50 (ms)',
+      '× floor',
+      'added to the in-process turn, per step (ms)',
+    ],
     rows,
   );
 }

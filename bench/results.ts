@@ -68,6 +68,11 @@ export interface RunFigures {
   overheadPerStepMs: Distribution;
   /** Time inside model requests and tool calls, per turn (mean). */
   workPerTurnMs: number;
+  /**
+   * (turn latency p50 − the in-process loop's turn latency p50 in the same conditions) / steps: what durability adds
+   * to a step as a user sees it, including the model and tool calls being slower inside a busy worker.
+   */
+  addedToInProcessPerStepMs: number | null;
   turnsPerSecond: number;
   stepsPerSecond: number;
   /** CPU per step: the contender's process, the Temporal server, and the scripted model (the benchmark process). */

@@ -28,13 +28,15 @@ export const FLOOR: ContenderDefinition = {
   durable: true,
 };
 
+export const IN_PROCESS: ContenderDefinition = {
+  name: 'in-process',
+  label: 'In-process loop (openai + McpPool, no durability)',
+  script: here('./in-process.js'),
+  durable: false,
+};
+
 export const CONTENDERS: ContenderDefinition[] = [
-  {
-    name: 'in-process',
-    label: 'In-process loop (openai + McpPool, no durability)',
-    script: here('./in-process.js'),
-    durable: false,
-  },
+  IN_PROCESS,
   FLOOR,
   {
     name: 'durable-agent',
