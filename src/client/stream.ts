@@ -103,8 +103,21 @@ export async function* subscribe(
   }
 }
 
+/**
+ * Run one client call that `signal` aborts. The Temporal connection adds an abort listener per call and never removes
+ * it, so each call gets a signal of its own (collected with the call) rather than the subscription's long-lived one.
+ */
 async function withSignal<T>(client: Client, signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
-  return signal ? client.withAbortSignal(signal, call) : call();
+  if (!signal) return call();
+  const own = new AbortController();
+  const abort = () => own.abort(signal.reason);
+  if (signal.aborted) abort();
+  else signal.addEventListener('abort', abort, { once: true });
+  try {
+    return await client.withAbortSignal(own.signal, call);
+  } finally {
+    signal.removeEventListener('abort', abort);
+  }
 }
 
 /**

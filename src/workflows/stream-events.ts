@@ -125,7 +125,7 @@ export const MAX_WAITING_POLLS = 5;
 /** Most characters of events one poll returns: well under the 2 MiB payload limit. */
 export const MAX_POLL_RESULT_CHARS = 256 * 1024;
 /**
- * Most characters of JSON of the latest turn's events carried into the next run (continue-as-new, or reopening after
+ * Most characters of JSON of the events carried into the next run (continue-as-new, or reopening after
  * an idle close), so a subscriber that was between two polls misses nothing; over it, the text is left out.
  */
 export const MAX_CARRIED_EVENTS_CHARS = 64 * 1024;
@@ -213,20 +213,18 @@ export class EventLog {
   }
 
   /**
-   * The latest turn's events, for the next run: a subscriber polling between the two runs resumes where it was, and a
-   * late one still gets that turn. Over {@link MAX_CARRIED_EVENTS_CHARS} the text deltas are left out (the answer is
-   * in `turn_finished`), then everything but the turn's start and finish.
+   * The events kept (the latest turn's and the one before), for the next run: a subscriber polling between the two
+   * runs resumes where it was, and a late one still gets the latest turn. Over {@link MAX_CARRIED_EVENTS_CHARS} the
+   * text deltas are left out (each answer is in its `turn_finished`), then everything but the turns' starts and ends.
    */
   carried(): StreamEvent[] {
-    const start = this.events.findLastIndex((event) => event.type === 'turn_started');
-    if (start < 0) return [];
-    let events = this.events.slice(start);
+    let events = this.events;
     const size = () => JSON.stringify(events).length;
     if (size() > MAX_CARRIED_EVENTS_CHARS) events = events.filter((event) => event.type !== 'text_delta');
     if (size() > MAX_CARRIED_EVENTS_CHARS) {
       events = events.filter((event) => event.type === 'turn_started' || event.type === 'turn_finished');
     }
-    return events;
+    return [...events];
   }
 
   /** Events from `start`, up to {@link MAX_POLL_RESULT_CHARS} characters of JSON (always at least one). */
