@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { temporal } from '@temporalio/proto';
+// @temporalio/proto is CommonJS: Node's ESM loader offers its exports on the default import only.
+import proto from '@temporalio/proto';
 import OpenAI from 'openai';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS } from '../servers/search-attributes.js';
 import type { McpConfig, McpServerConfig } from '../mcp/config.js';
@@ -74,7 +75,9 @@ export async function registerSearchAttributes(env: TestWorkflowEnvironment): Pr
   registered.add(env);
 }
 
-function indexedValueType(type: string): temporal.api.enums.v1.IndexedValueType {
+const { temporal } = proto;
+
+function indexedValueType(type: string): proto.temporal.api.enums.v1.IndexedValueType {
   return type === 'INT'
     ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT
     : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
