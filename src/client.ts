@@ -51,3 +51,25 @@ export {
   type FollowOptions,
   type ConversationReader,
 } from './client/progress.js';
+export {
+  subscribe,
+  AnswerText,
+  StreamingProgressSource,
+  type SubscribeOptions,
+  type TurnTextEvent,
+  type StreamingTurnEvent,
+} from './client/stream.js';
+export {
+  StreamFailureType,
+  type StreamEvent,
+  type StreamEventBody,
+  type StreamEventType,
+  type PollEventsRequest,
+  type PollEventsResult,
+  type TurnStartedEvent,
+  type ModelAttemptStartedEvent,
+  type TextDeltaEvent,
+  type ToolCallStartedEvent,
+  type ToolCallFinishedEvent,
+  type TurnFinishedEvent,
+} from './workflows/stream-events.js';

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type OpenAI from 'openai';
 import type { McpPool } from '../mcp/pool.js';
 import type { CallToolInput, ModelCallInput, ToolDefinition } from '../shared/types.js';
-import { modelContextQuery } from '../workflows/definitions.js';
+import { modelContextQuery, streamSignal } from '../workflows/definitions.js';
 import { createModelActivities, type ChatCompletionsClient } from './model.js';
 import { createToolActivities } from './tools.js';
 import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './transcript-cache.js';
@@ -39,6 +39,8 @@ export function createActivities(dependencies: ActivityDependencies) {
     openai: dependencies.openai,
     transcripts,
     defaultModel: dependencies.defaultModel,
+    publish: ({ workflowId, runId }, batch) =>
+      dependencies.temporal.workflow.getHandle(workflowId, runId).signal(streamSignal, batch),
   });
   return {
     /** Records, once per turn, the tools the model may call and the model that answers. */

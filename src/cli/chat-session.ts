@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DurableAgentClient, TurnEvent, TurnProgressSource } from '../client.js';
+import type { DurableAgentClient, StreamingTurnEvent, TurnProgressSource } from '../client.js';
 import type { ConversationSettings, TurnResult } from '../workflows/definitions.js';
 import { describeStop, formatDuration, shortArguments, shorten } from './format.js';
 import { Spinner } from './spinner.js';
@@ -10,7 +10,17 @@ export interface ChatSessionOptions {
   client: DurableAgentClient;
   conversationId: string;
   settings: ConversationSettings | undefined;
-  progress: TurnProgressSource;
+  /**
+   * Where tool calls and rounds are seen. A source that also has `events` (the streaming source) gives the answer's
+   * text as it is written, and the chat prints it live.
+   */
+  progress: TurnProgressSource & {
+    events?: (
+      conversationId: string,
+      messageId: string,
+      options: { signal?: AbortSignal },
+    ) => AsyncIterable<StreamingTurnEvent>;
+  };
   input?: NodeJS.ReadStream;
   output?: NodeJS.WriteStream;
 }
@@ -75,15 +85,18 @@ export async function runChatSession(options: ChatSessionOptions): Promise<void>
         settings: options.settings,
         signal: controller.signal,
       });
-      const shown = showProgress(
-        progress.follow(conversationId, messageId, { from, signal: controller.signal }),
-        spinner,
-      );
+      const events = progress.events
+        ? progress.events(conversationId, messageId, { signal: controller.signal })
+        : progress.follow(conversationId, messageId, { from, signal: controller.signal });
+      const live = new LiveText(spinner);
+      const shown = showProgress(events, spinner, live);
       const result = await asked;
       await Promise.race([shown, sleep(PROGRESS_DRAIN_MS)]);
       controller.abort();
       spinner.stop();
-      printResult(result, say);
+      // An answer already printed as it was written is not printed again.
+      if (live.finish() && result.answer !== null) printResult({ ...result, answer: null }, say);
+      else printResult(result, say);
     } catch (error) {
       spinner.stop();
       if (!leaving) say(`Error: ${error instanceof Error ? error.message : String(error)}`);
@@ -144,9 +157,51 @@ async function greeting(client: DurableAgentClient, conversationId: string): Pro
   }
 }
 
-async function showProgress(events: AsyncIterable<TurnEvent>, spinner: Spinner): Promise<void> {
+/** The answer's text printed as it streams in; a retried model call prints its round again. */
+class LiveText {
+  private started = false;
+  private round: number | undefined;
+
+  constructor(private readonly spinner: Spinner) {}
+
+  write(round: number, text: string, replace: boolean): void {
+    if (!this.started) {
+      this.spinner.stop();
+      process.stdout.write('agent> ');
+      this.started = true;
+    } else if (replace || round !== this.round) {
+      process.stdout.write(replace ? '\n(the model call was retried)\nagent> ' : '\nagent> ');
+    }
+    this.round = round;
+    process.stdout.write(text);
+  }
+
+  /** End the streamed line before other output; true when any text was streamed. */
+  break(): void {
+    if (this.started) process.stdout.write('\n');
+    this.started = false;
+    this.round = undefined;
+  }
+
+  finish(): boolean {
+    const streamed = this.started;
+    this.break();
+    return streamed;
+  }
+}
+
+async function showProgress(
+  events: AsyncIterable<StreamingTurnEvent>,
+  spinner: Spinner,
+  live: LiveText,
+): Promise<void> {
   spinner.update('thinking…');
   for await (const event of events) {
+    if (event.type === 'text') {
+      live.write(event.round, event.text, event.replace);
+      continue;
+    }
+    if (event.type === 'tool-started' || event.type === 'tool-finished') live.break();
     switch (event.type) {
       case 'activity':
         spinner.update(spinnerText(event.activity));

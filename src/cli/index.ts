@@ -7,6 +7,7 @@ import { historyCommand } from './commands/history.js';
 import { interruptCommand } from './commands/interrupt.js';
 import { listCommand } from './commands/list.js';
 import { sendCommand } from './commands/send.js';
+import { serveCommand } from './commands/serve.js';
 import { startCommand } from './commands/start.js';
 import { ExitCode, reportError } from './output.js';
 import { packageVersion } from './version.js';
@@ -61,6 +62,7 @@ async function buildProgram(argv: readonly string[]): Promise<Command> {
     listCommand(),
     interruptCommand(),
     endCommand(),
+    serveCommand(),
   ]) {
     program.addCommand(command);
   }

@@ -114,6 +114,8 @@ export interface ModelCallInput {
   toolChoice: 'auto' | 'none';
   /** Extra instruction sent with this call only (not recorded in the transcript). */
   instruction: string | undefined;
+  /** Stream the completion and publish its text to the conversation's subscribers; default off. */
+  stream?: boolean;
 }
 
 export interface ModelCallResult {

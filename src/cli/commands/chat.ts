@@ -23,7 +23,7 @@ export function chatCommand() {
     .addOption(settingsOption());
   return command.action(async (options) => {
     const { id } = conversationIdOrNew(options.conversation);
-    const [{ runChatSession }, { PollingProgressSource }] = await Promise.all([
+    const [{ runChatSession }, { StreamingProgressSource }] = await Promise.all([
       import('../chat-session.js'),
       import('../../client.js'),
     ]);
@@ -32,7 +32,8 @@ export function chatCommand() {
         client,
         conversationId: id,
         settings: settingsFrom(options),
-        progress: new PollingProgressSource(client),
+        // Tool calls, rounds and the answer's text as they happen (docs/streaming.md).
+        progress: new StreamingProgressSource(client.client),
       }),
     );
   });
