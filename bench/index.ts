@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -49,6 +49,7 @@ async function main(): Promise<void> {
       delays: { type: 'string' },
       concurrency: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      render: { type: 'boolean', default: false },
       out: { type: 'string' },
     },
   });
@@ -69,6 +70,12 @@ async function main(): Promise<void> {
     .join('_');
   const outDir = values.out ?? (variant ? `${root}bench/dist/runs/${variant}` : `${root}docs`);
   const serverArgs = devServerArguments({ stock: values['stock-server'], eager: values.eager });
+  if (values.render) {
+    // Redraw the table and the chart of an earlier run (e.g. after editing bench/notes.md), measuring nothing.
+    const results = JSON.parse(await readFile(`${outDir}/benchmarks.json`, 'utf8')) as Results;
+    await writeOutputs(results, outDir);
+    return;
+  }
   const started = performance.now();
   const loadAtStart = loadAverage();
   const machine = describeMachine();
@@ -323,17 +330,7 @@ async function main(): Promise<void> {
     problems,
   };
 
-  await mkdir(outDir, { recursive: true });
-  const markdown = await formatMarkdown(renderMarkdown(results), `${outDir}/benchmarks.md`);
-  if (results.quick) {
-    await writeFile(`${outDir}/benchmarks.json`, `${JSON.stringify(results, null, 2)}\n`);
-    process.stdout.write(markdown);
-  } else {
-    await writeFile(`${outDir}/benchmarks.json`, `${JSON.stringify(results, null, 2)}\n`);
-    await writeFile(`${outDir}/benchmarks.md`, markdown);
-    await writeFile(`${outDir}/benchmarks-overhead.svg`, await drawOverheadChart(results));
-    log(`wrote ${outDir}/benchmarks.{json,md} and benchmarks-overhead.svg`);
-  }
+  await writeOutputs(results, outDir);
   for (const problem of problems) log(`problem: ${problem}`);
   log(`done in ${results.durationSeconds} s`);
   // A contender that failed is a result to report, but a run where durable-agent itself failed is a failed run.
@@ -355,6 +352,19 @@ function devServerArguments(options: { stock: boolean; eager: boolean }): string
     ...(options.eager ? ['system.enableActivityEagerExecution=true'] : []),
   ];
   return values.flatMap((value) => ['--dynamic-config-value', value]);
+}
+
+async function writeOutputs(results: Results, outDir: string): Promise<void> {
+  await mkdir(outDir, { recursive: true });
+  const markdown = await formatMarkdown(renderMarkdown(results), `${outDir}/benchmarks.md`);
+  await writeFile(`${outDir}/benchmarks.json`, `${JSON.stringify(results, null, 2)}\n`);
+  if (results.quick) {
+    process.stdout.write(markdown);
+    return;
+  }
+  await writeFile(`${outDir}/benchmarks.md`, markdown);
+  await writeFile(`${outDir}/benchmarks-overhead.svg`, await drawOverheadChart(results));
+  log(`wrote ${outDir}/benchmarks.{json,md} and benchmarks-overhead.svg`);
 }
 
 /** The table as the project's Prettier would write it, so `prettier --check` passes on the generated file. */
