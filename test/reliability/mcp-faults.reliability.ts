@@ -102,9 +102,14 @@ const attempts = (activities: ActivityRecord[]) =>
 const resultsSeen = (run: FaultRun) =>
   toolResults(run.agent.model.requests.at(-1)!.messages).map((entry) => entry.content);
 
-/** The counters once a thawed server has run `tool` and then stayed quiet for a second (its backlog is done). */
-async function settledCounts(counterFile: string, tool: string) {
-  await until(() => (countTestServerEvents(counterFile).calls[tool] ?? 0) >= 1, `the thawed server to run ${tool}`);
+/**
+ * The counters once a thawed server has stayed quiet for a second (its backlog is done). With `tool`, first wait until
+ * it has run that tool: only where the request is known to have reached the server before it froze.
+ */
+async function settledCounts(counterFile: string, tool?: string) {
+  if (tool !== undefined) {
+    await until(() => (countTestServerEvents(counterFile).calls[tool] ?? 0) >= 1, `the thawed server to run ${tool}`);
+  }
   let last = '';
   return await until(
     () => {
@@ -225,14 +230,15 @@ const faults: Record<string, Fault> = {
       const [echo] = callTools(activities);
       expect(echo).toMatchObject({ completed: true });
       run.http!.thaw();
-      const counters = await settledCounts(run.counterFile, 'echo');
+      // Whether the timed-out requests reached the frozen server depends on timing: read what it did, do not wait for it.
+      const counters = await settledCounts(run.counterFile);
       return {
         outcome:
           `each of the 3 attempts timed out after ${CALL_TIMEOUT_MS / 1000} s (retryable ToolTransportError); then ` +
           `the workflow gave the model an "unavailable" result ("${result}") and the turn went on to its answer`,
         counts:
-          `echo ran ${counters.calls.echo}× once the server was thawed (its backlog: timed-out attempts do reach ` +
-          'the server) · callTool failed after 3 attempts',
+          `echo ran ${counters.calls.echo ?? 0}× once the server was thawed (timed-out attempts that reached it ` +
+          'are processed late) · callTool failed after 3 attempts',
       };
     },
   },
@@ -252,13 +258,20 @@ const faults: Record<string, Fault> = {
       const [result] = resultsSeen(run);
       expect(result).toMatch(/may or may not have taken effect: .*no answer within 3000 ms/);
       expect(callTools(activities).map((activity) => activity.attempt)).toEqual([1]);
-      // "Unknown" was the honest answer: once the server wakes up, it runs the call that timed out.
+      // "Unknown" is the honest answer: whether the request's bytes reached the frozen server before the client gave
+      // up depends on timing (under load the freeze can land while the session is still being set up). What is
+      // promised is that a call which may have run is never run again: at most once, whatever the server does later.
       run.http!.thaw();
-      const counters = await settledCounts(run.counterFile, 'increment');
-      expect(counters.calls.increment).toBe(1);
+      const counters = await settledCounts(run.counterFile);
+      const runs = counters.calls.increment ?? 0;
+      expect(runs).toBeLessThanOrEqual(1);
       return {
-        outcome: `timed out after ${CALL_TIMEOUT_MS / 1000} s; not retried; the model got "outcome unknown" — rightly: the server ran the increment when it woke up`,
-        counts: `increment ran ${counters.calls.increment}× (after the turn had moved on) · ${attempts(activities)}`,
+        outcome:
+          `timed out after ${CALL_TIMEOUT_MS / 1000} s; not retried; the model got "outcome unknown" — rightly: ` +
+          (runs === 1
+            ? 'the server ran the increment when it woke up'
+            : 'this time the request never reached the server'),
+        counts: `increment ran ${runs}× (at most once is the promise) · ${attempts(activities)}`,
       };
     },
   },
