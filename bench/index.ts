@@ -50,6 +50,7 @@ async function main(): Promise<void> {
       concurrency: { type: 'string' },
       'cpu-prof': { type: 'string' },
       render: { type: 'boolean', default: false },
+      'no-history': { type: 'boolean', default: false },
       out: { type: 'string' },
     },
   });
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
     values.experiments && 'experiments',
     values.eager && 'eager',
     values['stock-server'] && 'stock-server',
+    values['no-history'] && 'no-history',
     values.peer && !values.quick && 'peer',
   ]
     .filter(Boolean)
@@ -205,9 +207,10 @@ async function main(): Promise<void> {
       }
     }
 
-    const durable = running.filter(
-      (contender) => contender.definition.durable && !failed.has(contender.definition.name),
-    );
+    // `--no-history`: batches only (e.g. for a CPU profile of the steady state).
+    const durable = values['no-history']
+      ? []
+      : running.filter((contender) => contender.definition.durable && !failed.has(contender.definition.name));
     const histories = new Map<string, { oneTurn: ConversationHistory; long?: ConversationHistory }>();
     for (const contender of durable) {
       const { name } = contender.definition;
