@@ -112,3 +112,23 @@ it('chat with piped input answers each line in order, then leaves at the end of 
   // No spinner without a terminal.
   expect(output).not.toMatch(/thinking…/);
 });
+
+it('chat prints the answer as it is written (streaming), once, with no text repeated', async () => {
+  const answer = 'Streaming shows each word of this answer as soon as the model writes it.';
+  const id = book.conversation('streaming', [{ content: answer, chunkDelayMs: 300 }]);
+  const chat = chatInTerminal(id);
+  await expect.poll(() => prompts(chat), settle).toBe(1);
+  chat.write('Stream something.\r');
+  // Caught in the middle: the first words are on screen while the rest is still being written.
+  await expect
+    .poll(() => {
+      const output = chat.output();
+      return output.includes('agent> Streaming shows') && !output.includes(answer);
+    }, settle)
+    .toBe(true);
+  await expect.poll(() => chat.output(), settle).toContain(`agent> ${answer}`);
+  await expect.poll(() => prompts(chat), settle).toBe(2);
+  expect(chat.output().split('Streaming shows').length - 1).toBe(1);
+  chat.write('\x04');
+  expect(await chat.exited).toBe(0);
+});
