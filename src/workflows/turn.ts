@@ -107,6 +107,8 @@ type LoopStop =
 export async function runTurn(context: TurnContext): Promise<TurnResult> {
   const { transcript, settings, turn } = context;
   const budget = resolveBudget(settings.budget);
+  // Date.now() in workflow code is Temporal's workflow time (the sandbox replaces it): deterministic on replay, and
+  // skipped forward by the time-skipping test server. Every time reading in this file relies on that.
   const spend: TurnSpend = { rounds: 0, toolCalls: 0, usage: ZERO_USAGE, startedAt: Date.now() };
   const report = (activity: string) => context.onProgress({ spend: { ...spend }, activity });
   report('preparing');
