@@ -170,7 +170,7 @@ describe('mcp config', () => {
     test('reads the file; no path means no servers; an unreadable file is named in the error', () => {
       const file = path.join(directory, 'mcp.json');
       writeFileSync(file, JSON.stringify({ mcpServers: { a: { command: 'x', args: ['${HOME_DIR}'] } } }));
-      expect(loadMcpConfig(file, { HOME_DIR: '/home/a' }).servers[0]).toMatchObject({ name: 'a', args: ['/home/a'] });
+      expect(loadMcpConfig(file, { HOME_DIR: '/srv/a' }).servers[0]).toMatchObject({ name: 'a', args: ['/srv/a'] });
       expect(loadMcpConfig(undefined)).toEqual({ file: undefined, servers: [] });
       expect(() => loadMcpConfig(path.join(directory, 'missing.json'))).toThrow(
         /Cannot read the MCP configuration file .*missing\.json/,
