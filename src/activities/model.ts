@@ -90,10 +90,11 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
           })
         : undefined;
 
+      // The first heartbeat comes after an interval, not at once: most calls finish before it, and a heartbeat is a
+      // server write. The heartbeat timeout (30 s) leaves room for several intervals.
       const heartbeat = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
       let completion: ChatCompletion;
       try {
-        context.heartbeat();
         const options = {
           // The openai client accepts an `idempotencyKey` option but sends no header for it: send it ourselves.
           headers: { 'Idempotency-Key': idempotencyKey(input) },

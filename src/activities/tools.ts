@@ -15,11 +15,14 @@ import type { McpPool } from '../mcp/pool.js';
 export const TOOL_HEARTBEAT_INTERVAL_MS = 2_000;
 
 /**
- * Heartbeat details of a tool call. `sent` is recorded right before the request goes to the server, so a later
- * attempt (after a worker crash or a timeout) knows the tool may have run.
+ * Heartbeat details of a tool call. An attempt that fails before its request left records `not_sent` with its attempt
+ * number as it fails; that record is the only thing that lets a retry call a tool that is not safe to repeat (see
+ * docs/mcp.md). `connecting` and `sent` are what the periodic heartbeat shows while a call runs.
  */
 export interface ToolCallHeartbeat {
   phase: 'connecting' | 'sent' | 'not_sent';
+  /** The attempt that recorded `not_sent`. */
+  attempt?: number;
   /** The last progress notification of the call, if the server sends any. */
   progress?: { progress: number; total?: number; message?: string };
 }
@@ -51,10 +54,13 @@ export function createToolActivities(deps: ToolActivityDependencies) {
     callTool: async (input: CallToolInput): Promise<CallToolResult> => {
       const context = Context.current();
       const { tool } = input;
-      if (context.info.attempt > 1 && !isSafeToRepeat(tool.annotations) && previousAttemptSent(context.info)) {
-        // The earlier attempt sent the request and then the worker died or the attempt timed out: the tool may
-        // have run, and running it again could do the side effect twice.
-        return outcomeUnknown(tool.name, 'an earlier attempt of this call was interrupted after the request was sent');
+      if (context.info.attempt > 1 && !isSafeToRepeat(tool.annotations) && !previousAttemptNotSent(context.info)) {
+        // The earlier attempt did not record that its request never left (the worker died, or it timed out): the
+        // tool may have run, and running it again could do the side effect twice.
+        return outcomeUnknown(
+          tool.name,
+          'an earlier attempt of this call was interrupted and may have sent the request (the worker stopped or the attempt timed out)',
+        );
       }
       let heartbeat: ToolCallHeartbeat = { phase: 'connecting' };
       const timer = setInterval(() => context.heartbeat(heartbeat), heartbeatIntervalMs);
@@ -62,10 +68,10 @@ export function createToolActivities(deps: ToolActivityDependencies) {
         const result = await deps.pool.callTool(input.tool, input.arguments, {
           signal: context.cancellationSignal,
           timeoutMs: tool.timeoutMs,
+          // No heartbeat of its own: one server write per call is what a step's overhead is made of, and a retry's
+          // safety rests on `not_sent` (below), not on this. The periodic heartbeat shows it.
           beforeSend: () => {
             heartbeat = { phase: 'sent' };
-            // Immediately, not at the next tick: this is what a retry after a crash reads.
-            context.heartbeat(heartbeat);
           },
           onProgress: (progress) => {
             heartbeat = { phase: 'sent', progress };
@@ -77,8 +83,9 @@ export function createToolActivities(deps: ToolActivityDependencies) {
       } catch (error) {
         if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason ?? error;
         if (error instanceof McpTransportError && !error.requestSent) {
-          // Tell the next attempt that this one's request never left, so it does not answer "outcome unknown".
-          context.heartbeat({ phase: 'not_sent' } satisfies ToolCallHeartbeat);
+          // Tell the next attempt that this one's request never left, so it calls the tool again. The worker sends
+          // the last heartbeat of an attempt with its failure.
+          context.heartbeat({ phase: 'not_sent', attempt: context.info.attempt } satisfies ToolCallHeartbeat);
         }
         const result = callToolFailure(error, tool);
         if (result instanceof Error) throw result;
@@ -156,7 +163,8 @@ export function outcomeUnknown(toolName: string, reason: string): CallToolResult
   };
 }
 
-function previousAttemptSent(info: { heartbeatDetails?: unknown }): boolean {
+/** True only when the attempt just before this one recorded, as it failed, that its request never left. */
+function previousAttemptNotSent(info: { attempt: number; heartbeatDetails?: unknown }): boolean {
   const details = info.heartbeatDetails as Partial<ToolCallHeartbeat> | undefined;
-  return details?.phase === 'sent';
+  return details?.phase === 'not_sent' && details.attempt === info.attempt - 1;
 }

@@ -112,12 +112,15 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
     expect(result.content).toMatch(/^0123456789.*\n…\[truncated: \d+ of 5000 characters shown\]$/s);
   });
 
-  test('heartbeats { phase: sent } first, right before the request, and keeps heartbeating while the call runs', async () => {
+  test('sends no heartbeat of its own before the request; the periodic heartbeat says { phase: sent } while it runs', async () => {
     const { environment, heartbeats } = activityEnvironment();
-    await environment.run(activities.callTool, input('slow', { delayMs: 400 }));
-    expect(heartbeats[0]).toEqual({ phase: 'sent' });
-    expect(heartbeats.length).toBeGreaterThanOrEqual(4);
-    expect(heartbeats.every((details) => details.phase === 'sent')).toBe(true);
+    await environment.run(activities.callTool, input('echo', { text: 'quick' }));
+    expect(heartbeats).toEqual([]);
+
+    const slow = activityEnvironment();
+    await slow.environment.run(activities.callTool, input('slow', { delayMs: 400 }));
+    expect(slow.heartbeats.length).toBeGreaterThanOrEqual(4);
+    expect(slow.heartbeats.every((details) => details.phase === 'sent')).toBe(true);
   });
 
   test('a tool the server no longer offers fails non-retryable ToolNotConfigured', async () => {
@@ -149,7 +152,7 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
     expect(failure).toMatchObject({ type: FailureType.ToolTransportError, nonRetryable: false });
     expect((failure as ApplicationFailure).details).toEqual([{ server: 'test', requestSent: true }]);
     // The retry finds a fresh server.
-    const retry = await new MockActivityEnvironment({ attempt: 2, heartbeatDetails: { phase: 'sent' } }).run(
+    const retry = await new MockActivityEnvironment({ attempt: 2 }).run(
       activities.callTool,
       input('echo', { text: 'after the crash' }),
     );
@@ -166,26 +169,33 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
     expect(failure).toMatchObject({ type: FailureType.ToolTransportError, nonRetryable: false });
   });
 
-  test('a retry after the previous attempt sent the request does not call a tool with side effects again', async () => {
-    const retry = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: { phase: 'sent' } });
-    const result = await retry.run(activities.callTool, input('increment'));
-    expect(result.outcome).toBe('outcome_unknown');
-    expect(result.content).toContain('an earlier attempt of this call was interrupted after the request was sent');
-    expect(counts().calls.increment).toBeUndefined();
-  });
-
-  test('a retry after the previous attempt sent the request calls a read-only or idempotent tool again', async () => {
-    const retry = new MockActivityEnvironment({ attempt: 3, heartbeatDetails: { phase: 'sent' } });
-    const result = await retry.run(activities.callTool, input('set_value', { key: 'a', value: '1' }));
-    expect(result).toEqual({ outcome: 'ok', content: 'a = 1', truncated: false });
-  });
-
-  test('a retry after an attempt whose request never left calls the tool', async () => {
-    for (const heartbeatDetails of [undefined, { phase: 'connecting' }, { phase: 'not_sent' }]) {
-      const retry = new MockActivityEnvironment({ attempt: 2, heartbeatDetails });
-      expect((await retry.run(activities.callTool, input('increment'))).outcome).toBe('ok');
+  test('a retry of a tool with side effects runs only if the attempt before it recorded not_sent as it failed', async () => {
+    // Anything else (no heartbeat: the worker died; `sent`; an older attempt's `not_sent`) may have run the tool.
+    for (const heartbeatDetails of [
+      undefined,
+      { phase: 'connecting' },
+      { phase: 'sent' },
+      { phase: 'not_sent' },
+      { phase: 'not_sent', attempt: 1 },
+    ]) {
+      const retry = new MockActivityEnvironment({ attempt: 3, heartbeatDetails });
+      const result = await retry.run(activities.callTool, input('increment'));
+      expect(result.outcome).toBe('outcome_unknown');
+      expect(result.content).toContain('an earlier attempt of this call was interrupted and may have sent the request');
     }
-    expect(counts().calls.increment).toBe(3);
+    expect(counts().calls.increment).toBeUndefined();
+
+    const retry = new MockActivityEnvironment({ attempt: 3, heartbeatDetails: { phase: 'not_sent', attempt: 2 } });
+    expect(await retry.run(activities.callTool, input('increment'))).toMatchObject({ outcome: 'ok' });
+    expect(counts().calls.increment).toBe(1);
+  });
+
+  test('a retry calls a read-only or idempotent tool again, whatever the earlier attempt recorded', async () => {
+    for (const heartbeatDetails of [undefined, { phase: 'sent' }]) {
+      const retry = new MockActivityEnvironment({ attempt: 3, heartbeatDetails });
+      const result = await retry.run(activities.callTool, input('set_value', { key: 'a', value: '1' }));
+      expect(result).toEqual({ outcome: 'ok', content: 'a = 1', truncated: false });
+    }
   });
 
   test('cancelling the activity cancels the MCP request on the server and fails with CancelledFailure', async () => {
@@ -220,7 +230,7 @@ describe('tool activities: failures before anything was sent', () => {
     const failure = await failureOf(environment.run(activities.callTool, call));
     expect(failure).toMatchObject({ type: FailureType.ToolTransportError, nonRetryable: false });
     expect((failure as ApplicationFailure).details).toEqual([{ server: 'broken', requestSent: false }]);
-    expect(heartbeats.at(-1)).toEqual({ phase: 'not_sent' });
+    expect(heartbeats.at(-1)).toEqual({ phase: 'not_sent', attempt: 1 });
   });
 });
 

@@ -207,7 +207,7 @@ describe('callModel against the scripted model', () => {
     await Promise.all(started.splice(0).map((model) => model.close()));
   });
 
-  async function setUp(script: Script, source: StubSource) {
+  async function setUp(script: Script, source: StubSource, heartbeatIntervalMs?: number) {
     const model = await startScriptedModel({ script });
     started.push(model);
     const transcripts = new TranscriptCache(source);
@@ -215,6 +215,7 @@ describe('callModel against the scripted model', () => {
       openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
       transcripts,
       defaultModel: 'gpt-default',
+      heartbeatIntervalMs,
     });
     // The failures these tests provoke are expected: keep the worker's "Activity failed" warnings out of the output.
     const environment = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
@@ -268,7 +269,16 @@ describe('callModel against the scripted model', () => {
       finishReason: 'tool_calls',
       model: 'gpt-default',
     });
-    expect(heartbeats()).toBeGreaterThanOrEqual(1);
+    // A call shorter than the heartbeat interval sends none: each would be a write on the Temporal server.
+    expect(heartbeats()).toBe(0);
+  });
+
+  it('model: heartbeats every interval while it waits for a slow model', async () => {
+    const source = new StubSource([system, question], []);
+    const { callModel, heartbeats } = await setUp([{ content: 'Slowly.', delayMs: 400 }], source, 50);
+    const result = await callModel(modelInput([system, question], []));
+    expect(result.message.content).toBe('Slowly.');
+    expect(heartbeats()).toBeGreaterThanOrEqual(4);
   });
 
   it('model: the idempotency key is <workflowId>/<runId>/turn-<n>/round-<r>', () => {

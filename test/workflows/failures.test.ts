@@ -1,9 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { describe, expect, it } from 'vitest';
 import { FailureType } from '../../src/shared/errors.js';
 import { serveMcpOverHttp } from '../../src/testing/mcp-http.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { toolResults } from '../helpers/transcript.js';
+import { countTestServerEvents } from '../../src/testing/mcp-test-server.js';
+import { stdioServer, testServerEntry } from '../mcp/helpers.js';
 
 const bed = useTimeSkippingWithCrm();
 
@@ -83,5 +88,48 @@ describe('a failing tool', () => {
     expect((bed.crm.calls.hang ?? 0) - before).toBe(1);
     const [entry] = toolResults(agent.model.requests[1]!.messages);
     expect(entry?.content).toMatch(/may or may not/i);
+  });
+
+  it('a tool with side effects whose first attempt never sent its request is retried, and runs once', async () => {
+    // The test server over stdio, except that its second process exits at once: the `crash` call ends the first
+    // process, so the pool's restart for `increment` fails before anything is sent. The activity's first attempt
+    // records `not_sent` as it fails; the second attempt (a third process) may then call the tool.
+    const directory = mkdtempSync(path.join(tmpdir(), 'durable-agent-not-sent-'));
+    bed.onCleanup(async () => rmSync(directory, { recursive: true, force: true }));
+    const counterFile = path.join(directory, 'events.jsonl');
+    const starts = path.join(directory, 'starts');
+    const entry = testServerEntry();
+    const failSecondStart = [
+      "const fs = require('node:fs');",
+      `const file = ${JSON.stringify(starts)};`,
+      "const n = (fs.existsSync(file) ? Number(fs.readFileSync(file, 'utf8')) : 0) + 1;",
+      'fs.writeFileSync(file, String(n));',
+      'if (n === 2) process.exit(2);',
+      `process.argv = [process.execPath, ${JSON.stringify(entry)}];`,
+      `import(${JSON.stringify(path.toNamespacedPath(entry))});`,
+    ].join('\n');
+    const agent = await agentWith(
+      [
+        { toolCalls: [{ name: 'flaky__crash', arguments: {} }] },
+        { toolCalls: [{ name: 'flaky__increment', arguments: {} }] },
+        { content: 'Incremented once.' },
+      ],
+      {
+        mcpServers: [
+          stdioServer('flaky', process.execPath, ['-e', failSecondStart], {
+            env: { MCP_TEST_COUNTER_FILE: counterFile },
+          }),
+        ],
+      },
+    );
+    const result = await agent.ask('Crash, then increment');
+    expect(result).toMatchObject({ stopReason: 'completed', answer: 'Incremented once.', toolCalls: 2 });
+    const [crashed] = toolResults(agent.model.requests[1]!.messages);
+    expect(crashed?.content).toMatch(/may or may not have taken effect/);
+    const incremented = toolResults(agent.model.requests[2]!.messages).at(-1);
+    expect(incremented?.content).toBe('default = 1');
+    const counts = countTestServerEvents(counterFile);
+    expect(counts.calls).toEqual({ crash: 1, increment: 1 });
+    expect(counts.processes).toBe(2); // the second start exited before the server started
   });
 });
