@@ -10,10 +10,11 @@ import { createLocalEnvironment } from '../src/testing/environment.js';
 import { startScriptedModel, type ScriptedModel } from '../src/testing/scripted-model/index.js';
 import { drawOverheadChart } from './chart.js';
 import { ContenderProcess, replayInFreshProcess } from './contender-process.js';
+import { baselineContender } from './baseline.js';
 import { CONTENDERS, EXPERIMENTS, FLOOR, IN_PROCESS, type ContenderDefinition } from './contenders/index.js';
 import { measureHistory, type ConversationHistory } from './history.js';
 import { childProcessIds, describeMachine, loadAverage, processCpuMs } from './machine.js';
-import { narrowPlan, PLANS } from './plan.js';
+import { narrowPlan, PLANS, scalePlan } from './plan.js';
 import type { BatchResult } from './protocol.js';
 import { renderMarkdown } from './report.js';
 import type { ContenderSummary, HistoryFigures, HistorySize, ReplayFigures, Results, RunFigures } from './results.js';
@@ -31,6 +32,35 @@ const MIB = 2 ** 20;
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
+/** Most slices a level is split into (see the batch loop). */
+const MAX_SLICES = 5;
+
+interface Measured {
+  result: BatchResult;
+  serverCpuMs: number | undefined;
+  modelServerCpuMs: number;
+}
+
+/** Two slices of one contender's level as if they had been one batch. */
+function mergeMeasured(a: Measured, b: Measured): Measured {
+  return {
+    result: {
+      samples: [...a.result.samples, ...b.result.samples],
+      wallMs: a.result.wallMs + b.result.wallMs,
+      cpuMs: a.result.cpuMs + b.result.cpuMs,
+      peakRssBytes: Math.max(a.result.peakRssBytes, b.result.peakRssBytes),
+    },
+    serverCpuMs: a.serverCpuMs === undefined || b.serverCpuMs === undefined ? undefined : a.serverCpuMs + b.serverCpuMs,
+    modelServerCpuMs: a.modelServerCpuMs + b.modelServerCpuMs,
+  };
+}
+
+/** `items` starting at index `by` (modulo its length), wrapping around. */
+function rotate<T>(items: readonly T[], by: number): T[] {
+  const start = items.length === 0 ? 0 : by % items.length;
+  return [...items.slice(start), ...items.slice(0, start)];
+}
+
 interface RunningContender {
   definition: ContenderDefinition;
   process: ContenderProcess;
@@ -46,6 +76,8 @@ async function main(): Promise<void> {
       'stock-server': { type: 'boolean', default: false },
       eager: { type: 'boolean', default: false },
       experiments: { type: 'boolean', default: false },
+      baseline: { type: 'string' },
+      scale: { type: 'string' },
       delays: { type: 'string' },
       concurrency: { type: 'string' },
       'cpu-prof': { type: 'string' },
@@ -54,7 +86,8 @@ async function main(): Promise<void> {
       out: { type: 'string' },
     },
   });
-  const plan = narrowPlan(values.quick ? PLANS.quick : PLANS.full, values.delays, values.concurrency);
+  const narrowed = narrowPlan(values.quick ? PLANS.quick : PLANS.full, values.delays, values.concurrency);
+  const plan = values.scale === undefined ? narrowed : scalePlan(narrowed, Number(values.scale));
   const only = values.only?.split(',');
   // Only the full, default run replaces the published figures; every other run writes under bench/dist.
   const variant = [
@@ -63,6 +96,8 @@ async function main(): Promise<void> {
     values.delays && `delays-${values.delays}`,
     values.concurrency && `concurrency-${values.concurrency}`,
     values.experiments && 'experiments',
+    values.scale && `scale-${values.scale}`,
+    values.baseline && `baseline-${values.baseline.replace(/[^\w.-]/g, '_')}`,
     values.eager && 'eager',
     values['stock-server'] && 'stock-server',
     values['no-history'] && 'no-history',
@@ -85,9 +120,10 @@ async function main(): Promise<void> {
 
   const problems: string[] = [];
   const summaries = new Map<string, ContenderSummary>();
-  const definitions = [...CONTENDERS, ...(values.experiments ? EXPERIMENTS : [])].filter(
+  const baseline = values.baseline === undefined ? [] : [await baselineContender(root, values.baseline)];
+  const definitions = [...CONTENDERS, ...baseline, ...(values.experiments ? EXPERIMENTS : [])].filter(
     (definition) =>
-      (only === undefined || only.includes(definition.name) || definition === FLOOR) &&
+      (only === undefined || only.includes(definition.name) || definition === FLOOR || baseline.includes(definition)) &&
       (!definition.peer || plan.peer || values.peer),
   );
 
@@ -181,19 +217,39 @@ async function main(): Promise<void> {
       for (const level of plan.levels) {
         const turns = modelDelayMs === 0 ? level.turnsWithoutDelay : level.turnsWithDelay;
         const spec = { chain: CHAIN_LENGTH, modelDelayMs };
+        // The turns of a level run in slices (each at least `concurrency` turns), the contenders taking turns slice
+        // by slice in an order that rotates, so that load drifting on the machine falls on all of them alike.
+        const slices = Math.max(1, Math.min(MAX_SLICES, Math.floor(turns / level.concurrency)));
+        const measured = new Map<string, Measured>();
+        for (let slice = 0; slice < slices; slice++) {
+          const sliceTurns = Math.floor(turns / slices) + (slice < turns % slices ? 1 : 0);
+          for (const contender of rotate(running, slice)) {
+            const { name } = contender.definition;
+            if (failed.has(name)) continue;
+            log(
+              `${name}: ${sliceTurns} turns, ${level.concurrency} at a time, model delay ${modelDelayMs} ms` +
+                (slices > 1 ? ` (slice ${slice + 1} of ${slices})` : ''),
+            );
+            try {
+              const part = await batch(contender, spec, level.concurrency, sliceTurns);
+              const sofar = measured.get(name);
+              measured.set(name, sofar ? mergeMeasured(sofar, part) : part);
+            } catch (error) {
+              failed.add(name);
+              measured.delete(name);
+              problems.push(
+                `${name}: batch (delay ${modelDelayMs}, concurrency ${level.concurrency}) failed: ${String(error)}`,
+              );
+            }
+          }
+        }
         const level_runs: RunFigures[] = [];
         for (const contender of running) {
           const { name } = contender.definition;
-          if (failed.has(name)) continue;
-          log(`${name}: ${turns} turns, ${level.concurrency} at a time, model delay ${modelDelayMs} ms`);
-          try {
-            const { result, serverCpuMs, modelServerCpuMs } = await batch(contender, spec, level.concurrency, turns);
-            level_runs.push(runFigures(name, spec, level.concurrency, result, serverCpuMs, modelServerCpuMs));
-          } catch (error) {
-            problems.push(
-              `${name}: batch (delay ${modelDelayMs}, concurrency ${level.concurrency}) failed: ${String(error)}`,
-            );
-          }
+          const figures = measured.get(name);
+          if (figures === undefined) continue;
+          const { result, serverCpuMs, modelServerCpuMs } = figures;
+          level_runs.push(runFigures(name, spec, level.concurrency, result, serverCpuMs, modelServerCpuMs));
         }
         const floor = level_runs.find((run) => run.contender === FLOOR.name);
         const inProcess = level_runs.find((run) => run.contender === IN_PROCESS.name);

@@ -63,3 +63,16 @@ export function narrowPlan(plan: Plan, delays: string | undefined, concurrency: 
     levels: keepLevels ? plan.levels.filter((level) => keepLevels.includes(level.concurrency)) : plan.levels,
   };
 }
+
+/** The plan with `factor` times as many measured turns per level (more samples for an A/B run, e.g. `--scale 3`). */
+export function scalePlan(plan: Plan, factor: number): Plan {
+  if (!(factor > 0)) throw new Error(`--scale: expected a positive number, got ${factor}`);
+  return {
+    ...plan,
+    levels: plan.levels.map((level) => ({
+      ...level,
+      turnsWithoutDelay: Math.round(level.turnsWithoutDelay * factor),
+      turnsWithDelay: Math.round(level.turnsWithDelay * factor),
+    })),
+  };
+}
