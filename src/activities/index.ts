@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type OpenAI from 'openai';
 import type { McpPool } from '../mcp/pool.js';
-import type { CallToolInput, ModelCallInput, ToolDefinition } from '../shared/types.js';
+import type { CallToolInput, ModelCallInput } from '../shared/types.js';
 import { modelContextQuery, streamSignal } from '../workflows/definitions.js';
 import { createModelActivities, type ChatCompletionsClient } from './model.js';
 import { createToolActivities } from './tools.js';
@@ -38,15 +38,12 @@ export function createActivities(dependencies: ActivityDependencies) {
   const model = createModelActivities({
     openai: dependencies.openai,
     transcripts,
+    listTools: tools.listTools,
     defaultModel: dependencies.defaultModel,
     publish: ({ workflowId, runId }, batch) =>
       dependencies.temporal.workflow.getHandle(workflowId, runId).signal(streamSignal, batch),
   });
   return {
-    /** Records, once per turn, the tools the model may call and the model that answers. */
-    async prepareTurn(): Promise<{ tools: ToolDefinition[]; model: string }> {
-      return { tools: await tools.listTools(), model: dependencies.defaultModel };
-    },
     callModel: (input: ModelCallInput) => model.callModel(input),
     callTool: (input: CallToolInput) => tools.callTool(input),
   };

@@ -45,6 +45,8 @@ export interface ChatCompletionsClient {
 export interface ModelActivityDependencies {
   openai: ChatCompletionsClient | OpenAI;
   transcripts: TranscriptCache;
+  /** Lists the tools of every MCP server, for a call with `listTools` (the turn's first). Default: no tools. */
+  listTools?: () => Promise<ToolDefinition[]>;
   /** Model used when the conversation names none. */
   defaultModel: string;
   /** How often to heartbeat while waiting for the model. Default 2 seconds. */
@@ -68,7 +70,16 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
   return {
     async callModel(input: ModelCallInput & ModelStreamOptions): Promise<ModelCallResult> {
       const context = Context.current();
-      const { messages, tools } = await transcripts.resolve(input);
+      const [resolved, listed] = await Promise.all([
+        transcripts.resolve(input),
+        input.listTools ? (dependencies.listTools?.() ?? Promise.resolve([])) : undefined,
+      ]);
+      const { messages } = resolved;
+      let { tools } = resolved;
+      if (listed !== undefined) {
+        tools = listed;
+        transcripts.rememberTools(input, listed);
+      }
       const trimmed = trimToContext(messages, input.maxInputTokens);
       const wire = trimmed.messages.map(toOpenAIMessage);
       if (input.instruction) wire.push({ role: 'system', content: input.instruction });
@@ -125,7 +136,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
 
       const result = fromOpenAICompletion(completion, input.toolChoice === 'none');
       transcripts.remember(input, result.message);
-      return result;
+      return listed === undefined ? result : { ...result, turnSetup: { tools: listed, model: defaultModel } };
     },
   };
 }

@@ -77,6 +77,14 @@ export class TranscriptCache {
     return { messages: entry.messages, tools: entry.tools };
   }
 
+  /** Record the tools a call listed itself (the turn's first), so the turn's later calls find them by digest. */
+  rememberTools(input: ModelCallInput, tools: ToolDefinition[]): void {
+    const entry = this.entries.get(`${input.workflowId}/${input.runId}`);
+    if (entry === undefined) return;
+    entry.tools = tools;
+    entry.toolsDigest = tools.length > 0 ? chainDigest(EMPTY_DIGEST, tools) : undefined;
+  }
+
   /** Record the model's answer, so the next round's prefix (which includes it) is a hit. */
   remember(input: ModelCallInput, answer: ChatMessage): void {
     const entry = this.entries.get(`${input.workflowId}/${input.runId}`);

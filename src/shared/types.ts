@@ -116,6 +116,20 @@ export interface ModelCallInput {
   instruction: string | undefined;
   /** Stream the completion and publish its text to the conversation's subscribers; default off. */
   stream?: boolean;
+  /**
+   * The turn's first call: list the tools of every MCP server, offer them to the model and return them with the
+   * result (`turnSetup`), so the workflow records them once per turn without an activity of its own.
+   * `toolsDigest` is then `undefined`.
+   */
+  listTools?: true;
+}
+
+/** What the turn's first model call found: recorded once per turn, used by every later call of the turn. */
+export interface TurnSetup {
+  /** The tools the model may call in this turn. */
+  tools: ToolDefinition[];
+  /** The model that answers when the conversation names none (the worker's default). */
+  model: string;
 }
 
 export interface ModelCallResult {
@@ -123,6 +137,8 @@ export interface ModelCallResult {
   usage: TokenUsage;
   finishReason: string;
   model: string;
+  /** Only for a call with `listTools`. */
+  turnSetup?: TurnSetup;
 }
 
 /** A page of the transcript and the turn's tools, as the workflow answers the `modelContext` query. */

@@ -38,11 +38,6 @@ import type { Transcript } from './transcript.js';
 const DEFAULT_MODEL_ATTEMPTS = 5;
 const DEFAULT_TOOL_ATTEMPTS = 3;
 
-const { prepareTurn } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 3, initialInterval: '1 second' },
-});
-
 const { callModel } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   // The model activity heartbeats while it waits, so a dead worker is noticed in seconds, not minutes.
@@ -111,7 +106,6 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
   // skipped forward by the time-skipping test server. Every time reading in this file relies on that.
   const spend: TurnSpend = { rounds: 0, toolCalls: 0, usage: ZERO_USAGE, startedAt: Date.now() };
   const report = (activity: string) => context.onProgress({ spend: { ...spend }, activity });
-  report('preparing');
 
   let timedOut = false;
   const work = new CancellationScope();
@@ -134,8 +128,14 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
   // Rounds are numbered by calls started, not completed, so a call abandoned by the time limit and the final-answer
   // call after it carry different idempotency keys.
   let round = 0;
+  // The turn's tools, listed by its first model call (no activity of their own) and used by every later call.
+  let tools = new Map<string, ToolDefinition>();
+  let toolsDigest: string | undefined;
+  let toolsListed = false;
+
   const modelCall = (final: boolean): Promise<ModelCallResult> => {
     round++;
+    const listTools = !final && !toolsListed;
     const { prefix, newMessages } = transcript.nextModelInput();
     report(`model · round ${round}`);
     const stream = settings.stream ?? DEFAULT_STREAM;
@@ -157,12 +157,15 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
       instruction: final ? FINAL_ANSWER_INSTRUCTION : undefined,
       // Only when on, so the activity input of a conversation that does not stream is unchanged.
       ...(stream ? { stream } : {}),
+      ...(listTools ? { listTools } : {}),
     };
     context.events.startModelCall(turn, round);
     return callModel
       .executeWithOptions(
         {
-          summary: `turn ${turn} · model ${model ?? 'default'} · round ${round}${final ? ' · final answer' : ''}`,
+          summary:
+            `turn ${turn} · model ${model ?? 'default'} · round ${round}` +
+            (final ? ' · final answer' : listTools ? ' · lists tools' : ''),
           retry: { maximumAttempts: settings.modelAttempts ?? DEFAULT_MODEL_ATTEMPTS },
         },
         [input],
@@ -171,6 +174,13 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
   };
 
   const recordModelResult = (result: ModelCallResult) => {
+    if (result.turnSetup) {
+      toolsListed = true;
+      model ??= result.turnSetup.model;
+      tools = new Map(result.turnSetup.tools.map((tool) => [tool.name, tool]));
+      toolsDigest = result.turnSetup.tools.length > 0 ? chainDigest(EMPTY_DIGEST, result.turnSetup.tools) : undefined;
+      context.onTools(result.turnSetup.tools, toolsDigest);
+    }
     spend.rounds++;
     spend.usage = addUsage(spend.usage, result.usage);
     transcript.append(result.message);
@@ -227,20 +237,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
     }
   };
 
-  let tools = new Map<string, ToolDefinition>();
-  let toolsDigest: string | undefined;
-
   const loop = async (): Promise<LoopStop> => {
-    try {
-      const prepared = await prepareTurn.executeWithOptions({ summary: `turn ${turn} · list tools` }, []);
-      model ??= prepared.model;
-      tools = new Map(prepared.tools.map((tool) => [tool.name, tool]));
-      toolsDigest = prepared.tools.length > 0 ? chainDigest(EMPTY_DIGEST, prepared.tools) : undefined;
-      context.onTools(prepared.tools, toolsDigest);
-    } catch (error) {
-      if (isCancellation(error)) return timedOut ? { kind: 'budget', limit: 'time' } : { kind: 'cancelled' };
-      return { kind: 'error', ...describeFailure(error) };
-    }
     for (;;) {
       const limit = timedOut ? 'time' : exhaustedLimit(spend, budget, Date.now());
       if (limit !== undefined) return { kind: 'budget', limit };

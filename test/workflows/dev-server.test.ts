@@ -137,8 +137,8 @@ describe('a long conversation on the dev server', () => {
         return payload?.data ? (JSON.parse(Buffer.from(payload.data).toString('utf8')) as string) : undefined;
       });
     expect(summaries).toEqual([
-      'turn 1 · list tools',
-      'turn 1 · model scripted-model · round 1',
+      // The first call lists the tools too; the worker's default model is known from its result on.
+      'turn 1 · model default · round 1 · lists tools',
       'turn 1 · tool crm__find_user',
       'turn 1 · model scripted-model · round 2',
     ]);
