@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, rm, symlink } from 'node:fs/promises';
+import path from 'node:path';
 import { promisify } from 'node:util';
+import { defaultCacheDir } from '../src/config.js';
 import type { ContenderDefinition } from './contenders/index.js';
 
 const execFileAsync = promisify(execFile);
@@ -9,7 +11,8 @@ const execFileAsync = promisify(execFile);
 /**
  * `--baseline <git ref>`: durable-agent as it was at that commit, as one more contender in the same run, so a change
  * is measured before and after side by side (the machine's load drifts too much to compare two runs). The commit's
- * files are exported with `git archive` to bench/dist/baseline/<sha> (never a work tree of its own), share the
+ * files are exported with `git archive` to bench-baseline/<sha> in the project's cache directory (the one provisioning
+ * uses; outside the repository, out of the way of its compiler, linter and tests), share the
  * project's node_modules, and are compiled with that commit's tsconfig.bench.json.
  */
 export async function baselineContender(root: string, ref: string): Promise<ContenderDefinition> {
@@ -21,7 +24,7 @@ export async function baselineContender(root: string, ref: string): Promise<Cont
     throw new Error(`--baseline ${ref}: not a commit of this repository (try a hash, a tag or HEAD~1)`);
   }
   const short = sha.slice(0, 7);
-  const directory = `${root}bench/dist/baseline/${sha}`;
+  const directory = path.join(process.env.DURABLE_AGENT_CACHE_DIR ?? defaultCacheDir(), 'bench-baseline', sha);
   const script = `${directory}/bench/dist/bench/contenders/durable-agent.js`;
   if (!existsSync(script)) {
     process.stderr.write(`[bench] building durable-agent at ${short} in ${directory}\n`);
