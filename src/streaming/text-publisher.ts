@@ -35,7 +35,7 @@ export interface TextPublisherOptions {
 
 /**
  * Batches the text of one model-call attempt into signals: the first piece at once, then at most one batch per
- * interval, the interval growing from 250 ms to 1 s as the answer goes on, so history grows with batches, not
+ * interval (the text after the last batch comes with the activity's result), the interval growing from 250 ms to 1 s as the answer goes on, so history grows with batches, not
  * tokens, and a long answer costs a bounded multiple of its text. Batches are sent one after another, in order. Streaming is a
  * courtesy: a batch that cannot be delivered is logged and the rest are dropped, never failing the model call.
  */
@@ -72,9 +72,12 @@ export class TextPublisher {
     else this.timer ??= setTimeout(() => this.send(), wait);
   }
 
-  /** Send what is left and wait until every batch was delivered (so all of them precede the activity's result). */
+  /**
+   * The call is done: wait until every batch already queued was delivered (so all of them precede the activity's
+   * result). Text still buffered is not sent: the workflow appends whatever of the answer its subscribers have not
+   * seen when the result arrives, which saves a signal and a workflow task per answer.
+   */
   async close(): Promise<void> {
-    if (this.buffer !== '') this.send();
     this.stop();
     await this.sending;
   }

@@ -104,13 +104,19 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   queue.push(...(carried?.queue ?? []));
   for (const message of input.messages ?? []) enqueue(message);
 
+  // Search attributes are upserted only when they change: each upsert is a history event and a visibility write.
+  let published: { status: ConversationPhase; turns: number } | undefined;
   const publishState = () => {
     const status = phase();
-    upsertSearchAttributes([
-      { key: SearchAttribute.status, value: status },
-      { key: SearchAttribute.turns, value: turns },
-      { key: SearchAttribute.conversationId, value: conversationId },
-    ]);
+    if (published?.status !== status || published.turns !== turns) {
+      upsertSearchAttributes([
+        { key: SearchAttribute.status, value: status },
+        { key: SearchAttribute.turns, value: turns },
+        // Set once per run; continue-as-new carries search attributes over.
+        ...(published ? [] : [{ key: SearchAttribute.conversationId, value: conversationId }]),
+      ]);
+      published = { status, turns };
+    }
     describeForUi();
   };
 
@@ -291,7 +297,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     toolsDigest,
   }));
 
-  publishState();
+  // A run that starts with a message starts its turn in this same workflow task, which publishes `running`.
+  if (queue.length === 0) publishState();
+  else describeForUi();
 
   for (;;) {
     if (input.closeWhenIdle && queue.length === 0 && !ending) {

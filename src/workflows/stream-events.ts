@@ -151,8 +151,11 @@ export function preview(text: string, max: number): string {
 export class EventLog {
   private events: StreamEvent[] = [];
   private offset: number;
-  /** The model call whose text is accepted, and its latest attempt; batches of anything else are late and dropped. */
-  private open: { turn: number; round: number; attempt: number } | undefined;
+  /**
+   * The model call whose text is accepted, its latest attempt and that attempt's text so far; batches of anything
+   * else are late and dropped.
+   */
+  private open: { turn: number; round: number; attempt: number; text: string } | undefined;
 
   constructor(nextOffset = 0, carried: readonly StreamEvent[] = []) {
     this.offset = nextOffset;
@@ -178,13 +181,29 @@ export class EventLog {
 
   /** The workflow schedules a model call: its first attempt starts. */
   startModelCall(turn: number, round: number): void {
-    this.open = { turn, round, attempt: 1 };
+    this.open = { turn, round, attempt: 1, text: '' };
     this.append({ type: 'model_attempt_started', turn, round, attempt: 1 });
   }
 
-  /** The model call returned (or failed for good): text signalled after this is late. */
-  finishModelCall(): void {
+  /**
+   * The model call returned (or failed for good): text signalled after this is late. With the answer's `content`
+   * (a streamed call that succeeded), the part subscribers have not seen is appended: the activity does not signal
+   * its last batch. If the content does not continue the latest attempt's text (a retry whose batches were lost), it
+   * is written whole as a new attempt, which replaces the earlier text.
+   */
+  finishModelCall(content?: string | null): void {
+    const open = this.open;
     this.open = undefined;
+    if (!open || !content) return;
+    const { turn, round } = open;
+    if (content.startsWith(open.text)) {
+      const rest = content.slice(open.text.length);
+      if (rest !== '') this.append({ type: 'text_delta', turn, round, attempt: open.attempt, text: rest });
+      return;
+    }
+    const attempt = open.attempt + 1;
+    this.append({ type: 'model_attempt_started', turn, round, attempt });
+    this.append({ type: 'text_delta', turn, round, attempt, text: content });
   }
 
   /** Append a batch the model activity signalled; returns false for a late one (an older attempt, a finished call). */
@@ -194,9 +213,13 @@ export class EventLog {
     const { turn, round, attempt } = batch;
     if (attempt > open.attempt) {
       open.attempt = attempt;
+      open.text = '';
       this.append({ type: 'model_attempt_started', turn, round, attempt });
     }
-    if (batch.text !== '') this.append({ type: 'text_delta', turn, round, attempt, text: batch.text });
+    if (batch.text !== '') {
+      open.text += batch.text;
+      this.append({ type: 'text_delta', turn, round, attempt, text: batch.text });
+    }
     return true;
   }
 

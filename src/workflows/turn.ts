@@ -170,7 +170,17 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
         },
         [input],
       )
-      .finally(() => context.events.finishModelCall());
+      .then(
+        (result) => {
+          // A streamed answer's last batch comes with the result (see EventLog.finishModelCall).
+          context.events.finishModelCall(stream ? result.message.content : undefined);
+          return result;
+        },
+        (error: unknown) => {
+          context.events.finishModelCall();
+          throw error;
+        },
+      );
   };
 
   const recordModelResult = (result: ModelCallResult) => {

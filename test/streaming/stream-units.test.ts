@@ -25,6 +25,46 @@ describe('EventLog', () => {
     expect(log.nextOffset).toBe(15);
   });
 
+  it('event log: the answer in the result completes the streamed text; an answer that does not continue it is a new attempt', () => {
+    const log = new EventLog();
+    log.startTurn(1, 'm-1');
+    log.startModelCall(1, 1);
+    log.acceptBatch({ turn: 1, round: 1, attempt: 1, text: 'Hello' });
+    log.finishModelCall('Hello, world.');
+    log.startModelCall(1, 2);
+    log.finishModelCall('Not streamed at all.');
+    log.startModelCall(1, 3);
+    log.acceptBatch({ turn: 1, round: 3, attempt: 1, text: 'Partial answer of attempt 1' });
+    log.finishModelCall('The retry answered differently.');
+    log.startModelCall(1, 4);
+    log.acceptBatch({ turn: 1, round: 4, attempt: 1, text: 'All of it.' });
+    log.finishModelCall('All of it.');
+    log.startModelCall(1, 5);
+    log.finishModelCall(null);
+    const text = log
+      .read(0)
+      .events.flatMap((event) =>
+        event.type === 'text_delta' ? [`${event.round}/${event.attempt}: ${event.text}`] : [],
+      );
+    expect(text).toEqual([
+      '1/1: Hello',
+      '1/1: , world.',
+      '2/1: Not streamed at all.',
+      '3/1: Partial answer of attempt 1',
+      '3/2: The retry answered differently.',
+      '4/1: All of it.',
+    ]);
+    const attempts = log.read(0).events.filter((event) => event.type === 'model_attempt_started');
+    expect(attempts.map((event) => `${event.round}/${event.attempt}`)).toEqual([
+      '1/1',
+      '2/1',
+      '3/1',
+      '3/2',
+      '4/1',
+      '5/1',
+    ]);
+  });
+
   it('event log: keeps the current and the previous turn; a missing or truncated offset resolves to the latest turn', () => {
     const log = new EventLog();
     for (const turn of [1, 2, 3]) {
@@ -42,7 +82,7 @@ describe('EventLog', () => {
 });
 
 describe('TextPublisher', () => {
-  it('publisher: the first text goes at once, the rest in batches, in order, all delivered before close returns', async () => {
+  it('publisher: the first text goes at once, the rest in batches, in order; close delivers what is queued, not the rest', async () => {
     const sent: StreamBatch[] = [];
     const target: StreamTarget = { workflowId: 'w', runId: 'r' };
     const publisher = new TextPublisher({
@@ -62,10 +102,27 @@ describe('TextPublisher', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(sent).toHaveLength(1);
     await publisher.close();
-    expect(sent).toEqual([
-      { turn: 1, round: 2, attempt: 1, text: 'one ' },
-      { turn: 1, round: 2, attempt: 1, text: 'two three' },
-    ]);
+    // "two three" is left to the activity's result (EventLog.finishModelCall): no signal for it.
+    expect(sent).toEqual([{ turn: 1, round: 2, attempt: 1, text: 'one ' }]);
+
+    const queued: StreamBatch[] = [];
+    let release = () => {};
+    const slow = new TextPublisher({
+      target,
+      batch: { turn: 1, round: 3, attempt: 1 },
+      intervalMs: 0,
+      publish: async (_to, batch) => {
+        queued.push(batch);
+        if (queued.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      },
+    });
+    slow.add('a');
+    await new Promise((resolve) => setImmediate(resolve)); // 'a' is being delivered, slowly
+    slow.add('b'); // queued behind it
+    const closed = slow.close();
+    release();
+    await closed;
+    expect(queued.map((batch) => batch.text)).toEqual(['a', 'b']);
   });
 
   it('publisher: a retry announces its attempt with an empty batch; a failed signal stops publishing without failing', async () => {
