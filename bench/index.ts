@@ -120,7 +120,8 @@ async function main(): Promise<void> {
 
   const problems: string[] = [];
   const summaries = new Map<string, ContenderSummary>();
-  const baseline = values.baseline === undefined ? [] : [await baselineContender(root, values.baseline)];
+  const baseline: ContenderDefinition[] = [];
+  for (const ref of values.baseline?.split(',') ?? []) baseline.push(await baselineContender(root, ref));
   const definitions = [...CONTENDERS, ...baseline, ...(values.experiments ? EXPERIMENTS : [])].filter(
     (definition) =>
       (only === undefined || only.includes(definition.name) || definition === FLOOR || baseline.includes(definition)) &&
