@@ -214,17 +214,20 @@ async function main(): Promise<void> {
       }
     }
 
+    // Rotates the contenders' order slice after slice over the whole run: work the server does after a batch (timer
+    // tasks of activity timeouts fire seconds later) falls on whoever runs next, so nobody should always be next.
+    let sliceCount = 0;
     for (const modelDelayMs of plan.modelDelaysMs) {
       for (const level of plan.levels) {
         const turns = modelDelayMs === 0 ? level.turnsWithoutDelay : level.turnsWithDelay;
         const spec = { chain: CHAIN_LENGTH, modelDelayMs };
         // The turns of a level run in slices (each at least `concurrency` turns), the contenders taking turns slice
-        // by slice in an order that rotates, so that load drifting on the machine falls on all of them alike.
+        // by slice, so that load drifting on the machine falls on all of them alike.
         const slices = Math.max(1, Math.min(MAX_SLICES, Math.floor(turns / level.concurrency)));
         const measured = new Map<string, Measured>();
         for (let slice = 0; slice < slices; slice++) {
           const sliceTurns = Math.floor(turns / slices) + (slice < turns % slices ? 1 : 0);
-          for (const contender of rotate(running, slice)) {
+          for (const contender of rotate(running, sliceCount++)) {
             const { name } = contender.definition;
             if (failed.has(name)) continue;
             log(
