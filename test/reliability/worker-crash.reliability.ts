@@ -343,7 +343,8 @@ describe('worker crashes in the middle of a six-step tool chain', () => {
       fault: 'while a non-idempotent tool call is in flight (hang, after its "sent" heartbeat)',
       async killAt({ handle, counterFile, worker }) {
         await until(() => (callsPerTool(counterFile).hang ?? 0) >= 1, 'the hang call');
-        // Its "sent" heartbeat went out before the request; kill only once Temporal has recorded it.
+        // The call's periodic heartbeat (every 2 s) says "sent" once the request is out; kill only once Temporal has
+        // recorded it, so the kill certainly lands after sending. The retry must not call the tool again.
         await until(async () => {
           const pending = await pendingActivities(handle);
           return pending.some(
