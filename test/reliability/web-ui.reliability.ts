@@ -87,7 +87,7 @@ describe('the Web UI in a real browser', () => {
 
     await page.goto(`${base}/workflows/${handle.workflowId}/${handle.firstExecutionRunId}/history`);
     await page.waitForText([
-      /turn 1 · model scripted-model · round 1/,
+      /turn 1 · model default · round 1 · lists tools/,
       /turn 1 · tool test__echo/,
       /turn 1 · tool test__set_value/,
     ]);
@@ -101,7 +101,8 @@ describe('the Web UI in a real browser', () => {
       fault: 'none: a conversation with a model call, two parallel tool calls and the answer',
       outcome:
         'the workflow list shows conversation-web-ui-demo; its page shows the activity summaries ' +
-        '"turn 1 · model scripted-model · round 1", "turn 1 · tool test__echo", "turn 1 · tool test__set_value" ' +
+        '"turn 1 · model default · round 1 · lists tools", "turn 1 · tool test__echo", ' +
+        '"turn 1 · tool test__set_value", "turn 1 · model scripted-model · round 2" ' +
         '(compact view)',
       counts: `screenshots: ${path.basename(listShot)}, ${path.basename(historyShot)}`,
       passed: true,
