@@ -65,6 +65,7 @@ export function idempotencyKey(input: Pick<ModelCallInput, 'workflowId' | 'runId
 export function createModelActivities(dependencies: ModelActivityDependencies) {
   const { openai, transcripts, defaultModel } = dependencies;
   const heartbeatIntervalMs = dependencies.heartbeatIntervalMs ?? 2_000;
+  const listTools = dependencies.listTools ?? (async (): Promise<ToolDefinition[]> => []);
   const endpoint = (openai as { baseURL?: string }).baseURL ?? 'the model endpoint';
 
   return {
@@ -72,7 +73,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
       const context = Context.current();
       const [resolved, listed] = await Promise.all([
         transcripts.resolve(input),
-        input.listTools ? (dependencies.listTools?.() ?? Promise.resolve([])) : undefined,
+        input.listTools ? listTools() : undefined,
       ]);
       const { messages } = resolved;
       let { tools } = resolved;

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { chainDigest, EMPTY_DIGEST } from '../shared/digest.js';
+import { chainDigest, EMPTY_DIGEST, toolsDigest } from '../shared/digest.js';
 import { FailureType } from '../shared/errors.js';
 import type { ChatMessage, ModelCallInput, ModelContextPage, ToolDefinition } from '../shared/types.js';
 
@@ -82,7 +82,7 @@ export class TranscriptCache {
     const entry = this.entries.get(`${input.workflowId}/${input.runId}`);
     if (entry === undefined) return;
     entry.tools = tools;
-    entry.toolsDigest = tools.length > 0 ? chainDigest(EMPTY_DIGEST, tools) : undefined;
+    entry.toolsDigest = toolsDigest(tools);
   }
 
   /** Record the model's answer, so the next round's prefix (which includes it) is a hit. */
@@ -141,7 +141,7 @@ export class TranscriptCache {
 
   private acceptTools(entry: Entry, page: ModelContextPage, expected: string): void {
     const tools = page.tools ?? [];
-    if (chainDigest(EMPTY_DIGEST, tools) !== expected) {
+    if (toolsDigest(tools) !== expected) {
       throw unavailable("the workflow's current tool list is not the one this call names");
     }
     entry.tools = tools;

@@ -52,3 +52,8 @@ export function prefixDigests(messages: readonly unknown[], start: string = EMPT
   }
   return digests;
 }
+
+/** The digest of a turn's tool list, as model calls name it; `undefined` for a turn without tools. */
+export function toolsDigest(tools: readonly unknown[]): string | undefined {
+  return tools.length > 0 ? chainDigest(EMPTY_DIGEST, tools) : undefined;
+}

@@ -9,7 +9,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { chainDigest, EMPTY_DIGEST } from '../shared/digest.js';
+import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { FailureType } from '../shared/errors.js';
 import type { ModelCallInput, ModelCallResult, ToolDefinition, ToolMessage } from '../shared/types.js';
 import { ZERO_USAGE } from '../shared/types.js';
@@ -188,7 +188,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
       toolsListed = true;
       model ??= result.turnSetup.model;
       tools = new Map(result.turnSetup.tools.map((tool) => [tool.name, tool]));
-      toolsDigest = result.turnSetup.tools.length > 0 ? chainDigest(EMPTY_DIGEST, result.turnSetup.tools) : undefined;
+      toolsDigest = digestOfTools(result.turnSetup.tools);
       context.onTools(result.turnSetup.tools, toolsDigest);
     }
     spend.rounds++;

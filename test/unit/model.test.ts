@@ -207,7 +207,12 @@ describe('callModel against the scripted model', () => {
     await Promise.all(started.splice(0).map((model) => model.close()));
   });
 
-  async function setUp(script: Script, source: StubSource, heartbeatIntervalMs?: number) {
+  async function setUp(
+    script: Script,
+    source: StubSource,
+    heartbeatIntervalMs?: number,
+    listTools?: () => Promise<ToolDefinition[]>,
+  ) {
     const model = await startScriptedModel({ script });
     started.push(model);
     const transcripts = new TranscriptCache(source);
@@ -216,6 +221,7 @@ describe('callModel against the scripted model', () => {
       transcripts,
       defaultModel: 'gpt-default',
       heartbeatIntervalMs,
+      listTools,
     });
     // The failures these tests provoke are expected: keep the worker's "Activity failed" warnings out of the output.
     const environment = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
@@ -271,6 +277,43 @@ describe('callModel against the scripted model', () => {
     });
     // A call shorter than the heartbeat interval sends none: each would be a write on the Temporal server.
     expect(heartbeats()).toBe(0);
+  });
+
+  it('model: the first call of a turn lists the tools, offers them and returns them; later calls find them cached', async () => {
+    // The source knows no tools: a later call that asked the workflow for them would get none and fail.
+    const source = new StubSource([system, question]);
+    let listed = 0;
+    const { model, callModel } = await setUp(
+      [{ toolCalls: [{ name: 'files__read_file', arguments: { path: '/a' } }] }, { content: 'It says hello.' }],
+      source,
+      undefined,
+      async () => {
+        listed++;
+        return [readFile];
+      },
+    );
+    const first = await callModel(modelInput([system, question], [], { round: 1, listTools: true }));
+    expect(first.turnSetup).toEqual({ tools: [readFile], model: 'gpt-default' });
+    expect(model.requests[0]?.tools).toEqual([toOpenAITool(readFile)]);
+    const pagesAfterFirst = source.pages; // the cold cache read the transcript once
+
+    const toolResult: ChatMessage = {
+      role: 'tool',
+      toolCallId: first.message.toolCalls![0]!.id,
+      name: 'files__read_file',
+      outcome: 'ok',
+      content: 'hello',
+    };
+    const second = await callModel(
+      modelInput([system, question, first.message], [toolResult], {
+        round: 2,
+        toolsDigest: chainDigest(EMPTY_DIGEST, [readFile]),
+      }),
+    );
+    expect(second.turnSetup).toBeUndefined();
+    expect(model.requests[1]?.tools).toEqual([toOpenAITool(readFile)]);
+    expect(listed).toBe(1);
+    expect(source.pages).toBe(pagesAfterFirst);
   });
 
   it('model: heartbeats every interval while it waits for a slow model', async () => {

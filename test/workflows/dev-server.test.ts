@@ -126,6 +126,30 @@ describe('a long conversation on the dev server', () => {
     expect(found).toEqual([handle.workflowId]);
   });
 
+  it('search attributes are upserted only when they change: running, then idle, for a one-shot turn', async () => {
+    const handle = await agent.startConversation('one-upsert-per-change', {
+      messages: [{ id: 'only', content: 'find Ada' }],
+      closeWhenIdle: true,
+    });
+    await handle.result();
+    const history = await handle.fetchHistory();
+    const upserts = (history.events ?? [])
+      .filter(
+        (event) => event.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
+      )
+      .map((event) => {
+        const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {};
+        return Object.fromEntries(
+          Object.entries(fields).map(([key, payload]) => [key, JSON.parse(Buffer.from(payload.data!).toString())]),
+        );
+      });
+    // No 'idle' before the first turn (it starts in the same workflow task), none repeated when the run closes.
+    expect(upserts).toEqual([
+      { DurableAgentStatus: 'running', DurableAgentTurns: 1, DurableAgentConversationId: 'one-upsert-per-change' },
+      { DurableAgentStatus: 'idle', DurableAgentTurns: 1 },
+    ]);
+  });
+
   it('the Web UI shows a summary on every model and tool call', async () => {
     const handle = await agent.startConversation('summaries');
     await handle.executeUpdate(askUpdate, { args: [{ id: 'q', content: 'find Ada' }] });
