@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import { FailureType } from '../shared/errors.js';
+import { FailureType, errorMessage } from '../shared/errors.js';
 
 /**
  * How a failed model call is retried, decided in one place. Temporal owns retries (the OpenAI client runs with
@@ -21,7 +21,7 @@ export function toModelFailure(error: unknown, endpoint: string): ApplicationFai
     );
   }
   if (!(error instanceof APIError) || error.status === undefined) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     return failure(FailureType.ModelInvalidResponse, `The model call failed: ${message}`, true);
   }
   const status = error.status as number;

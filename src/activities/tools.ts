@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../shared/errors.js';
+import { FailureType, errorMessage } from '../shared/errors.js';
 import type { CallToolInput, CallToolResult, ToolAnnotations, ToolDefinition } from '../shared/types.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../mcp/content.js';
-import { McpProtocolError, McpToolNotConfiguredError, McpTransportError, errorMessage } from '../mcp/errors.js';
+import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../mcp/errors.js';
 import type { McpPool } from '../mcp/pool.js';
 
 /**

@@ -5,6 +5,7 @@ import type { DurableAgentClient, StreamingTurnEvent, TurnProgressSource } from 
 import type { ConversationSettings, TurnResult } from '../workflows/definitions.js';
 import { describeStop, formatDuration, shortArguments, shorten } from './format.js';
 import { Spinner } from './spinner.js';
+import { errorMessage } from '../shared/errors.js';
 
 export interface ChatSessionOptions {
   client: DurableAgentClient;
@@ -60,7 +61,7 @@ export async function runChatSession(options: ChatSessionOptions): Promise<void>
       running.interrupting = true;
       say('Interrupting the turn… (Ctrl-C again to leave)');
       client.interrupt(conversationId, { reason: 'Ctrl-C in durable-agent chat' }).catch((error: unknown) => {
-        say(`Could not interrupt: ${error instanceof Error ? error.message : String(error)}`);
+        say(`Could not interrupt: ${errorMessage(error)}`);
       });
       return;
     }
@@ -99,7 +100,7 @@ export async function runChatSession(options: ChatSessionOptions): Promise<void>
       else printResult(result, say);
     } catch (error) {
       spinner.stop();
-      if (!leaving) say(`Error: ${error instanceof Error ? error.message : String(error)}`);
+      if (!leaving) say(`Error: ${errorMessage(error)}`);
       if ((error as { name?: string }).name === 'ConversationEndedError') leave();
     } finally {
       controller.abort();

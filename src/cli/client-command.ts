@@ -3,6 +3,7 @@ import { InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import type { DurableAgentClient } from '../client.js';
 import type { ConversationSettings } from '../workflows/definitions.js';
 import { ExitCode } from './output.js';
+import { errorMessage } from '../shared/errors.js';
 
 /**
  * What the conversation commands (start, send, ask, chat, history, list, interrupt, end) share: options, the
@@ -115,7 +116,7 @@ export async function withClient<T>(action: (client: DurableAgentClient) => Prom
 }
 
 function unreachable(address: string, error: unknown): CliError {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorMessage(error);
   return new CliError(
     `Cannot reach Temporal at ${address} (${reason}). Start it with \`durable-agent dev\` (it serves ` +
       'localhost:7233), or set TEMPORAL_ADDRESS to a running cluster.',
@@ -128,7 +129,7 @@ function unreachable(address: string, error: unknown): CliError {
 export async function toCliError(error: unknown, address: string): Promise<unknown> {
   if (error instanceof CliError) return error;
   const api = await import('../client.js');
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   if (error instanceof api.ConversationNotFoundError) return new CliError(message, ExitCode.NotFound, { cause: error });
   if (error instanceof api.ConversationEndedError) return new CliError(message, ExitCode.Ended, { cause: error });
   if (error instanceof api.MessageRejectedError) return new CliError(message, ExitCode.Usage, { cause: error });

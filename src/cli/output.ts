@@ -1,4 +1,5 @@
 import { ConfigError } from '../config.js';
+import { errorMessage } from '../shared/errors.js';
 
 /** Exit codes of the `durable-agent` CLI (documented in the README). */
 export const ExitCode = {
@@ -24,7 +25,7 @@ export function reportError(error: unknown): number {
     return ExitCode.Usage;
   }
   const exitCode = (error as { exitCode?: unknown }).exitCode;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   process.stderr.write(`durable-agent: ${message}\n`);
   if (process.env.DEBUG && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
   return typeof exitCode === 'number' ? exitCode : ExitCode.Failure;

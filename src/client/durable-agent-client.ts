@@ -16,7 +16,7 @@ import {
 import type { Payload } from '@temporalio/common';
 import { loadConfig, type TemporalConfig } from '../config.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../servers/search-attributes.js';
-import { FailureType } from '../shared/errors.js';
+import { FailureType, errorMessage } from '../shared/errors.js';
 import type { ChatMessage } from '../shared/types.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
 import { validateMessage } from '../workflows/conversation-state.js';
@@ -530,7 +530,7 @@ export class DurableAgentClient {
     try {
       validateMessage(message, settings ?? {});
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorMessage(error);
       throw new MessageRejectedError(conversationId, reason, { cause: error });
     }
   }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { errorMessage } from '../shared/errors.js';
 
 /**
  * The `mcpServers` configuration file, in the shape desktop MCP clients use:
@@ -87,7 +88,7 @@ export function loadMcpConfig(file: string | undefined, env: Env = process.env):
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     throw new McpConfigError(`Cannot read the MCP configuration file ${file}: ${reason}`);
   }
   return parseMcpConfig(text, file, env);
@@ -99,7 +100,7 @@ export function parseMcpConfig(text: string, file: string, env: Env = process.en
   try {
     document = JSON.parse(text);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     throw new McpConfigError(`${file}: not valid JSON (${reason}). Expected {"mcpServers": {"<name>": {...}}}.`);
   }
   if (!isPlainObject(document)) {

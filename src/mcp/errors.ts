@@ -112,9 +112,3 @@ function networkErrorCode(error: Error): string | undefined {
 function isObject(value: unknown): value is object {
   return typeof value === 'object' && value !== null;
 }
-
-export function errorMessage(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? error.cause.message : undefined;
-  return cause !== undefined && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
-}

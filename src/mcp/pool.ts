@@ -5,14 +5,9 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject, ToolAnnotations, ToolDefinition } from '../shared/types.js';
 import { isToolAllowed, type McpConfig, type McpServerConfig } from './config.js';
-import {
-  describeRequestFailure,
-  errorMessage,
-  McpProtocolError,
-  McpToolNotConfiguredError,
-  McpTransportError,
-} from './errors.js';
+import { describeRequestFailure, McpProtocolError, McpToolNotConfiguredError, McpTransportError } from './errors.js';
 import { assignToolNames } from './names.js';
+import { errorMessage } from '../shared/errors.js';
 
 /**
  * One MCP connection per configured server, shared by every activity in the worker.

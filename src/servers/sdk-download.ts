@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import { isExecutable } from './cache.js';
 import { ServerUnavailableError } from './errors.js';
 import type { Progress } from './progress.js';
+import { errorMessage } from '../shared/errors.js';
 
 type Kind = 'dev server' | 'test server';
 
@@ -26,7 +27,7 @@ export async function downloadWithSdk(config: Config, kind: Kind, reason: string
       await environment.teardown();
     });
   } catch (error) {
-    const cause = error instanceof Error ? error.message : String(error);
+    const cause = errorMessage(error);
     throw new ServerUnavailableError(
       `Cannot provision the Temporal ${kind}: ${reason} (The SDK's own download failed too: ${cause})`,
       { cause: error },

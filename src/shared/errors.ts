@@ -34,3 +34,8 @@ export const FailureType = {
 } as const;
 
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
+
+/** The message of anything thrown: an Error's `message`, or the value as text. */
+export function errorMessage(error: unknown): string {
+  return errorMessage(error);
+}

@@ -5,6 +5,7 @@ import { streamSSE } from 'hono/streaming';
 import { subscribe } from '../client/stream.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
 import { SubscriptionHub, type SubscriptionHubOptions } from './hub.js';
+import { errorMessage } from '../shared/errors.js';
 
 /** What the bridge needs of `DurableAgentClient`: its Temporal client, and `send`. */
 export interface BridgeAgentClient {
@@ -86,7 +87,7 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
           error: (error) =>
             write({
               event: 'stream_error',
-              data: JSON.stringify({ message: error instanceof Error ? error.message : String(error) }),
+              data: JSON.stringify({ message: errorMessage(error) }),
             }),
         },
         from,
@@ -127,9 +128,7 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
     }
   });
 
-  app.onError((error, c) =>
-    c.json(problem('InternalError', error instanceof Error ? error.message : String(error)), 500),
-  );
+  app.onError((error, c) => c.json(problem('InternalError', errorMessage(error)), 500));
 
   return { app, hub, close: () => hub.close() };
 }

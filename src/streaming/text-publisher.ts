@@ -1,4 +1,5 @@
 import type { StreamBatch } from '../workflows/stream-events.js';
+import { errorMessage } from '../shared/errors.js';
 
 /** The run a model call streams to. */
 export interface StreamTarget {
@@ -111,7 +112,7 @@ export class TextPublisher {
         await this.options.publish(this.options.target, { ...this.options.batch, text });
       } catch (error) {
         this.options.log?.warn('could not publish streamed text; the rest of this answer is not streamed', {
-          error: error instanceof Error ? error.message : String(error),
+          error: errorMessage(error),
           ...this.options.target,
         });
         this.abandon();

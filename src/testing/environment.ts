@@ -9,6 +9,7 @@ import {
   type ProgressLog,
   type ProvisionedServer,
 } from '../servers/index.js';
+import { errorMessage } from '../shared/errors.js';
 
 interface EnvironmentOptions {
   /** Where the servers are provisioned from (cache dir, TEMPORAL_*_PATH); default `loadConfig()` of process.env. */
@@ -49,7 +50,7 @@ async function startServer(
   try {
     return await start(toExecutable(server));
   } catch (error) {
-    const cause = error instanceof Error ? error.message : String(error);
+    const cause = errorMessage(error);
     if (server.kind === 'sdk-download') {
       throw new ServerUnavailableError(
         `Cannot start the Temporal ${what}: ${server.reason} (The SDK's own download failed too: ${cause})`,

@@ -5,6 +5,7 @@ import { serveMcpOverHttp, type ServedMcp } from './mcp-http.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { errorMessage } from '../shared/errors.js';
 
 /**
  * A small MCP server for tests: it counts calls, fails, hangs until cancelled, crashes, and changes its tool list.
@@ -374,7 +375,7 @@ async function main(argv: string[]): Promise<void> {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main(process.argv.slice(2)).catch((error: unknown) => {
-    process.stderr.write(`mcp-test-server: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`mcp-test-server: ${errorMessage(error)}\n`);
     process.exitCode = 1;
   });
 }

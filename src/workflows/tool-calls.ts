@@ -1,4 +1,5 @@
 import type { JsonObject, ToolCall, ToolDefinition, ToolMessage, ToolOutcome } from '../shared/types.js';
+import { errorMessage } from '../shared/errors.js';
 
 /**
  * The boundary between tool failures the model should see and failures the infrastructure retries: everything here
@@ -30,7 +31,7 @@ export function prepareToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolD
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     return {
       kind: 'reject',
       call,

@@ -10,7 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
-import { FailureType } from '../shared/errors.js';
+import { FailureType, errorMessage } from '../shared/errors.js';
 import type { ModelCallInput, ModelCallResult, ToolDefinition, ToolMessage } from '../shared/types.js';
 import { ZERO_USAGE } from '../shared/types.js';
 import {
@@ -361,5 +361,5 @@ export function describeFailure(
   if (cause instanceof TimeoutFailure) {
     return { type: timeoutType, message: "timed out (the activity's timeout was reached on every attempt)" };
   }
-  return { type: 'Unknown', message: cause instanceof Error ? cause.message : String(cause) };
+  return { type: 'Unknown', message: errorMessage(cause) };
 }

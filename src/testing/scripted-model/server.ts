@@ -16,6 +16,7 @@ import {
 } from './response.js';
 import { validateScript, validateStep, type Script, type ScriptStep } from './script.js';
 import { writeEventStream } from './sse.js';
+import { errorMessage } from '../../shared/errors.js';
 
 export interface ScriptedModelOptions {
   /** The steps to answer with, in order, for each conversation: an array of steps, or a function. */
@@ -325,7 +326,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
         const headers: Record<string, string> = error.status >= 500 ? { 'x-should-retry': 'false' } : {};
         return sendJson(response, error.status, errorBody(error.message, error.type, error.code), headers);
       }
-      const message = `Scripted model: ${error instanceof Error ? error.message : String(error)}`;
+      const message = `Scripted model: ${errorMessage(error)}`;
       sendJson(response, 500, errorBody(message, 'server_error', null));
     });
   });
