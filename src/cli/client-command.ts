@@ -3,7 +3,7 @@ import { InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import type { DurableAgentClient } from '../client.js';
 import type { ConversationSettings } from '../workflows/definitions.js';
 import { ExitCode } from './output.js';
-import { errorMessage } from '../shared/errors.js';
+import { causeChain, errorMessage } from '../shared/errors.js';
 
 /**
  * What the conversation commands (start, send, ask, chat, history, list, interrupt, end) share: options, the
@@ -140,8 +140,5 @@ export async function toCliError(error: unknown, address: string): Promise<unkno
 
 /** gRPC UNAVAILABLE (14) anywhere in the cause chain: the cluster went away. */
 function isUnavailable(error: unknown): boolean {
-  for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    if ((current as { code?: unknown }).code === 14) return true;
-  }
-  return false;
+  return [...causeChain(error)].some((cause) => (cause as { code?: unknown }).code === 14);
 }

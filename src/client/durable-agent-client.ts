@@ -16,7 +16,7 @@ import {
 import type { Payload } from '@temporalio/common';
 import { loadConfig, type TemporalConfig } from '../config.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../servers/search-attributes.js';
-import { FailureType, errorMessage } from '../shared/errors.js';
+import { causeChain, FailureType, errorMessage } from '../shared/errors.js';
 import type { ChatMessage } from '../shared/types.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
 import { validateMessage } from '../workflows/conversation-state.js';
@@ -672,9 +672,9 @@ function updateFailure(error: unknown): ApplicationFailure | undefined {
 
 /** Temporal's RESOURCE_EXHAUSTED (gRPC 8): here, the limit of updates in flight on one workflow. */
 function isResourceExhausted(error: unknown): boolean {
-  for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    if (isGrpcServiceError(current) && Number(current.code) === GRPC_RESOURCE_EXHAUSTED) return true;
-    if (/RESOURCE_EXHAUSTED|in-flight updates|concurrent in-flight/i.test(current.message)) return true;
-  }
-  return false;
+  return [...causeChain(error)].some(
+    (cause) =>
+      (isGrpcServiceError(cause) && Number(cause.code) === GRPC_RESOURCE_EXHAUSTED) ||
+      (cause instanceof Error && /RESOURCE_EXHAUSTED|in-flight updates|concurrent in-flight/i.test(cause.message)),
+  );
 }

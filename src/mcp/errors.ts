@@ -1,5 +1,6 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { causeChain } from '../shared/errors.js';
 
 /**
  * The errors the pool throws. The pool knows the transports, so it decides whether a request left the worker;
@@ -99,16 +100,9 @@ export function describeRequestFailure(error: unknown): RequestFailure {
 
 /** `fetch` wraps socket errors: `TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })`. */
 function networkErrorCode(error: Error): string | undefined {
-  for (let current: unknown = error; current instanceof Error || isObject(current);) {
-    const code = (current as { code?: unknown }).code;
+  for (const cause of causeChain(error)) {
+    const code = (cause as { code?: unknown }).code;
     if (typeof code === 'string') return code;
-    const next = (current as { cause?: unknown }).cause;
-    if (next === current || next === undefined) break;
-    current = next;
   }
   return undefined;
-}
-
-function isObject(value: unknown): value is object {
-  return typeof value === 'object' && value !== null;
 }

@@ -39,3 +39,13 @@ export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 export function errorMessage(error: unknown): string {
   return errorMessage(error);
 }
+
+/** `error` and each of its causes in turn (plain objects too: `fetch` wraps socket errors in `{ code }` causes). */
+export function* causeChain(error: unknown): Generator<object> {
+  const seen = new Set<unknown>();
+  for (let current = error; typeof current === 'object' && current !== null && !seen.has(current);) {
+    seen.add(current);
+    yield current;
+    current = (current as { cause?: unknown }).cause;
+  }
+}
