@@ -22,7 +22,7 @@ import type {
 import { streamSignal } from '../workflows/definitions.js';
 import type { ModelStreamOptions } from '../workflows/stream-events.js';
 import { toModelFailure } from './model-errors.js';
-import { TextPublisher, type StreamPublisher } from '../streaming/text-publisher.js';
+import { TextPublisher, type StreamPublisher } from './text-publisher.js';
 import type { TranscriptCache } from './transcript-cache.js';
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import type { DurableAgentClient } from '../client.js';
 import type { ConversationSettings } from '../workflows/definitions.js';
-import { ExitCode } from './output.js';
+import { ExitCode } from '../shared/exit-codes.js';
 import { causeChain, errorMessage } from '../shared/errors.js';
 
 /**

@@ -9,7 +9,8 @@ import { listCommand } from './commands/list.js';
 import { sendCommand } from './commands/send.js';
 import { serveCommand } from './commands/serve.js';
 import { startCommand } from './commands/start.js';
-import { ExitCode, reportError } from './output.js';
+import { ExitCode } from '../shared/exit-codes.js';
+import { reportError } from './output.js';
 import { packageVersion } from './version.js';
 
 /**

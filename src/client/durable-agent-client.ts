@@ -15,7 +15,7 @@ import {
 } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { loadConfig, type TemporalConfig } from '../config.js';
-import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../servers/search-attributes.js';
+import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../shared/search-attributes.js';
 import { causeChain, FailureType, errorMessage } from '../shared/errors.js';
 import type { ChatMessage } from '../shared/types.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';

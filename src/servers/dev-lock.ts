@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ExitCode } from '../cli/output.js';
+import { ExitCode } from '../shared/exit-codes.js';
 
 /** `durable-agent dev` is already running on the same data directory, or its ports are taken. */
 export class DevAlreadyRunningError extends Error {

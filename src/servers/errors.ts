@@ -1,4 +1,4 @@
-import { ExitCode } from '../cli/output.js';
+import { ExitCode } from '../shared/exit-codes.js';
 
 /** A Temporal server binary could not be found or provisioned; the message says what to install or set. */
 export class ServerUnavailableError extends Error {

@@ -1,16 +1,5 @@
-import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
-
-// No Node built-ins here: workflow code imports these keys to upsert them.
-
-/** Custom search attributes that durable-agent workflows upsert; a server must register them first. */
-export const DURABLE_AGENT_SEARCH_ATTRIBUTES = {
-  status: defineSearchAttributeKey('DurableAgentStatus', SearchAttributeType.KEYWORD),
-  turns: defineSearchAttributeKey('DurableAgentTurns', SearchAttributeType.INT),
-  conversationId: defineSearchAttributeKey('DurableAgentConversationId', SearchAttributeType.KEYWORD),
-} as const;
-
-/** The same keys as a list, the shape `TestWorkflowEnvironment.createLocal({ server: { searchAttributes } })` takes. */
-export const DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS = Object.values(DURABLE_AGENT_SEARCH_ATTRIBUTES);
+import { TypedSearchAttributes } from '@temporalio/common';
+import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
 
 /** `--search-attribute Name=Type` flags for `temporal server start-dev`. */
 export function searchAttributeFlags(keys = DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS): string[] {

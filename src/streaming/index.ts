@@ -1,6 +1,6 @@
 /**
- * Streaming: the model activity's text publisher, and the HTTP bridge that serves a conversation's events as
- * server-sent events (docs/streaming.md).
+ * Streaming: the HTTP bridge that serves a conversation's events as server-sent events (docs/streaming.md). The
+ * worker-side publisher of the model's text lives with the model activity (src/activities/text-publisher.ts).
  */
 export {
   createStreamingBridge,
@@ -9,11 +9,4 @@ export {
   type BridgeAgentClient,
 } from './bridge.js';
 export { SubscriptionHub, type SubscriptionHubOptions, type EventSource, type Watcher } from './hub.js';
-export {
-  TextPublisher,
-  DEFAULT_STREAM_INTERVAL_MS,
-  MAX_STREAM_INTERVAL_MS,
-  type StreamPublisher,
-  type StreamTarget,
-} from './text-publisher.js';
 export { serveStreamingBridge, type ServedBridge, type ServeBridgeOptions } from './serve.js';

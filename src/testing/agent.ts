@@ -3,7 +3,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 // @temporalio/proto is CommonJS: Node's ESM loader offers its exports on the default import only.
 import proto from '@temporalio/proto';
 import OpenAI from 'openai';
-import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS } from '../servers/search-attributes.js';
+import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
 import type { McpConfig, McpServerConfig } from '../mcp/config.js';
 import { McpPool } from '../mcp/pool.js';
 import { bundleWorkflows, createAgentWorker, type AgentWorkerOptions } from '../worker.js';

@@ -10,7 +10,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../servers/search-attributes.js';
+import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../shared/search-attributes.js';
 import { FailureType } from '../shared/errors.js';
 import type { ChatMessage, ToolDefinition } from '../shared/types.js';
 import {

@@ -1,6 +1,6 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../src/cli/output.js';
+import { ExitCode } from '../../src/shared/exit-codes.js';
 import { DurableAgentClient } from '../../src/client.js';
 import type { ChatMessage } from '../../src/shared/types.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';

@@ -13,7 +13,7 @@ import {
   withClient,
 } from '../client-command.js';
 import { answered, describeStop } from '../format.js';
-import { ExitCode } from '../output.js';
+import { ExitCode } from '../../shared/exit-codes.js';
 
 export function askCommand() {
   const command = new Command('ask')
