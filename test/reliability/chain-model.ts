@@ -8,8 +8,8 @@ import type {
 
 /**
  * The model of the fault runs: a six-step tool chain decided from what the request contains, not from the script
- * position. A model call that is retried after a crash (its first answer never arrived) gets the step for the same
- * transcript again, as a real model would answer the same question the same way; a script array would move on.
+ * position, so that one script serves every fault run and the answer lists the tool results the model was given. A
+ * model call retried after a crash (same idempotency key) gets the step its first attempt got, answered or not.
  */
 
 type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
@@ -90,18 +90,14 @@ export function chainStep(request: Pick<RecordedRequest, 'messages'>): ScriptSte
 
 /**
  * The script for the scripted model: every conversation runs the chain; `delays` holds per conversation (workflow id)
- * and round how long the *first* request of that round waits before answering, to keep a model call in flight while
- * the worker is killed. The retry answers at once.
+ * and round how long the *first* attempt of that round's model call waits before answering, to keep a model call in
+ * flight while the worker is killed. The retry (same key, so the same step) answers at once.
  */
 export function chainScript(delays: Map<string, Map<number, number>>): ScriptFunction {
-  const delayed = new Set<string>();
   return (request) => {
     const step = chainStep(request);
     const round = roundOf(request);
     const delayMs = round === undefined ? undefined : delays.get(request.conversation)?.get(round);
-    const key = `${request.conversation}/${round}`;
-    if (delayMs === undefined || delayed.has(key)) return step;
-    delayed.add(key);
-    return { ...step, delayMs };
+    return delayMs === undefined ? step : { ...step, delayMs, delayAttempts: 1 };
   };
 }

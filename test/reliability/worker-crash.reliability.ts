@@ -405,6 +405,11 @@ function checkPoint(name: string, run: ChainRun): string {
       expect(round4).toHaveLength(2);
       expect(round4[1]!.idempotencyKey).toBe(round4[0]!.idempotencyKey);
       expect(round4[1]!.messages).toEqual(round4[0]!.messages);
+      // The scripted model bound round 4's step to that key: the retry got the same step, not the next one.
+      expect(round4.map((request) => [request.stepIndex, request.replayed])).toEqual([
+        [round4[0]!.stepIndex, false],
+        [round4[0]!.stepIndex, true],
+      ]);
       expect(run.requests).toHaveLength(baseline.requests.length + 1);
       return `${answer}; the new worker retried round 4 (same idempotency key, same messages, transcript rebuilt by query) after the 30 s heartbeat timeout; no tool ran twice`;
     }

@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import { APIConnectionError, APIConnectionTimeoutError } from 'openai';
+import { APIConnectionError } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { startScriptedModel } from '../../src/testing/scripted-model/index.js';
 import { clientFor, keyOf, MODEL, useScriptedModels, userMessage, withKey } from './helpers.js';
@@ -51,19 +51,6 @@ describe('scripted model: delivery', () => {
     await expect(ask()).rejects.toThrow();
     expect(await ask()).toBe('complete');
     expect(model.requestsFor('wf-drop').map((request) => request.stepIndex)).toEqual([0, 1]);
-  });
-
-  it('a retry after the client gave up during delayMs (a timeout) gets the next step', async () => {
-    const model = await startModel({ script: [{ content: 'too late', delayMs: 60_000 }, { content: 'in time' }] });
-    const client = clientFor(model);
-    const key = keyOf('wf-timeout', 1, 1);
-
-    await expect(
-      client.chat.completions.create({ model: MODEL, messages: userMessage('Hi') }, { ...withKey(key), timeout: 50 }),
-    ).rejects.toBeInstanceOf(APIConnectionTimeoutError);
-    const retry = await client.chat.completions.create({ model: MODEL, messages: userMessage('Hi') }, withKey(key));
-
-    expect(retry.choices[0]?.message.content).toBe('in time');
   });
 
   it('delayMs and chunkDelayMs slow the answer down without changing it', async () => {

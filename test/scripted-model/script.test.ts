@@ -26,6 +26,7 @@ describe('script validation: every message names the source, the step, the key a
       {
         content: 'Hi',
         delayMs: 5,
+        delayAttempts: 1,
         chunkDelayMs: 1,
         failAfterChunks: 2,
         usage: { prompt_tokens: 1, completion_tokens: 1 },
@@ -94,9 +95,18 @@ describe('script validation: every message names the source, the step, the key a
     );
   });
 
+  it('rejects delayAttempts on an error step, whose every attempt is a step of its own', () => {
+    expect(validationMessage([{ error: { status: 500 }, delayMs: 10, delayAttempts: 1 }])).toContain(
+      'step 0 "delayAttempts": expected one of the keys "error", "delayMs"',
+    );
+  });
+
   it('rejects negative or fractional delays and counts, and an incomplete usage', () => {
     expect(validationMessage([{ content: 'x', delayMs: -1 }])).toContain(
       'step 0 "delayMs": expected a whole number 0 or more',
+    );
+    expect(validationMessage([{ content: 'x', delayMs: 10, delayAttempts: 0 }])).toContain(
+      'step 0 "delayAttempts": expected a whole number 1 or more, got 0.',
     );
     expect(validationMessage([{ content: 'x', failAfterChunks: 1.5 }])).toContain('step 0 "failAfterChunks"');
     expect(validationMessage([{ content: 'x', usage: { prompt_tokens: 1 } }])).toContain(

@@ -20,37 +20,44 @@ export function conversationOf(idempotencyKey: string | null): string {
 export interface Selection {
   stepIndex: number;
   step: ScriptStep | undefined;
-  /** True when the request repeated a key whose answer was delivered, and gets that same step again. */
+  /** True when the request repeated a key bound to a step, and gets that same step again. */
   replayed: boolean;
-  /** Call once the answer has reached the client in full, so that a retry with the same key gets it again. */
-  markDelivered: () => void;
+  /** 1 for the request that got the step first; each retry with its key counts on (2, 3, ...). */
+  attempt: number;
 }
 
 /** Finds the step at a position, calling step functions; `undefined` past the end of the script. */
 export type StepResolver = (stepIndex: number, request: RecordedRequest) => Promise<ScriptStep | undefined>;
 
-interface Served {
-  stepIndex: number;
-  delivered: boolean;
+/**
+ * Whether a step binds the key of the request it is served to. A content or tool-call step is the model's answer:
+ * every retry gets it again. An error or a stream that drops (`failAfterChunks`) is a failure of one attempt, and
+ * scripts say how many attempts fail before the answer comes.
+ */
+function bindsKey(step: ScriptStep): boolean {
+  return !('error' in step) && step.failAfterChunks === undefined;
 }
 
-const NOTHING_TO_MARK = () => {};
+interface Binding {
+  stepIndex: number;
+  attempts: number;
+}
 
 /**
  * One conversation's position in the script.
  *
- * A retry (a request with a key already served) whose earlier answer was delivered gets the same step again: the
- * caller lost a good answer after receiving it (a crashed worker, a timed-out activity), and a real model would
- * answer much the same. An answer that never arrived is a failure, and retrying through failures is what scripts
- * test: after an error, a dropped connection, or a client that gave up during `delayMs`, the retry gets the
- * cursor's current step, which is the error's next time while its `times` last, and otherwise the next step.
+ * A content or tool-call step is bound to the request's idempotency key when it is selected, and a retry with that key
+ * gets the same step again, whether or not the first answer arrived: a worker that died during `delayMs` or mid-stream
+ * retries the same model call, and a crash test then needs the same script whenever the kill lands. Error steps and
+ * dropped streams are not bound: each attempt takes the cursor's current step, the error's next time while its `times`
+ * last, and otherwise the next step.
  */
 export class ConversationCursor {
   private position = 0;
   private errorTimesUsed = 0;
   /** Steps as served, so that a step function is called once and a retry gets exactly the same step. */
   private readonly steps = new Map<number, ScriptStep>();
-  private readonly servedByKey = new Map<string, Served>();
+  private readonly bindings = new Map<string, Binding>();
   /** Selections run one at a time because a step function may be async and must see a stable position. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -63,17 +70,18 @@ export class ConversationCursor {
   }
 
   private async selectNow(request: RecordedRequest, idempotencyKey: string | null): Promise<Selection> {
-    const earlier = idempotencyKey === null ? undefined : this.servedByKey.get(idempotencyKey);
-    if (earlier?.delivered) {
-      const step = this.steps.get(earlier.stepIndex);
-      return { stepIndex: earlier.stepIndex, step, replayed: true, markDelivered: NOTHING_TO_MARK };
+    const binding = idempotencyKey === null ? undefined : this.bindings.get(idempotencyKey);
+    if (binding !== undefined) {
+      binding.attempts += 1;
+      const step = this.steps.get(binding.stepIndex);
+      return { stepIndex: binding.stepIndex, step, replayed: true, attempt: binding.attempts };
     }
 
     const stepIndex = this.position;
     let step = this.steps.get(stepIndex);
     if (step === undefined) {
       step = await this.resolveStep(stepIndex, request);
-      if (step === undefined) return { stepIndex, step, replayed: false, markDelivered: NOTHING_TO_MARK };
+      if (step === undefined) return { stepIndex, step, replayed: false, attempt: 1 };
       this.steps.set(stepIndex, step);
     }
     if ('error' in step) {
@@ -82,10 +90,8 @@ export class ConversationCursor {
     } else {
       this.advance();
     }
-    if (idempotencyKey === null) return { stepIndex, step, replayed: false, markDelivered: NOTHING_TO_MARK };
-    const served: Served = { stepIndex, delivered: false };
-    this.servedByKey.set(idempotencyKey, served);
-    return { stepIndex, step, replayed: false, markDelivered: () => (served.delivered = true) };
+    if (idempotencyKey !== null && bindsKey(step)) this.bindings.set(idempotencyKey, { stepIndex, attempts: 1 });
+    return { stepIndex, step, replayed: false, attempt: 1 };
   }
 
   private advance(): void {

@@ -16,7 +16,10 @@ export interface RecordedRequest {
   idempotencyKey: string | null;
   /** Index of the script step that answered, or null when none did (past the end, invalid request). */
   stepIndex: number | null;
-  /** True when the request repeated the key of an answer already delivered, and got that same step again. */
+  /**
+   * True when the request repeated the idempotency key of an earlier request that got a content or tool-call step,
+   * and got that same step again (a retry), whether or not the earlier answer was delivered.
+   */
   replayed: boolean;
   /** HTTP status of the answer (200 also when the script dropped the connection mid-stream). */
   status: number;

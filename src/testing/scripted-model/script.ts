@@ -10,12 +10,18 @@ import type { RecordedRequest } from './recorded-request.js';
 
 /** Options every step accepts: how the answer is delivered rather than what it says. */
 export interface StepDelivery {
-  /** Milliseconds to wait before answering. Default: 0. */
+  /** Milliseconds to wait before answering, on every attempt unless `delayAttempts` says otherwise. Default: 0. */
   delayMs?: number;
 }
 
 /** Options of the steps that answer with a completion. */
 export interface CompletionDelivery extends StepDelivery {
+  /**
+   * How many attempts wait `delayMs`: the request that gets the step first is attempt 1, each retry with the same
+   * idempotency key the next one; later retries answer at once. `1` holds back only the first attempt, e.g. to kill
+   * a worker while it waits, or to let a client time out once. Default: every attempt.
+   */
+  delayAttempts?: number;
   /** Milliseconds to wait between two streamed chunks. Default: 0. */
   chunkDelayMs?: number;
   /**
@@ -101,6 +107,7 @@ const COMPLETION_KEYS = [
   'content',
   'toolCalls',
   ...DELIVERY_KEYS,
+  'delayAttempts',
   'chunkDelayMs',
   'failAfterChunks',
   'usage',
@@ -169,6 +176,7 @@ class StepValidator {
     this.onlyKeys(value, COMPLETION_KEYS);
     if ('content' in value && typeof value.content !== 'string') this.fail('content', 'a string', value.content);
     if ('toolCalls' in value) this.toolCalls(value.toolCalls);
+    this.whole(value.delayAttempts, 'delayAttempts', 1);
     this.whole(value.chunkDelayMs, 'chunkDelayMs', 0);
     this.whole(value.failAfterChunks, 'failAfterChunks', 0);
     if (value.usage !== undefined) this.usage(value.usage);

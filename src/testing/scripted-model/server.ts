@@ -220,7 +220,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
         const message = `Scripted model: a step of ${name} failed for conversation "${conversation}": ${(error as Error).message}`;
         throw new HttpError(500, message, 'server_error', ScriptedModelErrorCode.StepFailed);
       }
-      const { stepIndex, step, replayed } = selection;
+      const { stepIndex, step, replayed, attempt } = selection;
       recorded.replayed = replayed;
       if (step === undefined) {
         throw new HttpError(
@@ -231,7 +231,10 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
         );
       }
       recorded.stepIndex = stepIndex;
-      if (step.delayMs) await sleep(step.delayMs, undefined, { signal: closing.signal });
+      const delayAttempts = 'error' in step ? undefined : step.delayAttempts;
+      if (step.delayMs && attempt <= (delayAttempts ?? Infinity)) {
+        await sleep(step.delayMs, undefined, { signal: closing.signal });
+      }
       if (response.destroyed) return;
 
       if ('error' in step) {
@@ -246,8 +249,6 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
         return;
       }
 
-      // Only a completion that reached the client in full is replayed to a retry; see ConversationCursor.
-      response.once('finish', selection.markDelivered);
       await answerCompletion(response, step, body, {
         conversation,
         stepIndex,
