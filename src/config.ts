@@ -21,24 +21,23 @@ function invalid(name: string, value: string, expected: string): ConfigError {
   return new ConfigError(`Invalid ${name}=${JSON.stringify(value)}: expected ${expected}.`);
 }
 
-export function readInteger(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+export function readInteger(
+  env: Env,
+  name: string,
+  fallback: number,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+  expected = `a whole number from ${min} to ${max}`,
+): number {
   const value = read(env, name);
   if (value === undefined) return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
-    throw invalid(name, value, `a whole number from ${min} to ${max}`);
-  }
+  if (!Number.isInteger(parsed) || parsed < min || parsed > max) throw invalid(name, value, expected);
   return parsed;
 }
 
 export function readPort(env: Env, name: string, fallback: number): number {
-  const value = read(env, name);
-  if (value === undefined) return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535) {
-    throw invalid(name, value, 'a TCP port number from 1 to 65535');
-  }
-  return parsed;
+  return readInteger(env, name, fallback, 1, 65535, 'a TCP port number from 1 to 65535');
 }
 
 export function readBoolean(env: Env, name: string, fallback: boolean): boolean {

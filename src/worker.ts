@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { Client, Connection } from '@temporalio/client';
 import {
   bundleWorkflowCode,
@@ -9,6 +8,7 @@ import {
 } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { createActivities, type ActivityDependencies } from './activities/index.js';
+import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './client/connection.js';
 import type { Config } from './config.js';
 import { loadMcpConfig } from './mcp/config.js';
 import { McpPool } from './mcp/pool.js';
@@ -77,7 +77,7 @@ export function createOpenAIClient(config: Config): OpenAI {
 
 export interface RunWorkerOptions {
   config: Config;
-  /** host:port of the Temporal frontend; defaults to `config.temporal.address` or `localhost:7233`. */
+  /** host:port of the Temporal frontend; defaults to `config.temporal.address` or {@link DEFAULT_TEMPORAL_ADDRESS}. */
   address?: string;
   /** Called once the worker is polling, e.g. to print where it runs. */
   onReady?: (info: { address: string; namespace: string; taskQueue: string }) => void;
@@ -89,22 +89,18 @@ export interface RunWorkerOptions {
  */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config } = options;
-  const address = options.address ?? config.temporal.address ?? 'localhost:7233';
+  const address = options.address ?? config.temporal.address ?? DEFAULT_TEMPORAL_ADDRESS;
   const { namespace } = config.temporal;
   const mcp = new McpPool(loadMcpConfig(config.mcpConfigPath));
-  const tls = config.temporal.tls
-    ? config.temporal.clientCertPath && config.temporal.clientKeyPath
-      ? {
-          clientCertPair: {
-            crt: await readFile(config.temporal.clientCertPath),
-            key: await readFile(config.temporal.clientKeyPath),
-          },
-        }
-      : true
-    : false;
-  const connectionOptions = { address, tls, apiKey: config.temporal.apiKey };
-  const connection = await NativeConnection.connect(connectionOptions);
-  const clientConnection = await Connection.connect(connectionOptions);
+  // Address, TLS and API key as the client builds them, so the worker reaches every cluster the CLI does.
+  const clientOptions = await connectionOptions({ ...config.temporal, address });
+  // The native connection takes the same TLS; its API key is a plain string, never the client's function form.
+  const connection = await NativeConnection.connect({
+    address,
+    tls: clientOptions.tls,
+    apiKey: config.temporal.apiKey,
+  });
+  const clientConnection = await Connection.connect(clientOptions);
   try {
     const worker = await createAgentWorker({
       connection,

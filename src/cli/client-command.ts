@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import { Option } from '@commander-js/extra-typings';
 import type { DurableAgentClient } from '../client.js';
-import type { ConversationSettings } from '../workflows/definitions.js';
 import { ExitCode } from '../shared/exit-codes.js';
 import { causeChain, errorMessage } from '../shared/errors.js';
 
@@ -31,57 +30,6 @@ export const conversationOption = () =>
 
 export const requiredConversationOption = () =>
   new Option('-c, --conversation <id>', 'conversation id').makeOptionMandatory();
-
-/* Options that set a new conversation's settings (ignored by a conversation that is already running). */
-export const modelOption = () =>
-  new Option('--model <name>', "model of a new conversation (default: the worker's DURABLE_AGENT_MODEL)");
-export const systemPromptOption = () => new Option('--system-prompt <text>', 'system prompt of a new conversation');
-export const idleTimeoutOption = () =>
-  new Option('--idle-timeout <seconds>', 'close the run after this long without a message (it reopens)').argParser(
-    parsePositiveNumber,
-  );
-export const settingsOption = () =>
-  new Option('--settings <json>', 'more ConversationSettings of a new conversation, as JSON').argParser(parseSettings);
-
-export interface SettingsFlags {
-  model?: string;
-  systemPrompt?: string;
-  idleTimeout?: number;
-  settings?: ConversationSettings;
-}
-
-export function settingsFrom(flags: SettingsFlags): ConversationSettings | undefined {
-  const settings: ConversationSettings = { ...flags.settings };
-  if (flags.model !== undefined) settings.model = flags.model;
-  if (flags.systemPrompt !== undefined) settings.systemPrompt = flags.systemPrompt;
-  if (flags.idleTimeout !== undefined) settings.idleTimeoutMs = Math.round(flags.idleTimeout * 1000);
-  return Object.keys(settings).length > 0 ? settings : undefined;
-}
-
-export function parsePositiveNumber(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isFinite(parsed) || parsed <= 0) throw new InvalidArgumentError('expected a positive number.');
-  return parsed;
-}
-
-export function parseWholeNumber(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new InvalidArgumentError('expected a whole number (0 or more).');
-  return parsed;
-}
-
-function parseSettings(value: string): ConversationSettings {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    throw new InvalidArgumentError('expected a JSON object such as \'{"maxTurnsPerRun": 50}\'.');
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new InvalidArgumentError('expected a JSON object such as \'{"maxTurnsPerRun": 50}\'.');
-  }
-  return parsed;
-}
 
 /** A conversation id for commands that may create one: the given id, or a new short random one. */
 export function conversationIdOrNew(id: string | undefined): { id: string; generated: boolean } {

@@ -3,6 +3,7 @@ import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { isProcessAlive } from './processes.js';
 import type { Progress } from './progress.js';
 
 export interface CacheEntry {
@@ -37,15 +38,6 @@ interface LockOwner {
 // slowest cold build seen, so only a crashed build is ever taken over.
 const FOREIGN_LOCK_MAX_AGE_MS = 60 * 60 * 1000;
 const LOCK_POLL_MS = 500;
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 async function readLockOwner(lockPath: string): Promise<LockOwner | undefined> {
   try {

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ExitCode } from '../shared/exit-codes.js';
+import { isProcessAlive } from './processes.js';
 
 /** `durable-agent dev` is already running on the same data directory, or its ports are taken. */
 export class DevAlreadyRunningError extends Error {
@@ -23,15 +24,6 @@ export interface DevLock {
   /** Records the dev server's pid so a later `dev` can stop a server whose owner was killed. */
   recordServer(serverPid: number): Promise<void>;
   release(): Promise<void>;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 async function readLock(lockPath: string): Promise<DevLockContents | undefined> {
@@ -63,7 +55,7 @@ export async function acquireDevLock(
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 3) throw error;
     }
     const owner = await readLock(lockPath);
-    if (owner && isAlive(owner.pid)) {
+    if (owner && isProcessAlive(owner.pid)) {
       throw new DevAlreadyRunningError(
         `durable-agent dev is already running (pid ${owner.pid}, since ${owner.startedAt}) with data directory ` +
           `${dataDir}: gRPC on 127.0.0.1:${owner.devPort}, Web UI on http://localhost:${owner.uiPort}. ` +
@@ -91,7 +83,7 @@ export async function acquireDevLock(
 // A pid from an old lock may belong to an unrelated process by now: only a process that is visibly a dev server is
 // stopped. Where /proc does not exist the orphan is left alone and its port check below reports it.
 async function isDevServerProcess(pid: number): Promise<boolean> {
-  if (!isAlive(pid)) return false;
+  if (!isProcessAlive(pid)) return false;
   try {
     return (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').includes('start-dev');
   } catch {
@@ -108,8 +100,8 @@ async function stopOrphan(pid: number): Promise<void> {
     }
   };
   signal('SIGTERM');
-  for (let waited = 0; waited < 5_000 && isAlive(pid); waited += 100) {
+  for (let waited = 0; waited < 5_000 && isProcessAlive(pid); waited += 100) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  if (isAlive(pid)) signal('SIGKILL');
+  if (isProcessAlive(pid)) signal('SIGKILL');
 }

@@ -1,27 +1,18 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { installIntoCache, isExecutable, makeWritable, removeTree } from './cache.js';
-import { ServerUnavailableError } from './errors.js';
-import { downloadWithSdk } from './sdk-download.js';
-import { Progress, stderrLog, type ProgressLog } from './progress.js';
+import { makeWritable, removeTree, type CacheEntry } from './cache.js';
+import type { Progress } from './progress.js';
+import { ensureServer, resolveServer, type ProvisionOptions, type ServerRecipe } from './provision.js';
 import type { ProvisionedServer } from './provisioned-server.js';
 import { commandExists, runCommand } from './run-command.js';
 import { TEMPORAL_CLI_CLIEXT_VERSION, TEMPORAL_CLI_VERSION } from './versions.js';
 
-export interface ProvisionOptions {
-  /** Receives the step-by-step progress report; default: lines on stderr. */
-  log?: ProgressLog;
-  /** `ensure…` only: try @temporalio/testing's own download when nothing local works; default true. */
-  sdkDownload?: boolean;
-}
-
 const CLI_MODULE = 'github.com/temporalio/cli';
 const CLIEXT_MODULE = `${CLI_MODULE}/cliext`;
-const SUBJECT = 'dev server';
 
 /** Where the dev server binary lives in the cache, whether or not it has been built yet. */
-export function devServerCacheEntry(config: Pick<Config, 'cacheDir'>) {
+export function devServerCacheEntry(config: Pick<Config, 'cacheDir'>): CacheEntry {
   return { cacheDir: config.cacheDir, name: `temporal-cli-${TEMPORAL_CLI_VERSION}`, executable: 'temporal' };
 }
 
@@ -29,46 +20,33 @@ const installHint =
   `Install Go 1.26.4 or newer (https://go.dev/dl/) so durable-agent can build the Temporal CLI ${TEMPORAL_CLI_VERSION} ` +
   'from source, or set TEMPORAL_CLI_PATH to an existing `temporal` binary (https://docs.temporal.io/cli).';
 
-/**
- * Finds the `temporal` CLI that runs the dev server: TEMPORAL_CLI_PATH, then the cache, then a build from Temporal's
- * Go module source when `go` is installed. Without Go it answers `sdk-download`, leaving the download to
- * @temporalio/testing, which works only on machines that reach Temporal's download site.
- */
-export async function resolveDevServer(config: Config, options: ProvisionOptions = {}): Promise<ProvisionedServer> {
-  const progress = new Progress(SUBJECT, options.log ?? stderrLog);
-  if (config.temporalCliPath !== undefined) {
-    const file = path.resolve(config.temporalCliPath);
-    if (!(await isExecutable(file))) {
-      throw new ServerUnavailableError(`TEMPORAL_CLI_PATH=${config.temporalCliPath} is not an executable file.`);
-    }
-    return { kind: 'path', path: file, source: 'environment' };
-  }
+/** The `temporal` CLI that runs the dev server, built from Temporal's Go module source when `go` is installed. */
+function devServerRecipe(config: Config): ServerRecipe {
   const entry = devServerCacheEntry(config);
-  const cached = path.join(entry.cacheDir, entry.name, entry.executable);
-  if (await isExecutable(cached)) return { kind: 'path', path: cached, source: 'cache' };
-  if (!(await commandExists('go', ['version']))) {
-    return { kind: 'sdk-download', reason: `\`go\` was not found on PATH. ${installHint}` };
-  }
-  progress.info(
-    `building the Temporal CLI ${TEMPORAL_CLI_VERSION} from source into ${entry.cacheDir} (once per version; ` +
+  return {
+    kind: 'dev server',
+    override: { variable: 'TEMPORAL_CLI_PATH', path: config.temporalCliPath },
+    entry,
+    missingBuildTools: async () =>
+      (await commandExists('go', ['version'])) ? undefined : `\`go\` was not found on PATH. ${installHint}`,
+    buildDescription:
+      `building the Temporal CLI ${TEMPORAL_CLI_VERSION} from source into ${entry.cacheDir} (once per version; ` +
       'the first build downloads a few hundred MB of Go modules and compiles for minutes)',
-  );
-  const built = await installIntoCache(entry, progress, (stagingDir) => buildTemporalCli(stagingDir, progress));
-  progress.finished(`ready: ${built}`);
-  return { kind: 'path', path: built, source: 'built' };
+    build: buildTemporalCli,
+  };
 }
 
 /**
- * Like {@link resolveDevServer}, for callers that run the binary themselves: when nothing local can provide it, the
- * SDK's own download is tried here, and if that fails too the error says what to install.
+ * Finds the `temporal` CLI that runs the dev server: TEMPORAL_CLI_PATH, then the cache, then a build from Temporal's
+ * Go module source when `go` is installed. Without Go it answers `sdk-download` (see {@link resolveServer}).
  */
+export async function resolveDevServer(config: Config, options: ProvisionOptions = {}): Promise<ProvisionedServer> {
+  return await resolveServer(devServerRecipe(config), options);
+}
+
+/** Like {@link resolveDevServer}, with the SDK's own download as the last resort (see {@link ensureServer}). */
 export async function ensureDevServer(config: Config, options: ProvisionOptions = {}): Promise<string> {
-  const server = await resolveDevServer(config, options);
-  if (server.kind === 'path') return server.path;
-  if (options.sdkDownload === false) {
-    throw new ServerUnavailableError(`Cannot provision the Temporal dev server: ${server.reason}`);
-  }
-  return await downloadWithSdk(config, 'dev server', server.reason, new Progress(SUBJECT, options.log ?? stderrLog));
+  return await ensureServer(devServerRecipe(config), options);
 }
 
 async function goEnvironment(): Promise<Record<string, string>> {

@@ -1,6 +1,7 @@
-export { ensureDevServer, resolveDevServer, devServerCacheEntry, type ProvisionOptions } from './dev-server.js';
+export { ensureDevServer, resolveDevServer, devServerCacheEntry } from './dev-server.js';
+export type { ProvisionOptions } from './provision.js';
 export { ensureTestServer, resolveTestServer, testServerCacheEntry } from './test-server.js';
-export type { ProvisionedServer } from './provisioned-server.js';
+export type { ProvisionedServer, ServerKind } from './provisioned-server.js';
 export { ServerUnavailableError } from './errors.js';
 export { stderrLog, silentLog, type ProgressLog } from './progress.js';
 export { DURABLE_AGENT_SEARCH_ATTRIBUTES, DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';

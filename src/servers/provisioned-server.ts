@@ -1,3 +1,6 @@
+/** The two Temporal servers durable-agent provisions, as progress lines and errors name them. */
+export type ServerKind = 'dev server' | 'test server';
+
 /** The outcome of resolving a server binary. */
 export type ProvisionedServer =
   | {

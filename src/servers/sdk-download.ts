@@ -1,21 +1,24 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Config } from '../config.js';
 import { isExecutable } from './cache.js';
 import { ServerUnavailableError } from './errors.js';
 import type { Progress } from './progress.js';
+import type { ServerKind } from './provisioned-server.js';
 import { errorMessage } from '../shared/errors.js';
-
-type Kind = 'dev server' | 'test server';
 
 /**
  * The last resort for callers that run the binary themselves (`durable-agent dev`, `provision`): let
  * @temporalio/testing download its default build (machines with internet access only), by starting and stopping one
  * environment, then use the file it left in its download directory. `reason` says why nothing local could provide it.
  */
-export async function downloadWithSdk(config: Config, kind: Kind, reason: string, progress: Progress): Promise<string> {
-  const downloadDir = path.join(config.cacheDir, `sdk-download-${kind.replace(' ', '-')}`);
+export async function downloadWithSdk(
+  cacheDir: string,
+  kind: ServerKind,
+  reason: string,
+  progress: Progress,
+): Promise<string> {
+  const downloadDir = path.join(cacheDir, `sdk-download-${kind.replace(' ', '-')}`);
   await fs.mkdir(downloadDir, { recursive: true });
   const executable = { type: 'cached-download' as const, downloadDir };
   try {

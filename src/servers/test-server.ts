@@ -1,20 +1,17 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { installIntoCache, isExecutable, removeTree } from './cache.js';
-import type { ProvisionOptions } from './dev-server.js';
-import { ServerUnavailableError } from './errors.js';
-import { downloadWithSdk } from './sdk-download.js';
-import { Progress, stderrLog } from './progress.js';
+import { removeTree, type CacheEntry } from './cache.js';
+import type { Progress } from './progress.js';
+import { ensureServer, resolveServer, type ProvisionOptions, type ServerRecipe } from './provision.js';
 import type { ProvisionedServer } from './provisioned-server.js';
 import { commandExists, runCommand } from './run-command.js';
 import { MAVEN_DEPENDENCY_PLUGIN_VERSION, SLF4J_NOP_VERSION, TEMPORAL_TEST_SERVER_VERSION } from './versions.js';
 
-const SUBJECT = 'test server';
 const ARTIFACT = `io.temporal:temporal-test-server:${TEMPORAL_TEST_SERVER_VERSION}`;
 
 /** Where the time-skipping test server lives in the cache, whether or not it has been fetched yet. */
-export function testServerCacheEntry(config: Pick<Config, 'cacheDir'>) {
+export function testServerCacheEntry(config: Pick<Config, 'cacheDir'>): CacheEntry {
   return {
     cacheDir: config.cacheDir,
     name: `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`,
@@ -27,46 +24,36 @@ const installHint =
   `durable-agent can fetch ${ARTIFACT} from Maven Central, or set TEMPORAL_TEST_SERVER_PATH to an existing ` +
   'time-skipping test server executable.';
 
-/**
- * Finds the time-skipping test server: TEMPORAL_TEST_SERVER_PATH, then the cache, then Temporal's Maven artifact with
- * a launcher script when `mvn` and `java` are installed. Without them it answers `sdk-download`, leaving the download
- * to @temporalio/testing, which works only on machines that reach Temporal's download site.
- */
-export async function resolveTestServer(config: Config, options: ProvisionOptions = {}): Promise<ProvisionedServer> {
-  const progress = new Progress(SUBJECT, options.log ?? stderrLog);
-  if (config.testServerPath !== undefined) {
-    const file = path.resolve(config.testServerPath);
-    if (!(await isExecutable(file))) {
-      throw new ServerUnavailableError(`TEMPORAL_TEST_SERVER_PATH=${config.testServerPath} is not an executable file.`);
-    }
-    return { kind: 'path', path: file, source: 'environment' };
-  }
+/** The time-skipping test server, Temporal's Maven artifact with a launcher script, when `mvn` and `java` exist. */
+function testServerRecipe(config: Config): ServerRecipe {
   const entry = testServerCacheEntry(config);
-  const cached = path.join(entry.cacheDir, entry.name, entry.executable);
-  if (await isExecutable(cached)) return { kind: 'path', path: cached, source: 'cache' };
-  const missing = [];
-  if (!(await commandExists('mvn', ['--version']))) missing.push('`mvn`');
-  if (!(await commandExists('java', ['-version']))) missing.push('`java`');
-  if (missing.length > 0) {
-    return { kind: 'sdk-download', reason: `${missing.join(' and ')} not found on PATH. ${installHint}` };
-  }
-  progress.info(`fetching ${ARTIFACT} from Maven Central into ${entry.cacheDir} (once per version)`);
-  const installed = await installIntoCache(entry, progress, (stagingDir) => fetchTestServer(stagingDir, progress));
-  progress.finished(`ready: ${installed}`);
-  return { kind: 'path', path: installed, source: 'built' };
+  return {
+    kind: 'test server',
+    override: { variable: 'TEMPORAL_TEST_SERVER_PATH', path: config.testServerPath },
+    entry,
+    missingBuildTools: async () => {
+      const missing = [];
+      if (!(await commandExists('mvn', ['--version']))) missing.push('`mvn`');
+      if (!(await commandExists('java', ['-version']))) missing.push('`java`');
+      return missing.length > 0 ? `${missing.join(' and ')} not found on PATH. ${installHint}` : undefined;
+    },
+    buildDescription: `fetching ${ARTIFACT} from Maven Central into ${entry.cacheDir} (once per version)`,
+    build: fetchTestServer,
+  };
 }
 
 /**
- * Like {@link resolveTestServer}, for callers that run the binary themselves: when nothing local can provide it, the
- * SDK's own download is tried here, and if that fails too the error says what to install.
+ * Finds the time-skipping test server: TEMPORAL_TEST_SERVER_PATH, then the cache, then Temporal's Maven artifact with
+ * a launcher script when `mvn` and `java` are installed. Without them it answers `sdk-download` (see
+ * {@link resolveServer}).
  */
+export async function resolveTestServer(config: Config, options: ProvisionOptions = {}): Promise<ProvisionedServer> {
+  return await resolveServer(testServerRecipe(config), options);
+}
+
+/** Like {@link resolveTestServer}, with the SDK's own download as the last resort (see {@link ensureServer}). */
 export async function ensureTestServer(config: Config, options: ProvisionOptions = {}): Promise<string> {
-  const server = await resolveTestServer(config, options);
-  if (server.kind === 'path') return server.path;
-  if (options.sdkDownload === false) {
-    throw new ServerUnavailableError(`Cannot provision the Temporal test server: ${server.reason}`);
-  }
-  return await downloadWithSdk(config, 'test server', server.reason, new Progress(SUBJECT, options.log ?? stderrLog));
+  return await ensureServer(testServerRecipe(config), options);
 }
 
 // A pom-only project: the test server jar has no Class-Path in its manifest, so Maven resolves the classpath for us.

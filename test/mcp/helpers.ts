@@ -136,14 +136,7 @@ export async function waitForHttp(url: string, timeoutMs = 15_000): Promise<void
   );
 }
 
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { isProcessAlive } from '../../src/servers/processes.js';
 
 /** The text of the content blocks of a raw MCP result. */
 export function resultText(result: { content?: Array<{ type: string; text?: string }> }): string {

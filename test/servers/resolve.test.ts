@@ -11,6 +11,7 @@ import {
   ServerUnavailableError,
   silentLog,
 } from '../../src/servers/index.js';
+import { ensureServer, resolveServer, type ServerRecipe } from '../../src/servers/provision.js';
 
 let emptyDir: string;
 const savedPath = process.env.PATH;
@@ -60,4 +61,55 @@ test('resolve: without Go or Maven, one error says what to install (and the SDK 
   } finally {
     process.env.PATH = savedPath;
   }
+});
+
+/** A server that any machine can "build": a shell script, after `missing` says the tools are there. */
+function recipe(cacheDir: string, missing: string | undefined, builds: string[]): ServerRecipe {
+  return {
+    kind: 'dev server',
+    override: { variable: 'TEMPORAL_CLI_PATH', path: undefined },
+    entry: { cacheDir, name: 'thing-1.0.0', executable: 'thing' },
+    missingBuildTools: async () => missing,
+    buildDescription: 'building the thing',
+    build: async (stagingDir) => {
+      builds.push(stagingDir);
+      await fs.writeFile(path.join(stagingDir, 'thing'), '#!/bin/sh\n', { mode: 0o755 });
+    },
+  };
+}
+
+test('resolve: one search for both servers: build once into the cache, then answer from the cache', async () => {
+  const cacheDir = path.join(emptyDir, 'recipe-cache');
+  const builds: string[] = [];
+  const lines: string[] = [];
+  const log = (line: string) => lines.push(line);
+  const executable = path.join(cacheDir, 'thing-1.0.0', 'thing');
+
+  await expect(resolveServer(recipe(cacheDir, undefined, builds), { log })).resolves.toEqual({
+    kind: 'path',
+    path: executable,
+    source: 'built',
+  });
+  await expect(resolveServer(recipe(cacheDir, undefined, builds), { log })).resolves.toEqual({
+    kind: 'path',
+    path: executable,
+    source: 'cache',
+  });
+  await expect(ensureServer(recipe(cacheDir, undefined, builds), { log })).resolves.toBe(executable);
+  expect(builds).toHaveLength(1);
+  expect(lines[0]).toBe('[durable-agent] dev server: building the thing');
+});
+
+test('resolve: without the build tools the answer is the SDK download, and ensure without it names what is missing', async () => {
+  const cacheDir = path.join(emptyDir, 'recipe-no-tools');
+  const builds: string[] = [];
+  const missing = '`thing-compiler` not found on PATH. Install it.';
+  await expect(resolveServer(recipe(cacheDir, missing, builds), { log: silentLog })).resolves.toEqual({
+    kind: 'sdk-download',
+    reason: missing,
+  });
+  await expect(ensureServer(recipe(cacheDir, missing, builds), { log: silentLog, sdkDownload: false })).rejects.toThrow(
+    `Cannot provision the Temporal dev server: ${missing}`,
+  );
+  expect(builds).toHaveLength(0);
 });

@@ -1,39 +1,27 @@
 import { Argument, Command, Option } from '@commander-js/extra-typings';
-import {
-  conversationIdOrNew,
-  conversationOption,
-  jsonOption,
-  parsePositiveNumber,
-  printJson,
-  settingsFrom,
-  modelOption,
-  systemPromptOption,
-  idleTimeoutOption,
-  settingsOption,
-  withClient,
-} from '../client-command.js';
+import { parsePositiveNumber } from '../arguments.js';
+import { conversationIdOrNew, conversationOption, jsonOption, printJson, withClient } from '../client-command.js';
 import { answered, describeStop } from '../format.js';
+import { addSettingsOptions, settingsFrom } from '../settings-options.js';
 import { ExitCode } from '../../shared/exit-codes.js';
 
 export function askCommand() {
-  const command = new Command('ask')
-    .description(
-      'Send a message and wait for the answer (creates the conversation when missing). Prints the answer; with ' +
-        `--json the whole turn result. Exits ${ExitCode.TurnFailed} when the turn ends without an answer.`,
-    )
-    .addArgument(new Argument('<message>', 'the user message'))
-    .addOption(conversationOption())
-    .addOption(new Option('--message-id <id>', 'idempotency key: asking again with it returns the same answer'))
-    .addOption(
-      new Option('--timeout <seconds>', 'stop waiting after this long (default: no limit)').argParser(
-        parsePositiveNumber,
-      ),
-    )
-    .addOption(jsonOption())
-    .addOption(modelOption())
-    .addOption(systemPromptOption())
-    .addOption(idleTimeoutOption())
-    .addOption(settingsOption());
+  const command = addSettingsOptions(
+    new Command('ask')
+      .description(
+        'Send a message and wait for the answer (creates the conversation when missing). Prints the answer; with ' +
+          `--json the whole turn result. Exits ${ExitCode.TurnFailed} when the turn ends without an answer.`,
+      )
+      .addArgument(new Argument('<message>', 'the user message'))
+      .addOption(conversationOption())
+      .addOption(new Option('--message-id <id>', 'idempotency key: asking again with it returns the same answer'))
+      .addOption(
+        new Option('--timeout <seconds>', 'stop waiting after this long (default: no limit)').argParser(
+          parsePositiveNumber,
+        ),
+      )
+      .addOption(jsonOption()),
+  );
   return command.action(async (message, options) => {
     const { id, generated } = conversationIdOrNew(options.conversation);
     if (generated && !options.json) process.stderr.write(`Conversation ${id}\n`);

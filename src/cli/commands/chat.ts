@@ -1,26 +1,16 @@
 import { Command } from '@commander-js/extra-typings';
-import {
-  conversationIdOrNew,
-  conversationOption,
-  settingsFrom,
-  modelOption,
-  systemPromptOption,
-  idleTimeoutOption,
-  settingsOption,
-  withClient,
-} from '../client-command.js';
+import { conversationIdOrNew, conversationOption, withClient } from '../client-command.js';
+import { addSettingsOptions, settingsFrom } from '../settings-options.js';
 
 export function chatCommand() {
-  const command = new Command('chat')
-    .description(
-      'Chat interactively: shows each tool call as it starts and finishes and a spinner while the model works. ' +
-        'Ctrl-C interrupts the running turn; a second Ctrl-C (or Ctrl-C at the prompt, or Ctrl-D) leaves.',
-    )
-    .addOption(conversationOption())
-    .addOption(modelOption())
-    .addOption(systemPromptOption())
-    .addOption(idleTimeoutOption())
-    .addOption(settingsOption());
+  const command = addSettingsOptions(
+    new Command('chat')
+      .description(
+        'Chat interactively: shows each tool call as it starts and finishes and a spinner while the model works. ' +
+          'Ctrl-C interrupts the running turn; a second Ctrl-C (or Ctrl-C at the prompt, or Ctrl-D) leaves.',
+      )
+      .addOption(conversationOption()),
+  );
   return command.action(async (options) => {
     const { id } = conversationIdOrNew(options.conversation);
     const [{ runChatSession }, { StreamingProgressSource }] = await Promise.all([

@@ -1,6 +1,7 @@
 import { Command, Option } from '@commander-js/extra-typings';
 import type { ChatMessage } from '../../shared/types.js';
-import { requiredConversationOption, jsonOption, parseWholeNumber, printJson, withClient } from '../client-command.js';
+import { parseWholeNumber } from '../arguments.js';
+import { requiredConversationOption, jsonOption, printJson, withClient } from '../client-command.js';
 import { formatMessage } from '../format.js';
 
 export function historyCommand() {

@@ -1,5 +1,6 @@
 import { Command, Option } from '@commander-js/extra-typings';
-import { jsonOption, parseWholeNumber, printJson, withClient } from '../client-command.js';
+import { parseWholeNumber } from '../arguments.js';
+import { jsonOption, printJson, withClient } from '../client-command.js';
 
 export function listCommand() {
   return new Command('list')

@@ -1,24 +1,11 @@
-import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import { Command, Option } from '@commander-js/extra-typings';
+import { parsePort } from '../arguments.js';
+import { waitForSignal } from '../signals.js';
 import { loadScriptFile, startScriptedModel, type RecordedRequest } from '../../testing/scripted-model/index.js';
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new InvalidArgumentError('expected a TCP port from 0 to 65535 (0 picks a free one).');
-  }
-  return port;
-}
 
 function describeRequest(request: RecordedRequest): string {
   const step = request.stepIndex === null ? 'no step' : `step ${request.stepIndex}`;
   return `${request.options.stream ? 'stream' : 'request'} ${request.sequence}: conversation "${request.conversation}", ${step}, status ${request.status}`;
-}
-
-function waitForSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
 }
 
 /** `durable-agent scripted-model`: serve a script file as an OpenAI-compatible model until interrupted. */

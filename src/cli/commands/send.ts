@@ -1,31 +1,19 @@
 import { Argument, Command, Option } from '@commander-js/extra-typings';
-import {
-  conversationIdOrNew,
-  conversationOption,
-  jsonOption,
-  printJson,
-  settingsFrom,
-  modelOption,
-  systemPromptOption,
-  idleTimeoutOption,
-  settingsOption,
-  withClient,
-} from '../client-command.js';
+import { conversationIdOrNew, conversationOption, jsonOption, printJson, withClient } from '../client-command.js';
+import { addSettingsOptions, settingsFrom } from '../settings-options.js';
 
 export function sendCommand() {
-  const command = new Command('send')
-    .description(
-      'Queue a message and return without waiting for the answer (creates the conversation when missing; reopens it ' +
-        'when its run closed idle). Read the answer with `durable-agent history`.',
-    )
-    .addArgument(new Argument('<message>', 'the user message'))
-    .addOption(conversationOption())
-    .addOption(new Option('--message-id <id>', 'idempotency key: a message id is answered once (default: random)'))
-    .addOption(jsonOption())
-    .addOption(modelOption())
-    .addOption(systemPromptOption())
-    .addOption(idleTimeoutOption())
-    .addOption(settingsOption());
+  const command = addSettingsOptions(
+    new Command('send')
+      .description(
+        'Queue a message and return without waiting for the answer (creates the conversation when missing; reopens ' +
+          'it when its run closed idle). Read the answer with `durable-agent history`.',
+      )
+      .addArgument(new Argument('<message>', 'the user message'))
+      .addOption(conversationOption())
+      .addOption(new Option('--message-id <id>', 'idempotency key: a message id is answered once (default: random)'))
+      .addOption(jsonOption()),
+  );
   return command.action(async (message, options) => {
     const { id, generated } = conversationIdOrNew(options.conversation);
     const result = await withClient((client) =>

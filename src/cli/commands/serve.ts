@@ -1,23 +1,10 @@
-import { Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
+import { Command, Option } from '@commander-js/extra-typings';
+import { parsePort } from '../arguments.js';
 import { withClient } from '../client-command.js';
+import { waitForSignal } from '../signals.js';
 
 /** Default port of `durable-agent serve`. */
 export const DEFAULT_SERVE_PORT = 8787;
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new InvalidArgumentError('expected a TCP port from 0 to 65535 (0 picks a free one).');
-  }
-  return port;
-}
-
-function waitForSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
-}
 
 /** `durable-agent serve`: the HTTP bridge for web front ends (server-sent events and a POST), until interrupted. */
 export function serveCommand() {

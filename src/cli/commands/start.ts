@@ -1,29 +1,17 @@
 import { Argument, Command } from '@commander-js/extra-typings';
-import {
-  conversationIdOrNew,
-  conversationOption,
-  jsonOption,
-  printJson,
-  settingsFrom,
-  modelOption,
-  systemPromptOption,
-  idleTimeoutOption,
-  settingsOption,
-  withClient,
-} from '../client-command.js';
+import { conversationIdOrNew, conversationOption, jsonOption, printJson, withClient } from '../client-command.js';
+import { addSettingsOptions, settingsFrom } from '../settings-options.js';
 
 export function startCommand() {
-  const command = new Command('start')
-    .description(
-      'Create a conversation (or reopen one whose run closed idle), optionally with a first message. Idempotent.',
-    )
-    .addArgument(new Argument('[message]', 'a first message to queue'))
-    .addOption(conversationOption())
-    .addOption(jsonOption())
-    .addOption(modelOption())
-    .addOption(systemPromptOption())
-    .addOption(idleTimeoutOption())
-    .addOption(settingsOption());
+  const command = addSettingsOptions(
+    new Command('start')
+      .description(
+        'Create a conversation (or reopen one whose run closed idle), optionally with a first message. Idempotent.',
+      )
+      .addArgument(new Argument('[message]', 'a first message to queue'))
+      .addOption(conversationOption())
+      .addOption(jsonOption()),
+  );
   return command.action(async (message, options) => {
     const { id, generated } = conversationIdOrNew(options.conversation);
     const result = await withClient((client) =>

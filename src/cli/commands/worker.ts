@@ -1,4 +1,5 @@
 import { Command } from '@commander-js/extra-typings';
+import { DEFAULT_TEMPORAL_ADDRESS } from '../../client/connection.js';
 import { loadConfig, type Config } from '../../config.js';
 import { ServerUnavailableError } from '../../servers/index.js';
 import { runWorker } from '../../worker.js';
@@ -8,7 +9,7 @@ import { runWorker } from '../../worker.js';
  * instead of the core bridge's transport error dump.
  */
 export async function runWorkerAgainstCluster(config: Config): Promise<void> {
-  const address = config.temporal.address ?? 'localhost:7233';
+  const address = config.temporal.address ?? DEFAULT_TEMPORAL_ADDRESS;
   try {
     await runWorker({ config, address, onReady: printWorkerReady });
   } catch (error) {
