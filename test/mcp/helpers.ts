@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
 import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from '../../src/mcp/config.js';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../../src/mcp/config.js';
-import { McpPool, type McpPoolOptions } from '../../src/mcp/pool.js';
+import { McpPool, type McpPoolOptions, type McpToolTarget } from '../../src/mcp/pool.js';
 
 /** Shared set-up for the MCP tests: real servers, started and always stopped. */
 
@@ -143,6 +143,11 @@ export function isProcessAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A tool to call, as the workflow names one: its server and its name there (the pool's `McpToolTarget`). */
+export function mcpTool(server: string, originalName: string): McpToolTarget {
+  return { server, originalName };
 }
 
 /** The text of the content blocks of a raw MCP result. */

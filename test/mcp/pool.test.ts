@@ -11,6 +11,7 @@ import {
 import {
   httpServer,
   isProcessAlive,
+  mcpTool,
   resultText,
   stdioServer,
   testServerStdio,
@@ -49,10 +50,10 @@ describe('McpPool over stdio (our test server)', () => {
 
   test('pooling: concurrent first calls share one start, and every later call reuses the same process', async () => {
     const first = await Promise.all(
-      Array.from({ length: 10 }, (_, index) => pool.callTool('test__echo', { text: `call ${index}` })),
+      Array.from({ length: 10 }, (_, index) => pool.callTool(mcpTool('test', 'echo'), { text: `call ${index}` })),
     );
     expect(first.map(resultText)).toEqual(Array.from({ length: 10 }, (_, index) => `call ${index}`));
-    for (let index = 0; index < 20; index += 1) await pool.callTool('test__echo', { text: 'again' });
+    for (let index = 0; index < 20; index += 1) await pool.callTool(mcpTool('test', 'echo'), { text: 'again' });
     await pool.listTools();
 
     expect(counts()).toMatchObject({ processes: 1, sessions: 1, calls: { echo: 30 } });
@@ -60,12 +61,12 @@ describe('McpPool over stdio (our test server)', () => {
   });
 
   test('reconnect: after the server process is killed, the next call starts a new one', async () => {
-    await pool.callTool('test__echo', { text: 'before' });
+    await pool.callTool(mcpTool('test', 'echo'), { text: 'before' });
     const firstPid = pidOf(pool, 'test');
     process.kill(firstPid, 'SIGKILL');
     await waitFor(() => pool.status()[0]?.connected === false, 5000, 'the pool to notice the exit');
 
-    const result = await pool.callTool('test__echo', { text: 'after' });
+    const result = await pool.callTool(mcpTool('test', 'echo'), { text: 'after' });
     expect(resultText(result)).toBe('after');
     expect(pidOf(pool, 'test')).not.toBe(firstPid);
     expect(counts()).toMatchObject({ processes: 2, sessions: 2 });
@@ -75,12 +76,12 @@ describe('McpPool over stdio (our test server)', () => {
   test('server dies mid-call: the call fails as "request sent", and the next call reconnects', async () => {
     await pool.listTools();
     const firstPid = pidOf(pool, 'test');
-    const error = await rejection(pool.callTool('test__crash', {}));
+    const error = await rejection(pool.callTool(mcpTool('test', 'crash'), {}));
     expect(error).toBeInstanceOf(McpTransportError);
     expect(error).toMatchObject({ server: 'test', requestSent: true, timedOut: false });
     expect((error as Error).message).toMatch(/test.*crash.*connection failed during the call/);
 
-    expect(resultText(await pool.callTool('test__echo', { text: 'back' }))).toBe('back');
+    expect(resultText(await pool.callTool(mcpTool('test', 'echo'), { text: 'back' }))).toBe('back');
     expect(pidOf(pool, 'test')).not.toBe(firstPid);
   });
 
@@ -88,31 +89,31 @@ describe('McpPool over stdio (our test server)', () => {
     const before = (await pool.listTools()).map((tool) => tool.name);
     expect(before).not.toContain('test__greet');
 
-    await pool.callTool('test__add_tool', { name: 'greet' });
+    await pool.callTool(mcpTool('test', 'add_tool'), { name: 'greet' });
     await waitFor(
       async () => (await pool.listTools()).some((tool) => tool.name === 'test__greet'),
       5000,
       'test__greet to be listed',
     );
-    expect(resultText(await pool.callTool('test__greet', { text: 'hello' }))).toBe('hello');
+    expect(resultText(await pool.callTool(mcpTool('test', 'greet'), { text: 'hello' }))).toBe('hello');
     expect(counts().processes).toBe(1);
   });
 
   test('cancellation: aborting the signal cancels the request on the server and leaves the connection usable', async () => {
     const controller = new AbortController();
-    const call = pool.callTool('test__hang', {}, { signal: controller.signal });
+    const call = pool.callTool(mcpTool('test', 'hang'), {}, { signal: controller.signal });
     await waitFor(() => counts().calls.hang === 1, 10_000, 'the hang tool to start');
     const reason = new Error('interrupted by the user');
     controller.abort(reason);
 
     expect(await rejection(call)).toBe(reason);
     await waitFor(() => counts().cancellations.hang === 1, 5000, 'the cancellation to reach the server');
-    expect(resultText(await pool.callTool('test__echo', { text: 'still here' }))).toBe('still here');
+    expect(resultText(await pool.callTool(mcpTool('test', 'echo'), { text: 'still here' }))).toBe('still here');
     expect(counts().processes).toBe(1);
   });
 
   test('timeout: a call that outlives timeoutMs fails as a sent, timed-out transport error, and is cancelled on the server', async () => {
-    const error = await rejection(pool.callTool('test__slow', { delayMs: 10_000 }, { timeoutMs: 300 }));
+    const error = await rejection(pool.callTool(mcpTool('test', 'slow'), { delayMs: 10_000 }, { timeoutMs: 300 }));
     expect(error).toBeInstanceOf(McpTransportError);
     expect(error).toMatchObject({ requestSent: true, timedOut: true });
     expect((error as Error).message).toContain('no answer within 300 ms');
@@ -122,20 +123,24 @@ describe('McpPool over stdio (our test server)', () => {
   });
 
   test('an isError result is returned as a normal result', async () => {
-    const result = await pool.callTool('test__fail', { message: 'disk full' });
+    const result = await pool.callTool(mcpTool('test', 'fail'), { message: 'disk full' });
     expect(result.isError).toBe(true);
     expect(resultText(result)).toBe('disk full');
   });
 
   test('a JSON-RPC error answer becomes McpProtocolError (the model will see it)', async () => {
-    const error = await rejection(pool.callTool('test__protocol_error', {}));
+    const error = await rejection(pool.callTool(mcpTool('test', 'protocol_error'), {}));
     expect(error).toBeInstanceOf(McpProtocolError);
     expect((error as Error).message).toContain('protocol_error always answers with a JSON-RPC error');
   });
 
   test('progress notifications of a call reach onProgress', async () => {
     const progress: unknown[] = [];
-    await pool.callTool('test__progress', { steps: 3, delayMs: 10 }, { onProgress: (update) => progress.push(update) });
+    await pool.callTool(
+      mcpTool('test', 'progress'),
+      { steps: 3, delayMs: 10 },
+      { onProgress: (update) => progress.push(update) },
+    );
     // The SDK handles a notification a microtask after the response that follows it, so the last one may be lost.
     expect(progress.slice(0, 2)).toEqual([
       { progress: 1, total: 3, message: 'step 1' },
@@ -146,7 +151,7 @@ describe('McpPool over stdio (our test server)', () => {
   test('beforeSend runs once the tool is known, right before the request goes out', async () => {
     const order: string[] = [];
     await pool.callTool(
-      'test__echo',
+      mcpTool('test', 'echo'),
       { text: 'x' },
       { beforeSend: () => order.push(`sent with ${counts().calls.echo ?? 0} calls`) },
     );
@@ -157,7 +162,7 @@ describe('McpPool over stdio (our test server)', () => {
   test('calls sharing one long-lived signal leave no abort listeners on it', async () => {
     const controller = new AbortController();
     for (let index = 0; index < 15; index += 1) {
-      await pool.callTool('test__echo', { text: 'x' }, { signal: controller.signal });
+      await pool.callTool(mcpTool('test', 'echo'), { text: 'x' }, { signal: controller.signal });
     }
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
@@ -169,7 +174,7 @@ describe('McpPool over stdio (our test server)', () => {
     await pool.close();
     await waitFor(() => !isProcessAlive(pid), 5000, 'the server process to exit');
 
-    const error = await rejection(pool.callTool('test__echo', { text: 'late' }));
+    const error = await rejection(pool.callTool(mcpTool('test', 'echo'), { text: 'late' }));
     expect(error).toMatchObject({ name: 'McpTransportError', requestSent: false, retryable: true });
   });
 });
@@ -185,9 +190,9 @@ describe('McpPool configuration checks (stdio)', () => {
     const denied = await rejection(pool.callTool({ server: 'test', originalName: 'increment' }, {}));
     expect(denied).toBeInstanceOf(McpToolNotConfiguredError);
     expect((denied as Error).message).toContain('excluded by its allowTools/denyTools');
-    const unlisted = await rejection(pool.callTool('test__fail', {}));
+    const unlisted = await rejection(pool.callTool(mcpTool('test', 'fail'), {}));
     expect(unlisted).toBeInstanceOf(McpToolNotConfiguredError);
-    expect((unlisted as Error).message).toContain('available tools: test__echo, test__set_value');
+    expect((unlisted as Error).message).toContain('Tool "fail" of MCP server "test" is excluded');
     expect(countTestServerEvents(counterFile).calls).toEqual({});
   });
 
@@ -249,10 +254,13 @@ describe('McpPool configuration checks (stdio)', () => {
       testServerStdio('alpha', path.join(directory, 'alpha.jsonl')),
       testServerStdio('beta.v2', path.join(directory, 'beta.jsonl')),
     ]);
-    const names = (await pool.listTools()).map((tool) => tool.name);
+    const tools = await pool.listTools();
+    const names = tools.map((tool) => tool.name);
     expect(names).toContain('alpha__echo');
     expect(names).toContain('beta_v2__echo');
-    await pool.callTool('beta_v2__increment', {});
+    const increment = tools.find((tool) => tool.name === 'beta_v2__increment')!;
+    expect(increment).toMatchObject({ server: 'beta.v2', originalName: 'increment' });
+    await pool.callTool(increment, {});
     expect(countTestServerEvents(path.join(directory, 'beta.jsonl')).calls).toEqual({ increment: 1 });
     expect(countTestServerEvents(path.join(directory, 'alpha.jsonl')).calls).toEqual({});
   });
@@ -272,52 +280,52 @@ describe('McpPool over Streamable HTTP (our test server, in-process)', () => {
   });
 
   test('pooling: many calls share one session', async () => {
-    await Promise.all(Array.from({ length: 10 }, () => pool.callTool('web__echo', { text: 'x' })));
-    for (let index = 0; index < 10; index += 1) await pool.callTool('web__echo', { text: 'y' });
+    await Promise.all(Array.from({ length: 10 }, () => pool.callTool(mcpTool('web', 'echo'), { text: 'x' })));
+    for (let index = 0; index < 10; index += 1) await pool.callTool(mcpTool('web', 'echo'), { text: 'y' });
     expect(server.counters).toMatchObject({ sessions: 1, calls: { echo: 20 } });
     expect(pool.status()[0]).toMatchObject({ transport: 'http', connected: true, connects: 1 });
     expect(pool.status()[0]?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   test('session lost (404): the pool opens a new session and sends the call once', async () => {
-    await pool.callTool('web__increment', {});
+    await pool.callTool(mcpTool('web', 'increment'), {});
     const firstSession = pool.status()[0]?.sessionId;
     await server.forgetSessions();
 
-    expect(resultText(await pool.callTool('web__increment', {}))).toBe('default = 1');
+    expect(resultText(await pool.callTool(mcpTool('web', 'increment'), {}))).toBe('default = 1');
     expect(server.counters).toMatchObject({ sessions: 2, calls: { increment: 2 } });
     expect(pool.status()[0]?.sessionId).not.toBe(firstSession);
   });
 
   test('server down: calls fail as retryable transport errors, then as "not sent"; once it is back the pool reconnects', async () => {
-    await pool.callTool('web__echo', { text: 'x' });
+    await pool.callTool(mcpTool('web', 'echo'), { text: 'x' });
     const port = server.port;
     await server.close();
 
     // The first call may go out on a kept-alive socket the server has just closed: whether it arrived is unknown.
-    const first = await rejection(pool.callTool('web__increment', {}));
+    const first = await rejection(pool.callTool(mcpTool('web', 'increment'), {}));
     expect(first).toBeInstanceOf(McpTransportError);
     expect(first).toMatchObject({ server: 'web', retryable: true });
     // That failure dropped the connection; reconnecting is refused, so nothing was sent.
-    const second = await rejection(pool.callTool('web__increment', {}));
+    const second = await rejection(pool.callTool(mcpTool('web', 'increment'), {}));
     expect(second).toMatchObject({ server: 'web', requestSent: false, retryable: true });
     expect((second as Error).message).toContain('ECONNREFUSED');
 
     server = await startTestMcpServer({ transport: 'http', port });
-    expect(resultText(await pool.callTool('web__increment', {}))).toBe('default = 1');
+    expect(resultText(await pool.callTool(mcpTool('web', 'increment'), {}))).toBe('default = 1');
   });
 
   test('connection cut mid-call: the call fails as "request sent"', async () => {
     await pool.listTools();
-    const error = await rejection(pool.callTool('web__crash', {}));
+    const error = await rejection(pool.callTool(mcpTool('web', 'crash'), {}));
     expect(error).toBeInstanceOf(McpTransportError);
     expect(error).toMatchObject({ requestSent: true });
-    expect(resultText(await pool.callTool('web__echo', { text: 'again' }))).toBe('again');
+    expect(resultText(await pool.callTool(mcpTool('web', 'echo'), { text: 'again' }))).toBe('again');
   });
 
   test('cancellation: aborting the signal reaches the tool on the server', async () => {
     const controller = new AbortController();
-    const call = pool.callTool('web__hang', {}, { signal: controller.signal });
+    const call = pool.callTool(mcpTool('web', 'hang'), {}, { signal: controller.signal });
     await waitFor(() => server.counters.calls.hang === 1, 5000, 'the hang tool to start');
     controller.abort(new Error('stop'));
     expect(await rejection(call)).toMatchObject({ message: 'stop' });
@@ -326,7 +334,7 @@ describe('McpPool over Streamable HTTP (our test server, in-process)', () => {
 
   test('list_changed over HTTP: a tool added at runtime appears in the next listTools', async () => {
     await pool.listTools();
-    await pool.callTool('web__add_tool', { name: 'late_tool' });
+    await pool.callTool(mcpTool('web', 'add_tool'), { name: 'late_tool' });
     await waitFor(
       async () => (await pool.listTools()).some((tool) => tool.name === 'web__late_tool'),
       5000,
