@@ -146,9 +146,10 @@ export function callToolFailure(
  * (normally retryable) `ToolTransportError` naming the server.
  */
 export function listToolsFailure(error: unknown): ApplicationFailure {
-  return transportFailure(error, error instanceof McpTransportError ? error.server : undefined, false);
+  return transportFailure(error, undefined, false);
 }
 
+/** A `ToolTransportError`; `server` names the server when the error itself does not (it is no `McpTransportError`). */
 function transportFailure(error: unknown, server: string | undefined, requestSent: boolean): ApplicationFailure {
   return ApplicationFailure.create({
     type: FailureType.ToolTransportError,

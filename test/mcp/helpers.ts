@@ -150,6 +150,16 @@ export function mcpTool(server: string, originalName: string): McpToolTarget {
   return { server, originalName };
 }
 
+/** What `promise` rejects with; fails the test, naming the result, if it resolves. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    (result) => {
+      throw new Error(`expected a failure, got ${JSON.stringify(result)}`);
+    },
+    (error: unknown) => error,
+  );
+}
+
 /** The text of the content blocks of a raw MCP result. */
 export function resultText(result: { content?: Array<{ type: string; text?: string }> }): string {
   return (result.content ?? []).map((block) => block.text ?? `[${block.type}]`).join('\n');

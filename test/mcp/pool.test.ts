@@ -1,4 +1,6 @@
 import { getEventListeners } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../../src/mcp/errors.js';
@@ -12,6 +14,7 @@ import {
   httpServer,
   isProcessAlive,
   mcpTool,
+  rejectionOf,
   resultText,
   stdioServer,
   testServerStdio,
@@ -22,15 +25,6 @@ import {
 
 const createPool = usePools();
 const temporaryDirectory = useTemporaryDirectories();
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (error: unknown) => error,
-  );
-}
 
 function pidOf(pool: McpPool, server: string): number {
   const pid = pool.status().find((status) => status.server === server)?.pid;
@@ -76,7 +70,7 @@ describe('McpPool over stdio (our test server)', () => {
   test('server dies mid-call: the call fails as "request sent", and the next call reconnects', async () => {
     await pool.listTools();
     const firstPid = pidOf(pool, 'test');
-    const error = await rejection(pool.callTool(mcpTool('test', 'crash'), {}));
+    const error = await rejectionOf(pool.callTool(mcpTool('test', 'crash'), {}));
     expect(error).toBeInstanceOf(McpTransportError);
     expect(error).toMatchObject({ server: 'test', requestSent: true, timedOut: false });
     expect((error as Error).message).toMatch(/test.*crash.*connection failed during the call/);
@@ -106,14 +100,14 @@ describe('McpPool over stdio (our test server)', () => {
     const reason = new Error('interrupted by the user');
     controller.abort(reason);
 
-    expect(await rejection(call)).toBe(reason);
+    expect(await rejectionOf(call)).toBe(reason);
     await waitFor(() => counts().cancellations.hang === 1, 5000, 'the cancellation to reach the server');
     expect(resultText(await pool.callTool(mcpTool('test', 'echo'), { text: 'still here' }))).toBe('still here');
     expect(counts().processes).toBe(1);
   });
 
   test('timeout: a call that outlives timeoutMs fails as a sent, timed-out transport error, and is cancelled on the server', async () => {
-    const error = await rejection(pool.callTool(mcpTool('test', 'slow'), { delayMs: 10_000 }, { timeoutMs: 300 }));
+    const error = await rejectionOf(pool.callTool(mcpTool('test', 'slow'), { delayMs: 10_000 }, { timeoutMs: 300 }));
     expect(error).toBeInstanceOf(McpTransportError);
     expect(error).toMatchObject({ requestSent: true, timedOut: true });
     expect((error as Error).message).toContain('no answer within 300 ms');
@@ -129,7 +123,7 @@ describe('McpPool over stdio (our test server)', () => {
   });
 
   test('a JSON-RPC error answer becomes McpProtocolError (the model will see it)', async () => {
-    const error = await rejection(pool.callTool(mcpTool('test', 'protocol_error'), {}));
+    const error = await rejectionOf(pool.callTool(mcpTool('test', 'protocol_error'), {}));
     expect(error).toBeInstanceOf(McpProtocolError);
     expect((error as Error).message).toContain('protocol_error always answers with a JSON-RPC error');
   });
@@ -174,7 +168,7 @@ describe('McpPool over stdio (our test server)', () => {
     await pool.close();
     await waitFor(() => !isProcessAlive(pid), 5000, 'the server process to exit');
 
-    const error = await rejection(pool.callTool(mcpTool('test', 'echo'), { text: 'late' }));
+    const error = await rejectionOf(pool.callTool(mcpTool('test', 'echo'), { text: 'late' }));
     expect(error).toMatchObject({ name: 'McpTransportError', requestSent: false, retryable: true });
   });
 });
@@ -187,10 +181,10 @@ describe('McpPool configuration checks (stdio)', () => {
     ]);
     expect((await pool.listTools()).map((tool) => tool.name)).toEqual(['test__echo', 'test__set_value']);
 
-    const denied = await rejection(pool.callTool({ server: 'test', originalName: 'increment' }, {}));
+    const denied = await rejectionOf(pool.callTool({ server: 'test', originalName: 'increment' }, {}));
     expect(denied).toBeInstanceOf(McpToolNotConfiguredError);
     expect((denied as Error).message).toContain('excluded by its allowTools/denyTools');
-    const unlisted = await rejection(pool.callTool(mcpTool('test', 'fail'), {}));
+    const unlisted = await rejectionOf(pool.callTool(mcpTool('test', 'fail'), {}));
     expect(unlisted).toBeInstanceOf(McpToolNotConfiguredError);
     expect((unlisted as Error).message).toContain('Tool "fail" of MCP server "test" is excluded');
     expect(countTestServerEvents(counterFile).calls).toEqual({});
@@ -202,14 +196,14 @@ describe('McpPool configuration checks (stdio)', () => {
       testServerStdio('test', counterFile),
       testServerStdio('spare', counterFile, { disabled: true }),
     ]);
-    expect((await rejection(pool.callTool({ server: 'gone', originalName: 'echo' }, {}))) as Error).toMatchObject({
+    expect((await rejectionOf(pool.callTool({ server: 'gone', originalName: 'echo' }, {}))) as Error).toMatchObject({
       name: 'McpToolNotConfiguredError',
       message: expect.stringContaining('No MCP server named "gone" is configured; configured servers: test.'),
     });
-    expect((await rejection(pool.callTool({ server: 'spare', originalName: 'echo' }, {}))) as Error).toMatchObject({
+    expect((await rejectionOf(pool.callTool({ server: 'spare', originalName: 'echo' }, {}))) as Error).toMatchObject({
       message: expect.stringContaining('(it is disabled)'),
     });
-    expect((await rejection(pool.callTool({ server: 'test', originalName: 'renamed' }, {}))) as Error).toMatchObject({
+    expect((await rejectionOf(pool.callTool({ server: 'test', originalName: 'renamed' }, {}))) as Error).toMatchObject({
       name: 'McpToolNotConfiguredError',
       message: expect.stringContaining('does not offer a tool "renamed" any more; it offers: echo,'),
     });
@@ -224,7 +218,7 @@ describe('McpPool configuration checks (stdio)', () => {
       stdioServer('broken', process.execPath, ['-e', 'console.error("FILES_TOKEN is not set"); process.exit(3)']),
       stdioServer('missing', 'durable-agent-no-such-command', []),
     ]);
-    const error = await rejection(pool.listTools());
+    const error = await rejectionOf(pool.listTools());
     expect(error).toBeInstanceOf(McpTransportError);
     expect(error).toMatchObject({ server: 'broken', requestSent: false, retryable: true });
     const message = (error as Error).message;
@@ -241,7 +235,7 @@ describe('McpPool configuration checks (stdio)', () => {
     const controller = new AbortController();
     const started = Date.now();
     setTimeout(() => controller.abort(new Error('cancelled by the workflow')), 200);
-    const error = await rejection(
+    const error = await rejectionOf(
       pool.callTool({ server: 'sluggish', originalName: 'anything' }, {}, { signal: controller.signal }),
     );
     expect(error).toMatchObject({ message: 'cancelled by the workflow' });
@@ -303,11 +297,11 @@ describe('McpPool over Streamable HTTP (our test server, in-process)', () => {
     await server.close();
 
     // The first call may go out on a kept-alive socket the server has just closed: whether it arrived is unknown.
-    const first = await rejection(pool.callTool(mcpTool('web', 'increment'), {}));
+    const first = await rejectionOf(pool.callTool(mcpTool('web', 'increment'), {}));
     expect(first).toBeInstanceOf(McpTransportError);
     expect(first).toMatchObject({ server: 'web', retryable: true });
     // That failure dropped the connection; reconnecting is refused, so nothing was sent.
-    const second = await rejection(pool.callTool(mcpTool('web', 'increment'), {}));
+    const second = await rejectionOf(pool.callTool(mcpTool('web', 'increment'), {}));
     expect(second).toMatchObject({ server: 'web', requestSent: false, retryable: true });
     expect((second as Error).message).toContain('ECONNREFUSED');
 
@@ -317,7 +311,7 @@ describe('McpPool over Streamable HTTP (our test server, in-process)', () => {
 
   test('connection cut mid-call: the call fails as "request sent"', async () => {
     await pool.listTools();
-    const error = await rejection(pool.callTool(mcpTool('web', 'crash'), {}));
+    const error = await rejectionOf(pool.callTool(mcpTool('web', 'crash'), {}));
     expect(error).toBeInstanceOf(McpTransportError);
     expect(error).toMatchObject({ requestSent: true });
     expect(resultText(await pool.callTool(mcpTool('web', 'echo'), { text: 'again' }))).toBe('again');
@@ -328,7 +322,7 @@ describe('McpPool over Streamable HTTP (our test server, in-process)', () => {
     const call = pool.callTool(mcpTool('web', 'hang'), {}, { signal: controller.signal });
     await waitFor(() => server.counters.calls.hang === 1, 5000, 'the hang tool to start');
     controller.abort(new Error('stop'));
-    expect(await rejection(call)).toMatchObject({ message: 'stop' });
+    expect(await rejectionOf(call)).toMatchObject({ message: 'stop' });
     await waitFor(() => server.counters.cancellations.hang === 1, 5000, 'the cancellation to reach the server');
   });
 
@@ -351,8 +345,38 @@ describe('McpPool over Streamable HTTP (our test server, in-process)', () => {
 
   test('an unreachable URL: listTools fails naming the server and the URL', async () => {
     const offline = createPool([httpServer('offline', 'http://127.0.0.1:9/mcp')]);
-    const error = await rejection(offline.listTools());
+    const error = await rejectionOf(offline.listTools());
     expect(error).toMatchObject({ name: 'McpTransportError', server: 'offline', requestSent: false });
     expect((error as Error).message).toMatch(/MCP server "offline": could not reach http:\/\/127\.0\.0\.1:9\/mcp/);
+  });
+});
+
+describe('McpPool initialize', () => {
+  test('clientInfo names durable-agent with the version in package.json', async () => {
+    const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    // Records what the pool sends and answers nothing useful: only the initialize request matters here.
+    const requests: unknown[] = [];
+    const recorder = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      request.on('end', () => {
+        requests.push(JSON.parse(body));
+        response.writeHead(500).end();
+      });
+    });
+    await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = recorder.address() as { port: number };
+      const pool = createPool([httpServer('recorder', `http://127.0.0.1:${port}/mcp`)]);
+      expect(await rejectionOf(pool.listTools())).toBeInstanceOf(McpTransportError);
+      expect(requests[0]).toMatchObject({
+        method: 'initialize',
+        params: { clientInfo: { name: 'durable-agent', version: packageJson.version } },
+      });
+    } finally {
+      await new Promise((resolve) => recorder.close(resolve));
+    }
   });
 });
