@@ -112,8 +112,11 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
   });
 
   test('sends no heartbeat of its own before the request; the periodic heartbeat says { phase: sent } while it runs', async () => {
+    // No periodic heartbeat within the test (a busy machine can make even a quick call outlast 50 ms): any heartbeat
+    // of this call would be one the activity sent itself.
+    const unhurried = createToolActivities({ pool, heartbeatIntervalMs: 60_000 });
     const { environment, heartbeats } = activityEnvironment();
-    await environment.run(activities.callTool, input('echo', { text: 'quick' }));
+    await environment.run(unhurried.callTool, input('echo', { text: 'quick' }));
     expect(heartbeats).toEqual([]);
 
     const slow = activityEnvironment();
