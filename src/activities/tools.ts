@@ -7,8 +7,10 @@ import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '
 import type { McpPool } from '../mcp/pool.js';
 
 /**
- * The tool activities: list the tools of all MCP servers, and run one tool call. Each tool call is its own
- * activity, so Temporal retries it on its own and a completed call is never run again when the turn resumes.
+ * The tool side of the worker: `callTool`, the activity that runs one tool call, and `listTools`, which the model
+ * activity runs for the turn's first model call (`listTools` in its input; the tools come back in `turnSetup`), so a
+ * turn records its tools without an activity of its own. Each tool call is its own activity, so Temporal retries it
+ * on its own and a completed call is never run again when the turn resumes.
  */
 
 /** How often a running tool call heartbeats; well inside the ~10 s heartbeat timeout the workflow sets. */
@@ -41,7 +43,10 @@ export function createToolActivities(deps: ToolActivityDependencies) {
   const heartbeatIntervalMs = deps.heartbeatIntervalMs ?? TOOL_HEARTBEAT_INTERVAL_MS;
 
   return {
-    /** The namespaced tools of every enabled MCP server, as plain JSON. Fails (retryable) naming any server that is down. */
+    /**
+     * The namespaced tools of every enabled MCP server, as plain JSON. Not an activity: the model activity calls it,
+     * and fails (retryable, so Temporal retries that model call) naming any server that is down.
+     */
     listTools: async (): Promise<ToolDefinition[]> => {
       try {
         return await deps.pool.listTools();
@@ -136,11 +141,15 @@ export function callToolFailure(
   return transportFailure(error, tool.server, requestSent);
 }
 
-/** `listTools` runs nothing, so every failure is a (normally retryable) `ToolTransportError` naming the server. */
+/**
+ * What a failure of `listTools` becomes, failing the model call that listed: listing runs no tool, so always a
+ * (normally retryable) `ToolTransportError` naming the server.
+ */
 export function listToolsFailure(error: unknown): ApplicationFailure {
-  return transportFailure(error, error instanceof McpTransportError ? error.server : undefined, false);
+  return transportFailure(error, undefined, false);
 }
 
+/** A `ToolTransportError`; `server` names the server when the error itself does not (it is no `McpTransportError`). */
 function transportFailure(error: unknown, server: string | undefined, requestSent: boolean): ApplicationFailure {
   return ApplicationFailure.create({
     type: FailureType.ToolTransportError,

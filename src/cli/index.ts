@@ -11,7 +11,7 @@ import { serveCommand } from './commands/serve.js';
 import { startCommand } from './commands/start.js';
 import { ExitCode } from '../shared/exit-codes.js';
 import { reportError } from './output.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../shared/package-version.js';
 
 /**
  * Commands that load the worker (the Temporal worker runtime, the MCP SDK, openai) are registered lazily: only the one

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
 import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from '../../src/mcp/config.js';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../../src/mcp/config.js';
-import { McpPool, type McpPoolOptions } from '../../src/mcp/pool.js';
+import { McpPool, type McpPoolOptions, type McpToolTarget } from '../../src/mcp/pool.js';
 
 /** Shared set-up for the MCP tests: real servers, started and always stopped. */
 
@@ -137,6 +137,21 @@ export async function waitForHttp(url: string, timeoutMs = 15_000): Promise<void
 }
 
 export { isProcessAlive } from '../../src/servers/processes.js';
+
+/** A tool to call, as the workflow names one: its server and its name there (the pool's `McpToolTarget`). */
+export function mcpTool(server: string, originalName: string): McpToolTarget {
+  return { server, originalName };
+}
+
+/** What `promise` rejects with; fails the test, naming the result, if it resolves. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    (result) => {
+      throw new Error(`expected a failure, got ${JSON.stringify(result)}`);
+    },
+    (error: unknown) => error,
+  );
+}
 
 /** The text of the content blocks of a raw MCP result. */
 export function resultText(result: { content?: Array<{ type: string; text?: string }> }): string {

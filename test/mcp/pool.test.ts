@@ -1,4 +1,6 @@
 import { getEventListeners } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../../src/mcp/errors.js';
@@ -11,6 +13,8 @@ import {
 import {
   httpServer,
   isProcessAlive,
+  mcpTool,
+  rejectionOf,
   resultText,
   stdioServer,
   testServerStdio,
@@ -21,15 +25,6 @@ import {
 
 const createPool = usePools();
 const temporaryDirectory = useTemporaryDirectories();
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (error: unknown) => error,
-  );
-}
 
 function pidOf(pool: McpPool, server: string): number {
   const pid = pool.status().find((status) => status.server === server)?.pid;
@@ -49,10 +44,10 @@ describe('McpPool over stdio (our test server)', () => {
 
   test('pooling: concurrent first calls share one start, and every later call reuses the same process', async () => {
     const first = await Promise.all(
-      Array.from({ length: 10 }, (_, index) => pool.callTool('test__echo', { text: `call ${index}` })),
+      Array.from({ length: 10 }, (_, index) => pool.callTool(mcpTool('test', 'echo'), { text: `call ${index}` })),
     );
     expect(first.map(resultText)).toEqual(Array.from({ length: 10 }, (_, index) => `call ${index}`));
-    for (let index = 0; index < 20; index += 1) await pool.callTool('test__echo', { text: 'again' });
+    for (let index = 0; index < 20; index += 1) await pool.callTool(mcpTool('test', 'echo'), { text: 'again' });
     await pool.listTools();
 
     expect(counts()).toMatchObject({ processes: 1, sessions: 1, calls: { echo: 30 } });
@@ -60,12 +55,12 @@ describe('McpPool over stdio (our test server)', () => {
   });
 
   test('reconnect: after the server process is killed, the next call starts a new one', async () => {
-    await pool.callTool('test__echo', { text: 'before' });
+    await pool.callTool(mcpTool('test', 'echo'), { text: 'before' });
     const firstPid = pidOf(pool, 'test');
     process.kill(firstPid, 'SIGKILL');
     await waitFor(() => pool.status()[0]?.connected === false, 5000, 'the pool to notice the exit');
 
-    const result = await pool.callTool('test__echo', { text: 'after' });
+    const result = await pool.callTool(mcpTool('test', 'echo'), { text: 'after' });
     expect(resultText(result)).toBe('after');
     expect(pidOf(pool, 'test')).not.toBe(firstPid);
     expect(counts()).toMatchObject({ processes: 2, sessions: 2 });
@@ -75,12 +70,12 @@ describe('McpPool over stdio (our test server)', () => {
   test('server dies mid-call: the call fails as "request sent", and the next call reconnects', async () => {
     await pool.listTools();
     const firstPid = pidOf(pool, 'test');
-    const error = await rejection(pool.callTool('test__crash', {}));
+    const error = await rejectionOf(pool.callTool(mcpTool('test', 'crash'), {}));
     expect(error).toBeInstanceOf(McpTransportError);
     expect(error).toMatchObject({ server: 'test', requestSent: true, timedOut: false });
     expect((error as Error).message).toMatch(/test.*crash.*connection failed during the call/);
 
-    expect(resultText(await pool.callTool('test__echo', { text: 'back' }))).toBe('back');
+    expect(resultText(await pool.callTool(mcpTool('test', 'echo'), { text: 'back' }))).toBe('back');
     expect(pidOf(pool, 'test')).not.toBe(firstPid);
   });
 
@@ -88,31 +83,31 @@ describe('McpPool over stdio (our test server)', () => {
     const before = (await pool.listTools()).map((tool) => tool.name);
     expect(before).not.toContain('test__greet');
 
-    await pool.callTool('test__add_tool', { name: 'greet' });
+    await pool.callTool(mcpTool('test', 'add_tool'), { name: 'greet' });
     await waitFor(
       async () => (await pool.listTools()).some((tool) => tool.name === 'test__greet'),
       5000,
       'test__greet to be listed',
     );
-    expect(resultText(await pool.callTool('test__greet', { text: 'hello' }))).toBe('hello');
+    expect(resultText(await pool.callTool(mcpTool('test', 'greet'), { text: 'hello' }))).toBe('hello');
     expect(counts().processes).toBe(1);
   });
 
   test('cancellation: aborting the signal cancels the request on the server and leaves the connection usable', async () => {
     const controller = new AbortController();
-    const call = pool.callTool('test__hang', {}, { signal: controller.signal });
+    const call = pool.callTool(mcpTool('test', 'hang'), {}, { signal: controller.signal });
     await waitFor(() => counts().calls.hang === 1, 10_000, 'the hang tool to start');
     const reason = new Error('interrupted by the user');
     controller.abort(reason);
 
-    expect(await rejection(call)).toBe(reason);
+    expect(await rejectionOf(call)).toBe(reason);
     await waitFor(() => counts().cancellations.hang === 1, 5000, 'the cancellation to reach the server');
-    expect(resultText(await pool.callTool('test__echo', { text: 'still here' }))).toBe('still here');
+    expect(resultText(await pool.callTool(mcpTool('test', 'echo'), { text: 'still here' }))).toBe('still here');
     expect(counts().processes).toBe(1);
   });
 
   test('timeout: a call that outlives timeoutMs fails as a sent, timed-out transport error, and is cancelled on the server', async () => {
-    const error = await rejection(pool.callTool('test__slow', { delayMs: 10_000 }, { timeoutMs: 300 }));
+    const error = await rejectionOf(pool.callTool(mcpTool('test', 'slow'), { delayMs: 10_000 }, { timeoutMs: 300 }));
     expect(error).toBeInstanceOf(McpTransportError);
     expect(error).toMatchObject({ requestSent: true, timedOut: true });
     expect((error as Error).message).toContain('no answer within 300 ms');
@@ -122,20 +117,24 @@ describe('McpPool over stdio (our test server)', () => {
   });
 
   test('an isError result is returned as a normal result', async () => {
-    const result = await pool.callTool('test__fail', { message: 'disk full' });
+    const result = await pool.callTool(mcpTool('test', 'fail'), { message: 'disk full' });
     expect(result.isError).toBe(true);
     expect(resultText(result)).toBe('disk full');
   });
 
   test('a JSON-RPC error answer becomes McpProtocolError (the model will see it)', async () => {
-    const error = await rejection(pool.callTool('test__protocol_error', {}));
+    const error = await rejectionOf(pool.callTool(mcpTool('test', 'protocol_error'), {}));
     expect(error).toBeInstanceOf(McpProtocolError);
     expect((error as Error).message).toContain('protocol_error always answers with a JSON-RPC error');
   });
 
   test('progress notifications of a call reach onProgress', async () => {
     const progress: unknown[] = [];
-    await pool.callTool('test__progress', { steps: 3, delayMs: 10 }, { onProgress: (update) => progress.push(update) });
+    await pool.callTool(
+      mcpTool('test', 'progress'),
+      { steps: 3, delayMs: 10 },
+      { onProgress: (update) => progress.push(update) },
+    );
     // The SDK handles a notification a microtask after the response that follows it, so the last one may be lost.
     expect(progress.slice(0, 2)).toEqual([
       { progress: 1, total: 3, message: 'step 1' },
@@ -146,7 +145,7 @@ describe('McpPool over stdio (our test server)', () => {
   test('beforeSend runs once the tool is known, right before the request goes out', async () => {
     const order: string[] = [];
     await pool.callTool(
-      'test__echo',
+      mcpTool('test', 'echo'),
       { text: 'x' },
       { beforeSend: () => order.push(`sent with ${counts().calls.echo ?? 0} calls`) },
     );
@@ -157,7 +156,7 @@ describe('McpPool over stdio (our test server)', () => {
   test('calls sharing one long-lived signal leave no abort listeners on it', async () => {
     const controller = new AbortController();
     for (let index = 0; index < 15; index += 1) {
-      await pool.callTool('test__echo', { text: 'x' }, { signal: controller.signal });
+      await pool.callTool(mcpTool('test', 'echo'), { text: 'x' }, { signal: controller.signal });
     }
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
@@ -169,7 +168,7 @@ describe('McpPool over stdio (our test server)', () => {
     await pool.close();
     await waitFor(() => !isProcessAlive(pid), 5000, 'the server process to exit');
 
-    const error = await rejection(pool.callTool('test__echo', { text: 'late' }));
+    const error = await rejectionOf(pool.callTool(mcpTool('test', 'echo'), { text: 'late' }));
     expect(error).toMatchObject({ name: 'McpTransportError', requestSent: false, retryable: true });
   });
 });
@@ -182,12 +181,12 @@ describe('McpPool configuration checks (stdio)', () => {
     ]);
     expect((await pool.listTools()).map((tool) => tool.name)).toEqual(['test__echo', 'test__set_value']);
 
-    const denied = await rejection(pool.callTool({ server: 'test', originalName: 'increment' }, {}));
+    const denied = await rejectionOf(pool.callTool({ server: 'test', originalName: 'increment' }, {}));
     expect(denied).toBeInstanceOf(McpToolNotConfiguredError);
     expect((denied as Error).message).toContain('excluded by its allowTools/denyTools');
-    const unlisted = await rejection(pool.callTool('test__fail', {}));
+    const unlisted = await rejectionOf(pool.callTool(mcpTool('test', 'fail'), {}));
     expect(unlisted).toBeInstanceOf(McpToolNotConfiguredError);
-    expect((unlisted as Error).message).toContain('available tools: test__echo, test__set_value');
+    expect((unlisted as Error).message).toContain('Tool "fail" of MCP server "test" is excluded');
     expect(countTestServerEvents(counterFile).calls).toEqual({});
   });
 
@@ -197,14 +196,14 @@ describe('McpPool configuration checks (stdio)', () => {
       testServerStdio('test', counterFile),
       testServerStdio('spare', counterFile, { disabled: true }),
     ]);
-    expect((await rejection(pool.callTool({ server: 'gone', originalName: 'echo' }, {}))) as Error).toMatchObject({
+    expect((await rejectionOf(pool.callTool({ server: 'gone', originalName: 'echo' }, {}))) as Error).toMatchObject({
       name: 'McpToolNotConfiguredError',
       message: expect.stringContaining('No MCP server named "gone" is configured; configured servers: test.'),
     });
-    expect((await rejection(pool.callTool({ server: 'spare', originalName: 'echo' }, {}))) as Error).toMatchObject({
+    expect((await rejectionOf(pool.callTool({ server: 'spare', originalName: 'echo' }, {}))) as Error).toMatchObject({
       message: expect.stringContaining('(it is disabled)'),
     });
-    expect((await rejection(pool.callTool({ server: 'test', originalName: 'renamed' }, {}))) as Error).toMatchObject({
+    expect((await rejectionOf(pool.callTool({ server: 'test', originalName: 'renamed' }, {}))) as Error).toMatchObject({
       name: 'McpToolNotConfiguredError',
       message: expect.stringContaining('does not offer a tool "renamed" any more; it offers: echo,'),
     });
@@ -219,7 +218,7 @@ describe('McpPool configuration checks (stdio)', () => {
       stdioServer('broken', process.execPath, ['-e', 'console.error("FILES_TOKEN is not set"); process.exit(3)']),
       stdioServer('missing', 'durable-agent-no-such-command', []),
     ]);
-    const error = await rejection(pool.listTools());
+    const error = await rejectionOf(pool.listTools());
     expect(error).toBeInstanceOf(McpTransportError);
     expect(error).toMatchObject({ server: 'broken', requestSent: false, retryable: true });
     const message = (error as Error).message;
@@ -236,7 +235,7 @@ describe('McpPool configuration checks (stdio)', () => {
     const controller = new AbortController();
     const started = Date.now();
     setTimeout(() => controller.abort(new Error('cancelled by the workflow')), 200);
-    const error = await rejection(
+    const error = await rejectionOf(
       pool.callTool({ server: 'sluggish', originalName: 'anything' }, {}, { signal: controller.signal }),
     );
     expect(error).toMatchObject({ message: 'cancelled by the workflow' });
@@ -249,10 +248,13 @@ describe('McpPool configuration checks (stdio)', () => {
       testServerStdio('alpha', path.join(directory, 'alpha.jsonl')),
       testServerStdio('beta.v2', path.join(directory, 'beta.jsonl')),
     ]);
-    const names = (await pool.listTools()).map((tool) => tool.name);
+    const tools = await pool.listTools();
+    const names = tools.map((tool) => tool.name);
     expect(names).toContain('alpha__echo');
     expect(names).toContain('beta_v2__echo');
-    await pool.callTool('beta_v2__increment', {});
+    const increment = tools.find((tool) => tool.name === 'beta_v2__increment')!;
+    expect(increment).toMatchObject({ server: 'beta.v2', originalName: 'increment' });
+    await pool.callTool(increment, {});
     expect(countTestServerEvents(path.join(directory, 'beta.jsonl')).calls).toEqual({ increment: 1 });
     expect(countTestServerEvents(path.join(directory, 'alpha.jsonl')).calls).toEqual({});
   });
@@ -272,61 +274,61 @@ describe('McpPool over Streamable HTTP (our test server, in-process)', () => {
   });
 
   test('pooling: many calls share one session', async () => {
-    await Promise.all(Array.from({ length: 10 }, () => pool.callTool('web__echo', { text: 'x' })));
-    for (let index = 0; index < 10; index += 1) await pool.callTool('web__echo', { text: 'y' });
+    await Promise.all(Array.from({ length: 10 }, () => pool.callTool(mcpTool('web', 'echo'), { text: 'x' })));
+    for (let index = 0; index < 10; index += 1) await pool.callTool(mcpTool('web', 'echo'), { text: 'y' });
     expect(server.counters).toMatchObject({ sessions: 1, calls: { echo: 20 } });
     expect(pool.status()[0]).toMatchObject({ transport: 'http', connected: true, connects: 1 });
     expect(pool.status()[0]?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   test('session lost (404): the pool opens a new session and sends the call once', async () => {
-    await pool.callTool('web__increment', {});
+    await pool.callTool(mcpTool('web', 'increment'), {});
     const firstSession = pool.status()[0]?.sessionId;
     await server.forgetSessions();
 
-    expect(resultText(await pool.callTool('web__increment', {}))).toBe('default = 1');
+    expect(resultText(await pool.callTool(mcpTool('web', 'increment'), {}))).toBe('default = 1');
     expect(server.counters).toMatchObject({ sessions: 2, calls: { increment: 2 } });
     expect(pool.status()[0]?.sessionId).not.toBe(firstSession);
   });
 
   test('server down: calls fail as retryable transport errors, then as "not sent"; once it is back the pool reconnects', async () => {
-    await pool.callTool('web__echo', { text: 'x' });
+    await pool.callTool(mcpTool('web', 'echo'), { text: 'x' });
     const port = server.port;
     await server.close();
 
     // The first call may go out on a kept-alive socket the server has just closed: whether it arrived is unknown.
-    const first = await rejection(pool.callTool('web__increment', {}));
+    const first = await rejectionOf(pool.callTool(mcpTool('web', 'increment'), {}));
     expect(first).toBeInstanceOf(McpTransportError);
     expect(first).toMatchObject({ server: 'web', retryable: true });
     // That failure dropped the connection; reconnecting is refused, so nothing was sent.
-    const second = await rejection(pool.callTool('web__increment', {}));
+    const second = await rejectionOf(pool.callTool(mcpTool('web', 'increment'), {}));
     expect(second).toMatchObject({ server: 'web', requestSent: false, retryable: true });
     expect((second as Error).message).toContain('ECONNREFUSED');
 
     server = await startTestMcpServer({ transport: 'http', port });
-    expect(resultText(await pool.callTool('web__increment', {}))).toBe('default = 1');
+    expect(resultText(await pool.callTool(mcpTool('web', 'increment'), {}))).toBe('default = 1');
   });
 
   test('connection cut mid-call: the call fails as "request sent"', async () => {
     await pool.listTools();
-    const error = await rejection(pool.callTool('web__crash', {}));
+    const error = await rejectionOf(pool.callTool(mcpTool('web', 'crash'), {}));
     expect(error).toBeInstanceOf(McpTransportError);
     expect(error).toMatchObject({ requestSent: true });
-    expect(resultText(await pool.callTool('web__echo', { text: 'again' }))).toBe('again');
+    expect(resultText(await pool.callTool(mcpTool('web', 'echo'), { text: 'again' }))).toBe('again');
   });
 
   test('cancellation: aborting the signal reaches the tool on the server', async () => {
     const controller = new AbortController();
-    const call = pool.callTool('web__hang', {}, { signal: controller.signal });
+    const call = pool.callTool(mcpTool('web', 'hang'), {}, { signal: controller.signal });
     await waitFor(() => server.counters.calls.hang === 1, 5000, 'the hang tool to start');
     controller.abort(new Error('stop'));
-    expect(await rejection(call)).toMatchObject({ message: 'stop' });
+    expect(await rejectionOf(call)).toMatchObject({ message: 'stop' });
     await waitFor(() => server.counters.cancellations.hang === 1, 5000, 'the cancellation to reach the server');
   });
 
   test('list_changed over HTTP: a tool added at runtime appears in the next listTools', async () => {
     await pool.listTools();
-    await pool.callTool('web__add_tool', { name: 'late_tool' });
+    await pool.callTool(mcpTool('web', 'add_tool'), { name: 'late_tool' });
     await waitFor(
       async () => (await pool.listTools()).some((tool) => tool.name === 'web__late_tool'),
       5000,
@@ -343,8 +345,38 @@ describe('McpPool over Streamable HTTP (our test server, in-process)', () => {
 
   test('an unreachable URL: listTools fails naming the server and the URL', async () => {
     const offline = createPool([httpServer('offline', 'http://127.0.0.1:9/mcp')]);
-    const error = await rejection(offline.listTools());
+    const error = await rejectionOf(offline.listTools());
     expect(error).toMatchObject({ name: 'McpTransportError', server: 'offline', requestSent: false });
     expect((error as Error).message).toMatch(/MCP server "offline": could not reach http:\/\/127\.0\.0\.1:9\/mcp/);
+  });
+});
+
+describe('McpPool initialize', () => {
+  test('clientInfo names durable-agent with the version in package.json', async () => {
+    const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    // Records what the pool sends and answers nothing useful: only the initialize request matters here.
+    const requests: unknown[] = [];
+    const recorder = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      request.on('end', () => {
+        requests.push(JSON.parse(body));
+        response.writeHead(500).end();
+      });
+    });
+    await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = recorder.address() as { port: number };
+      const pool = createPool([httpServer('recorder', `http://127.0.0.1:${port}/mcp`)]);
+      expect(await rejectionOf(pool.listTools())).toBeInstanceOf(McpTransportError);
+      expect(requests[0]).toMatchObject({
+        method: 'initialize',
+        params: { clientInfo: { name: 'durable-agent', version: packageJson.version } },
+      });
+    } finally {
+      await new Promise((resolve) => recorder.close(resolve));
+    }
   });
 });

@@ -3,10 +3,12 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { toolResultToText } from '../../src/mcp/content.js';
-import type { McpPool } from '../../src/mcp/pool.js';
+import type { McpPool, McpToolTarget } from '../../src/mcp/pool.js';
+import type { JsonObject } from '../../src/shared/types.js';
 import {
   freePort,
   httpServer,
+  mcpTool,
   publishedServerEntry,
   resultText,
   stdioServer,
@@ -22,8 +24,8 @@ const createPool = usePools();
 const temporaryDirectory = useTemporaryDirectories();
 const startProcess = useProcesses();
 
-const modelText = async (pool: McpPool, name: string, args: Record<string, unknown> = {}) =>
-  toolResultToText(await pool.callTool(name, args as never)).text;
+const modelText = async (pool: McpPool, tool: McpToolTarget, args: JsonObject = {}) =>
+  toolResultToText(await pool.callTool(tool, args)).text;
 
 describe('@modelcontextprotocol/server-everything over stdio', () => {
   const everything = () =>
@@ -39,7 +41,7 @@ describe('@modelcontextprotocol/server-everything over stdio', () => {
     });
     const pid = pool.status()[0]?.pid;
     for (let index = 0; index < 5; index += 1) {
-      expect(await modelText(pool, 'everything__get-sum', { a: index, b: 3 })).toBe(
+      expect(await modelText(pool, mcpTool('everything', 'get-sum'), { a: index, b: 3 })).toBe(
         `The sum of ${index} and 3 is ${index + 3}.`,
       );
     }
@@ -48,20 +50,20 @@ describe('@modelcontextprotocol/server-everything over stdio', () => {
 
   test('content conversion: image placeholder, embedded resource inline, resource links, structured content once', async () => {
     const pool = createPool([everything()]);
-    const image = await modelText(pool, 'everything__get-tiny-image');
+    const image = await modelText(pool, mcpTool('everything', 'get-tiny-image'));
     expect(image).toMatch(/\[image: image\/png, [\d.]+ (bytes|KiB), not shown\]/);
     expect(image).not.toMatch(/iVBOR/);
 
-    const reference = await modelText(pool, 'everything__get-resource-reference', {
+    const reference = await modelText(pool, mcpTool('everything', 'get-resource-reference'), {
       resourceType: 'Text',
       resourceId: 2,
     });
     expect(reference).toMatch(/\[resource: demo:\/\/resource\/dynamic\/text\/2 \(text\/plain\)\]\nResource 2: /);
 
-    const links = await modelText(pool, 'everything__get-resource-links', { count: 2 });
+    const links = await modelText(pool, mcpTool('everything', 'get-resource-links'), { count: 2 });
     expect(links).toContain('[resource link: Text Resource 2 <demo://resource/dynamic/text/2> (text/plain)');
 
-    const structured = await modelText(pool, 'everything__get-structured-content', { location: 'New York' });
+    const structured = await modelText(pool, mcpTool('everything', 'get-structured-content'), { location: 'New York' });
     expect(JSON.parse(structured)).toMatchObject({ temperature: expect.any(Number) });
   });
 
@@ -69,7 +71,7 @@ describe('@modelcontextprotocol/server-everything over stdio', () => {
     const pool = createPool([everything()]);
     const updates: number[] = [];
     const result = await pool.callTool(
-      'everything__trigger-long-running-operation',
+      mcpTool('everything', 'trigger-long-running-operation'),
       { duration: 1, steps: 4 },
       { onProgress: (update) => updates.push(update.progress) },
     );
@@ -85,7 +87,7 @@ describe('@modelcontextprotocol/server-everything over stdio', () => {
           env: { GIVEN_TO_SERVER: 'yes' },
         }),
       ]);
-      const environment = JSON.parse(resultText(await pool.callTool('everything__get-env', {}))) as Record<
+      const environment = JSON.parse(resultText(await pool.callTool(mcpTool('everything', 'get-env'), {}))) as Record<
         string,
         string
       >;
@@ -122,14 +124,16 @@ describe('@modelcontextprotocol/server-everything over Streamable HTTP', () => {
     const session = pool.status()[0]?.sessionId;
     expect(session).toBeDefined();
     for (let index = 0; index < 5; index += 1) {
-      expect(resultText(await pool.callTool('everything__echo', { message: `hi ${index}` }))).toBe(`Echo: hi ${index}`);
+      expect(resultText(await pool.callTool(mcpTool('everything', 'echo'), { message: `hi ${index}` }))).toBe(
+        `Echo: hi ${index}`,
+      );
     }
     expect(pool.status()[0]).toMatchObject({ connects: 1, sessionId: session });
   });
 
   test('after the server restarts (its sessions are gone), the pool opens a new session by itself', async () => {
     const pool = createPool([httpServer('everything', `http://127.0.0.1:${port}/mcp`)]);
-    await pool.callTool('everything__echo', { message: 'before' });
+    await pool.callTool(mcpTool('everything', 'echo'), { message: 'before' });
     const firstSession = pool.status()[0]?.sessionId;
 
     const exited = new Promise((resolve) => server.once('exit', resolve));
@@ -137,7 +141,7 @@ describe('@modelcontextprotocol/server-everything over Streamable HTTP', () => {
     await exited;
     await start();
 
-    expect(resultText(await pool.callTool('everything__echo', { message: 'after' }))).toBe('Echo: after');
+    expect(resultText(await pool.callTool(mcpTool('everything', 'echo'), { message: 'after' }))).toBe('Echo: after');
     expect(pool.status()[0]?.sessionId).not.toBe(firstSession);
     expect(pool.status()[0]?.connects).toBe(2);
   });
@@ -155,13 +159,16 @@ describe('@modelcontextprotocol/server-filesystem', () => {
     expect(tools.get('files__write_file')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
 
     // The file's text once, although the server also sends it as structured content.
-    expect(await modelText(pool, 'files__read_text_file', { path: path.join(directory, 'notes.txt') })).toBe(
+    expect(await modelText(pool, mcpTool('files', 'read_text_file'), { path: path.join(directory, 'notes.txt') })).toBe(
       'first line\n',
     );
-    await pool.callTool('files__write_file', { path: path.join(directory, 'new.txt'), content: 'written by a tool' });
+    await pool.callTool(mcpTool('files', 'write_file'), {
+      path: path.join(directory, 'new.txt'),
+      content: 'written by a tool',
+    });
     expect(readFileSync(path.join(directory, 'new.txt'), 'utf8')).toBe('written by a tool');
 
-    const outside = await pool.callTool('files__read_text_file', { path: '/etc/hostname' });
+    const outside = await pool.callTool(mcpTool('files', 'read_text_file'), { path: '/etc/hostname' });
     expect(outside.isError).toBe(true);
     expect(resultText(outside)).toContain('Access denied');
   });
@@ -194,10 +201,10 @@ describe('@modelcontextprotocol/server-memory', () => {
         env: { MEMORY_FILE_PATH: memoryFile },
       }),
     ]);
-    await pool.callTool('memory__create_entities', {
+    await pool.callTool(mcpTool('memory', 'create_entities'), {
       entities: [{ name: 'Ada', entityType: 'person', observations: ['wrote the first program'] }],
     });
-    const graph = JSON.parse(resultText(await pool.callTool('memory__read_graph', {}))) as {
+    const graph = JSON.parse(resultText(await pool.callTool(mcpTool('memory', 'read_graph'), {}))) as {
       entities: Array<{ name: string }>;
     };
     expect(graph.entities.map((entity) => entity.name)).toEqual(['Ada']);

@@ -8,7 +8,15 @@ import type { McpPool } from '../../src/mcp/pool.js';
 import type { CallToolInput, JsonObject, ToolDefinition } from '../../src/shared/types.js';
 import { FailureType } from '../../src/shared/errors.js';
 import { countTestServerEvents, startTestMcpServer } from '../../src/testing/mcp-test-server.js';
-import { httpServer, stdioServer, testServerStdio, usePools, useTemporaryDirectories, waitFor } from './helpers.js';
+import {
+  httpServer,
+  rejectionOf,
+  stdioServer,
+  testServerStdio,
+  usePools,
+  useTemporaryDirectories,
+  waitFor,
+} from './helpers.js';
 
 const createPool = usePools();
 const temporaryDirectory = useTemporaryDirectories();
@@ -31,15 +39,6 @@ function activityEnvironment(info: ConstructorParameters<typeof MockActivityEnvi
   const heartbeats: ToolCallHeartbeat[] = [];
   environment.on('heartbeat', (details: ToolCallHeartbeat) => heartbeats.push(details));
   return { environment, heartbeats };
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    (result) => {
-      throw new Error(`expected the activity to fail, it returned ${JSON.stringify(result)}`);
-    },
-    (error: unknown) => error,
-  );
 }
 
 describe('tool activities over stdio (MockActivityEnvironment, our test server)', () => {
@@ -113,8 +112,11 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
   });
 
   test('sends no heartbeat of its own before the request; the periodic heartbeat says { phase: sent } while it runs', async () => {
+    // No periodic heartbeat within the test (a busy machine can make even a quick call outlast 50 ms): any heartbeat
+    // of this call would be one the activity sent itself.
+    const unhurried = createToolActivities({ pool, heartbeatIntervalMs: 60_000 });
     const { environment, heartbeats } = activityEnvironment();
-    await environment.run(activities.callTool, input('echo', { text: 'quick' }));
+    await environment.run(unhurried.callTool, input('echo', { text: 'quick' }));
     expect(heartbeats).toEqual([]);
 
     const slow = activityEnvironment();
@@ -124,14 +126,14 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
   });
 
   test('a tool the server no longer offers fails non-retryable ToolNotConfigured', async () => {
-    const failure = await failureOf(new MockActivityEnvironment().run(activities.callTool, input('vanished')));
+    const failure = await rejectionOf(new MockActivityEnvironment().run(activities.callTool, input('vanished')));
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: FailureType.ToolNotConfigured, nonRetryable: true });
     expect((failure as Error).message).toContain('does not offer a tool "vanished" any more');
   });
 
   test('a server that is not configured (any more) fails non-retryable ToolNotConfigured', async () => {
-    const failure = await failureOf(
+    const failure = await rejectionOf(
       new MockActivityEnvironment().run(activities.callTool, input('echo', { text: 'x' }, { server: 'removed' })),
     );
     expect(failure).toMatchObject({ type: FailureType.ToolNotConfigured, nonRetryable: true });
@@ -147,7 +149,7 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
 
   test('server died mid-call, idempotent tool: retryable ToolTransportError (Temporal retries after reconnecting)', async () => {
     const idempotent = input('crash', {}, { annotations: { idempotentHint: true } });
-    const failure = await failureOf(new MockActivityEnvironment().run(activities.callTool, idempotent));
+    const failure = await rejectionOf(new MockActivityEnvironment().run(activities.callTool, idempotent));
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: FailureType.ToolTransportError, nonRetryable: false });
     expect((failure as ApplicationFailure).details).toEqual([{ server: 'test', requestSent: true }]);
@@ -165,7 +167,7 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
     expect(hang.content).toContain('no answer within 300 ms');
 
     const slow = input('slow', { delayMs: 10_000 }, { timeoutMs: 300 });
-    const failure = await failureOf(new MockActivityEnvironment().run(activities.callTool, slow));
+    const failure = await rejectionOf(new MockActivityEnvironment().run(activities.callTool, slow));
     expect(failure).toMatchObject({ type: FailureType.ToolTransportError, nonRetryable: false });
   });
 
@@ -203,7 +205,7 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
     const running = environment.run(activities.callTool, input('hang'));
     await waitFor(() => counts().calls.hang === 1, 10_000, 'the hang tool to start');
     environment.cancel();
-    expect(await failureOf(running)).toBeInstanceOf(CancelledFailure);
+    expect(await rejectionOf(running)).toBeInstanceOf(CancelledFailure);
     await waitFor(() => counts().cancellations.hang === 1, 5000, 'the cancellation to reach the server');
   });
 });
@@ -212,7 +214,7 @@ describe('tool activities: failures before anything was sent', () => {
   test('a server that cannot start: listTools fails retryable ToolTransportError naming the server', async () => {
     const pool = createPool([stdioServer('broken', process.execPath, ['-e', 'process.exit(2)'])]);
     const activities = createToolActivities({ pool });
-    const failure = await failureOf(new MockActivityEnvironment().run(activities.listTools));
+    const failure = await rejectionOf(new MockActivityEnvironment().run(activities.listTools));
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: FailureType.ToolTransportError, nonRetryable: false });
     expect((failure as Error).message).toContain('MCP server "broken": could not start');
@@ -227,7 +229,7 @@ describe('tool activities: failures before anything was sent', () => {
       tool: { name: 'broken__write', server: 'broken', originalName: 'write', annotations: {}, timeoutMs: 5000 },
       arguments: {},
     };
-    const failure = await failureOf(environment.run(activities.callTool, call));
+    const failure = await rejectionOf(environment.run(activities.callTool, call));
     expect(failure).toMatchObject({ type: FailureType.ToolTransportError, nonRetryable: false });
     expect((failure as ApplicationFailure).details).toEqual([{ server: 'broken', requestSent: false }]);
     expect(heartbeats.at(-1)).toEqual({ phase: 'not_sent', attempt: 1 });

@@ -1,0 +1,134 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { errorMessage } from '../shared/errors.js';
+import type { JsonObject, ToolDefinition } from '../shared/types.js';
+import { linkSignal, untilAborted } from './abort-signals.js';
+import { isToolAllowed } from './config.js';
+import { describeRequestFailure, McpProtocolError, McpToolNotConfiguredError, McpTransportError } from './errors.js';
+import { stderrHint, type ServerConnection, type Session } from './server-connection.js';
+
+/** A tool to call: a definition from `McpPool.listTools`, or the workflow's recorded copy of one. */
+export type McpToolTarget = Pick<ToolDefinition, 'server' | 'originalName'> & Partial<ToolDefinition>;
+
+export interface McpCallOptions {
+  /** Aborting it cancels the request: the SDK sends `notifications/cancelled` and the call rejects with its reason. */
+  signal?: AbortSignal;
+  /** Called with each progress notification of the call. */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * Called after the connection is ready and the tool is known, right before the request is written. After this
+   * point a failure may mean the tool ran. Called again if the pool re-sends on a fresh session.
+   */
+  beforeSend?: () => void;
+  /** Timeout of this call in ms. Default: the definition's `timeoutMs`, else the server's configured `timeoutMs`. */
+  timeoutMs?: number;
+}
+
+/** One `tools/call` on `server`. See `McpPool.callTool` for what it throws. */
+export async function callServerTool(
+  server: ServerConnection,
+  target: McpToolTarget,
+  args: JsonObject,
+  options: McpCallOptions,
+): Promise<CallToolResult> {
+  const { config } = server;
+  const tool = target.originalName;
+  if (!isToolAllowed(config, tool)) {
+    throw new McpToolNotConfiguredError(
+      `Tool "${tool}" of MCP server "${config.name}" is excluded by its allowTools/denyTools configuration.`,
+      config.name,
+      tool,
+    );
+  }
+  const timeoutMs = options.timeoutMs ?? target.timeoutMs ?? config.timeoutMs;
+  for (let attempt = 1; ; attempt += 1) {
+    options.signal?.throwIfAborted();
+    const reused = server.connected;
+    // Starting a server can take seconds; a cancelled call should not wait for it (the start goes on for others).
+    const session = await untilAborted(server.open(), options.signal);
+    const tools = await untilAborted(server.sessionTools(session), options.signal);
+    if (!tools.some((candidate) => candidate.name === tool)) {
+      throw new McpToolNotConfiguredError(
+        `MCP server "${config.name}" does not offer a tool "${tool}" any more; it offers: ` +
+          `${tools.map((candidate) => candidate.name).join(', ') || 'no tools'}.`,
+        config.name,
+        tool,
+      );
+    }
+    options.beforeSend?.();
+    const link = linkSignal(options.signal);
+    try {
+      return (await session.client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: link.signal,
+        timeout: timeoutMs,
+        onprogress: options.onProgress,
+        // The activity's start-to-close timeout is derived from `timeoutMs`: a call kept alive by progress
+        // notifications past it would be cut by Temporal anyway, so progress does not extend the timeout.
+        resetTimeoutOnProgress: false,
+      })) as CallToolResult;
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason ?? error;
+      const failure = callFailure(error, { server, session, tool, timeoutMs });
+      // One transparent re-send: when a reused session turns out to be gone before the request reached the server
+      // (stdio process exited, HTTP session forgotten), nothing ran, so a fresh session can safely try again.
+      if (failure.resendable && reused && attempt === 1) continue;
+      throw failure.error;
+    } finally {
+      link.release();
+    }
+  }
+}
+
+/**
+ * What a failed `tools/call` becomes: the error to throw, and whether re-sending it is safe (only when the request
+ * never reached the server). Drops the session when the failure shows it is broken.
+ */
+function callFailure(
+  error: unknown,
+  call: { server: ServerConnection; session: Session; tool: string; timeoutMs: number },
+): { error: Error; resendable: boolean } {
+  const { server, session } = call;
+  const name = server.config.name;
+  const where = `MCP server "${name}", tool "${call.tool}"`;
+  const failure = describeRequestFailure(error);
+  switch (failure.kind) {
+    case 'protocol':
+      return {
+        error: new McpProtocolError(
+          `${where} answered with error ${failure.code}: ${protocolErrorText(error)}`,
+          name,
+          failure.code,
+        ),
+        resendable: false,
+      };
+    case 'session_lost':
+    case 'not_sent': {
+      server.discard(session, `request failed before reaching the server: ${errorMessage(error)}`);
+      const retryable = failure.kind === 'session_lost' || failure.retryable;
+      return {
+        error: new McpTransportError(`${where}: the request did not reach the server: ${errorMessage(error)}`, {
+          server: name,
+          requestSent: false,
+          retryable,
+          cause: error,
+        }),
+        resendable: retryable,
+      };
+    }
+    case 'sent':
+      if (failure.connectionBroken) server.discard(session, `connection broke: ${errorMessage(error)}`);
+      return {
+        error: new McpTransportError(
+          failure.timedOut
+            ? `${where}: no answer within ${call.timeoutMs} ms`
+            : `${where}: the connection failed during the call: ${errorMessage(error)}${stderrHint(session)}`,
+          { server: name, requestSent: true, timedOut: failure.timedOut, cause: error },
+        ),
+        resendable: false,
+      };
+  }
+}
+
+/** The server's own words: the SDK prefixes `MCP error <code>: `, once per hop (so twice when a server re-throws). */
+function protocolErrorText(error: unknown): string {
+  return errorMessage(error).replace(/^(MCP error -?\d+: )+/, '');
+}

@@ -1,0 +1,231 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { errorMessage } from '../shared/errors.js';
+import { isToolAllowed, type McpServerConfig } from './config.js';
+import { describeRequestFailure, McpTransportError } from './errors.js';
+
+/** Lines of a stdio server's stderr kept to explain why it failed to start or died. */
+const STDERR_TAIL_LINES = 20;
+
+/** The logging the pool needs; Temporal's `Runtime.instance().logger` and `console` both fit. */
+export interface McpLogger {
+  warn(message: string, meta?: Record<string, unknown>): void;
+  debug(message: string, meta?: Record<string, unknown>): void;
+}
+
+/** What the connections of one pool share (the pool's options with their defaults applied). */
+export interface ConnectionSettings {
+  clientInfo: { name: string; version: string };
+  connectTimeoutMs: number;
+  onServerStderr: (server: string, line: string) => void;
+  logger: McpLogger;
+}
+
+/** One initialized MCP session with a server: a started process (stdio) or an HTTP session. */
+export interface Session {
+  client: Client;
+  transport: StdioClientTransport | StreamableHTTPClientTransport;
+  closed: boolean;
+  /** The server's tools (allow/deny applied); dropped on `tools/list_changed`. */
+  tools: Promise<Tool[]> | undefined;
+  stderrTail: string[];
+}
+
+/**
+ * The connection to one configured server over the worker's life. A session is opened on first use (concurrent first
+ * callers share one attempt) and dropped when the transport closes (a stdio server exited) or when a caller finds it
+ * broken ({@link discard}); the next use opens a new one. The tool list is cached per session.
+ */
+export class ServerConnection {
+  /** How many sessions have been opened so far. */
+  connects = 0;
+  private session: Session | undefined;
+  private opening: Promise<Session> | undefined;
+  private closed = false;
+
+  constructor(
+    readonly config: McpServerConfig,
+    private readonly settings: ConnectionSettings,
+  ) {}
+
+  /** True while there is an open session to reuse. */
+  get connected(): boolean {
+    return this.session !== undefined && !this.session.closed;
+  }
+
+  /** Process id of the running stdio server. */
+  get pid(): number | undefined {
+    const transport = this.session?.transport;
+    return transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
+  }
+
+  /** Session id of the current Streamable HTTP session. */
+  get sessionId(): string | undefined {
+    const transport = this.session?.transport;
+    return transport instanceof StreamableHTTPClientTransport ? transport.sessionId : undefined;
+  }
+
+  /** The open session, or a new one. Fails with the error of {@link couldNotReach}. */
+  open(): Promise<Session> {
+    if (this.closed) {
+      return Promise.reject(couldNotReach(this.config, 'the MCP pool is closed (the worker is shutting down)'));
+    }
+    if (this.session !== undefined && !this.session.closed) return Promise.resolve(this.session);
+    this.opening ??= this.connect().finally(() => {
+      this.opening = undefined;
+    });
+    return this.opening;
+  }
+
+  /** The server's tools (allow/deny applied), opening a session if there is none. */
+  async listTools(): Promise<Tool[]> {
+    return this.sessionTools(await this.open());
+  }
+
+  /**
+   * The tools of `session`, listed (all pages) once per session and again after `tools/list_changed`. A failure to
+   * list drops the session unless the server answered with an error, and always fails as "not sent".
+   */
+  sessionTools(session: Session): Promise<Tool[]> {
+    if (session.tools !== undefined) return session.tools;
+    const promise = listAllTools(session.client, this.settings.connectTimeoutMs).then(
+      (tools) => tools.filter((tool) => isToolAllowed(this.config, tool.name)),
+      (error: unknown) => {
+        if (session.tools === promise) session.tools = undefined;
+        const broken = describeRequestFailure(error).kind !== 'protocol';
+        if (broken) this.discard(session, `listing tools failed: ${errorMessage(error)}`);
+        throw new McpTransportError(
+          `MCP server "${this.config.name}" could not list its tools: ${errorMessage(error)}${stderrHint(session)}`,
+          { server: this.config.name, requestSent: false, cause: error },
+        );
+      },
+    );
+    session.tools = promise;
+    return promise;
+  }
+
+  /** Forget a broken session (if it is still the current one) and close it in the background. */
+  discard(session: Session, reason: string): void {
+    if (this.session === session) {
+      this.session = undefined;
+      this.settings.logger.warn(`MCP server "${this.config.name}": dropping the connection, ${reason}`);
+    }
+    session.closed = true;
+    void closeSession(session);
+  }
+
+  /** Close the session (also one still opening); later uses fail with a retryable "not sent" error. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const session = this.session ?? (await this.opening?.catch(() => undefined));
+    this.session = undefined;
+    if (session !== undefined) await closeSession(session);
+  }
+
+  private async connect(): Promise<Session> {
+    const session = this.createSession();
+    this.connects += 1;
+    try {
+      await session.client.connect(session.transport, { timeout: this.settings.connectTimeoutMs });
+    } catch (error) {
+      await closeSession(session);
+      throw couldNotReach(this.config, `${errorMessage(error)}${stderrHint(session)}`, error);
+    }
+    if (this.closed) {
+      await closeSession(session);
+      throw couldNotReach(this.config, 'the MCP pool closed meanwhile (the worker is shutting down)');
+    }
+    this.session = session;
+    return session;
+  }
+
+  private createSession(): Session {
+    const { config, settings } = this;
+    const client = new Client(settings.clientInfo, { capabilities: {} });
+    const transport =
+      config.transport === 'stdio'
+        ? new StdioClientTransport({
+            command: config.command,
+            args: config.args,
+            env: config.env,
+            cwd: config.cwd,
+            stderr: 'pipe',
+          })
+        : new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+    const session: Session = { client, transport, closed: false, tools: undefined, stderrTail: [] };
+    if (transport instanceof StdioClientTransport) this.collectStderr(transport, session);
+    client.onclose = () => {
+      session.closed = true;
+      if (this.session === session) {
+        this.session = undefined;
+        settings.logger.debug(`MCP server "${config.name}" disconnected; the next call reconnects.`);
+      }
+    };
+    client.onerror = (error) => settings.logger.debug(`MCP server "${config.name}": ${errorMessage(error)}`);
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      session.tools = undefined;
+      settings.logger.debug(`MCP server "${config.name}" changed its tool list.`);
+    });
+    return session;
+  }
+
+  private collectStderr(transport: StdioClientTransport, session: Session): void {
+    let partial = '';
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        session.stderrTail.push(line);
+        if (session.stderrTail.length > STDERR_TAIL_LINES) session.stderrTail.shift();
+        this.settings.onServerStderr(this.config.name, line);
+      }
+    });
+  }
+}
+
+/**
+ * The one error for a server that could not be started or reached (or not any more, the pool being closed). Nothing
+ * was sent, so it is retryable: the next attempt reconnects, on this worker or another.
+ */
+export function couldNotReach(config: McpServerConfig, problem: string, cause?: unknown): McpTransportError {
+  const target = config.transport === 'stdio' ? `start "${config.command}"` : `reach ${config.url}`;
+  return new McpTransportError(`MCP server "${config.name}": could not ${target}: ${problem}`, {
+    server: config.name,
+    requestSent: false,
+    cause,
+  });
+}
+
+/** The last lines of a stdio server's stderr, to end an error message with ('' when it wrote none). */
+export function stderrHint(session: Session): string {
+  const tail = session.stderrTail.filter((line) => line.trim() !== '').slice(-5);
+  return tail.length === 0 ? '' : `. Server stderr (last lines): ${tail.join(' | ')}`;
+}
+
+async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {
+  // A server without the tools capability (prompts or resources only) would answer "method not found".
+  if (client.getServerCapabilities()?.tools === undefined) return [];
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return tools;
+}
+
+async function closeSession(session: Session): Promise<void> {
+  session.closed = true;
+  const transport = session.transport;
+  if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+    // Ending the session frees it on the server; a server that is gone must not hold up the shutdown.
+    await Promise.race([
+      transport.terminateSession().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 1000).unref()),
+    ]);
+  }
+  await session.client.close().catch(() => undefined);
+}

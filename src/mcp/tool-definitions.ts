@@ -1,0 +1,31 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { JsonObject, ToolAnnotations, ToolDefinition } from '../shared/types.js';
+import type { McpServerConfig } from './config.js';
+import { assignToolNames } from './names.js';
+
+/** MCP tools → the `ToolDefinition`s the workflow records: plain JSON, named `server__tool`. */
+
+/** The tools of each server, in configuration order, as one list with model-facing names unique across servers. */
+export function toToolDefinitions(servers: Array<{ config: McpServerConfig; tools: Tool[] }>): ToolDefinition[] {
+  const entries = servers.flatMap(({ config, tools }) => tools.map((tool) => ({ config, tool })));
+  const names = assignToolNames(entries.map(({ config, tool }) => ({ server: config.name, tool: tool.name })));
+  return entries.map(({ config, tool }, index) => toToolDefinition(names[index]!, config, tool));
+}
+
+function toToolDefinition(name: string, config: McpServerConfig, tool: Tool): ToolDefinition {
+  const annotations: ToolAnnotations = {};
+  for (const key of ['readOnlyHint', 'idempotentHint', 'destructiveHint', 'openWorldHint'] as const) {
+    const value = tool.annotations?.[key];
+    if (typeof value === 'boolean') annotations[key] = value;
+  }
+  return {
+    name,
+    description: tool.description ?? tool.title ?? tool.annotations?.title ?? '',
+    // Round-trip through JSON so only plain data crosses into workflow history.
+    inputSchema: JSON.parse(JSON.stringify(tool.inputSchema)) as JsonObject,
+    annotations,
+    server: config.name,
+    originalName: tool.name,
+    timeoutMs: config.timeoutMs,
+  };
+}
