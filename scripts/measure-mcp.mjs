@@ -68,7 +68,7 @@ async function measure(label, server, tool, args) {
   }
   // The same warm call through the tool activity (real activity context: heartbeat timer, conversion).
   const activities = createToolActivities({ pool });
-  const [definition] = (await pool.listTools()).filter((candidate) => candidate.originalName === tool);
+  const [definition] = (await pool.listTools()).tools.filter((candidate) => candidate.originalName === tool);
   const input = { toolCallId: 'measure', tool: definition, arguments: args };
   const environment = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
   const activity = [];

@@ -149,3 +149,10 @@ export interface ModelContextPage {
   tools: ToolDefinition[] | undefined;
   toolsDigest: string | undefined;
 }
+
+/** An MCP server left out of a turn's tools because it could not be started, reached or listed. */
+export interface UnavailableServer {
+  server: string;
+  /** Why, as the worker saw it (secrets redacted). */
+  reason: string;
+}
