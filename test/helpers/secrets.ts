@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
 import { causeChain } from '../../src/shared/errors.js';
 
 /** Helpers to prove a secret never reaches history, results, logs or the model. */
@@ -47,4 +48,20 @@ export function occurrences(text: string, secret: string): string[] {
     }
   }
   return found;
+}
+
+/** The history of every run of a workflow, from its first run through each continue-as-new. */
+export async function historiesOfEveryRun(
+  client: Client,
+  workflowId: string,
+  firstRunId: string,
+): Promise<Array<{ runId: string; history: unknown }>> {
+  const runs: Array<{ runId: string; history: unknown }> = [];
+  for (let runId: string | undefined = firstRunId; runId;) {
+    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    runs.push({ runId, history });
+    const last = history.events?.at(-1);
+    runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return runs;
 }
