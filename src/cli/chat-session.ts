@@ -25,8 +25,8 @@ const PROGRESS_DRAIN_MS = 3_000;
 
 /**
  * The interactive chat: a prompt; each message is asked (and waited for) while the turn streams in (the answer's text
- * as it is written, tool calls as they start and finish, a spinner while the model works); Ctrl-C interrupts the running turn, a second
- * Ctrl-C, or Ctrl-C / Ctrl-D at the prompt, leaves.
+ * as it is written, tool calls as they start and finish, a spinner while the model works); Ctrl-C interrupts the
+ * running turn, a second Ctrl-C, or Ctrl-C / Ctrl-D at the prompt, leaves.
  */
 export async function runChatSession(options: ChatSessionOptions): Promise<void> {
   const { client, conversationId, progress } = options;

@@ -25,7 +25,7 @@ import { ConversationEndedError, ConversationNotFoundError, MessageRejectedError
  */
 export const CONVERSATION_WORKFLOW_TYPE = 'conversationWorkflow';
 
-/** Looks at the conversation before a with-start call: a run that closes between the look and the call means another. */
+/** Looks before a with-start call: a run that closes between the look and the call means another look. */
 const MAX_LOOKS = 3;
 /** How many times to look again while the latest run is continuing as new (a moment in between two runs). */
 const MAX_ROLLOVER_LOOKS = 10;

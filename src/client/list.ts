@@ -26,7 +26,7 @@ export async function listConversations(client: Client, options: ListOptions = {
   return summaries;
 }
 
-/** The visibility query of `list`: our workflow type, no continued-as-new runs, the state asked for, the caller's own. */
+/** The visibility query of `list`: our workflow type, no continued-as-new runs, the state asked for, the caller's. */
 function listQuery(options: ListOptions): string {
   const conditions = [`WorkflowType = '${CONVERSATION_WORKFLOW_TYPE}'`, `ExecutionStatus != 'ContinuedAsNew'`];
   const status = SearchAttribute.status.name;
