@@ -78,3 +78,30 @@ export function scalePlan(plan: Plan, factor: number): Plan {
     })),
   };
 }
+
+/** Most slices a level is split into. */
+const MAX_SLICES = 5;
+
+/**
+ * The turns of a level run in slices (each at least `concurrency` turns), the contenders taking turns slice by slice,
+ * so that load drifting on the machine falls on all of them alike. Returns the turns of each slice.
+ */
+export function sliceTurns(turns: number, concurrency: number): number[] {
+  const slices = Math.max(1, Math.min(MAX_SLICES, Math.floor(turns / concurrency)));
+  return Array.from({ length: slices }, (_, slice) => Math.floor(turns / slices) + (slice < turns % slices ? 1 : 0));
+}
+
+/**
+ * Rotates the contenders' order slice after slice over the whole run: work the server does after a batch (timer tasks
+ * of activity timeouts fire seconds later) falls on whoever runs next, so nobody should always be next.
+ */
+export class Rotation {
+  private count = 0;
+
+  /** `items` starting one further along than the last call's order, wrapping around. */
+  next<T>(items: readonly T[]): T[] {
+    const by = this.count++;
+    const start = items.length === 0 ? 0 : by % items.length;
+    return [...items.slice(start), ...items.slice(0, start)];
+  }
+}
