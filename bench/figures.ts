@@ -151,6 +151,26 @@ export function withReplayRatios(replay: ReplayFigures[]): ReplayFigures[] {
   }));
 }
 
+/**
+ * Every contender running and every level of the plan that has no figures, as `<contender> at <level>`: a run that
+ * lacks any has failed, so that no contender (the peer above all) drops out of the tables unnoticed.
+ */
+export function missingFigures(contenders: readonly string[], plan: Plan, runs: readonly RunFigures[]): string[] {
+  return plan.modelDelaysMs.flatMap((modelDelayMs) =>
+    plan.levels.flatMap((level) =>
+      contenders
+        .filter(
+          (name) =>
+            !runs.some(
+              (run) =>
+                run.contender === name && run.modelDelayMs === modelDelayMs && run.concurrency === level.concurrency,
+            ),
+        )
+        .map((name) => `${name} at concurrency ${level.concurrency}, model delay ${modelDelayMs} ms`),
+    ),
+  );
+}
+
 export function sumSteps(turns: TurnSpec[]): number {
   return turns.reduce((total, turn) => total + stepsOf(turn.chain), 0);
 }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import type { ContenderDefinition } from './contenders/index.js';
 import { FLOOR } from './contenders/index.js';
-import { historyFigures, MIB, withReplayRatios } from './figures.js';
+import { historyFigures, MIB, missingFigures, withReplayRatios } from './figures.js';
 import { measureHistories, measureReplays } from './history-and-replay.js';
 import { runLevels, warmUp } from './levels.js';
 import { log } from './log.js';
@@ -39,20 +39,15 @@ async function main(): Promise<void> {
   let workbench: Workbench | undefined;
   let figures: { runs: RunFigures[]; history: HistoryFigures[]; replay: ReplayFigures[] };
   try {
-    // Setting up the peer's own node_modules can take a while: do it while the server starts.
+    // Setting up the peer's own node_modules can take a while: do it while the server starts. Never rejects.
     const prepared = Promise.all(
       definitions.map(async (definition) => [definition, await definition.prepare?.()] as const),
     );
     workbench = await Workbench.open(options.serverArgs);
     for (const [definition, unavailable] of await prepared) {
-      summaries.set(definition.name, { name: definition.name, label: definition.label, available: false });
-      if (unavailable !== undefined) {
-        summaries.get(definition.name)!.reason = unavailable;
-        problems.push(`${definition.name}: ${unavailable}`);
-      }
+      if (unavailable !== undefined) throw new RunRefused(cannotRun(definition, unavailable));
     }
-    const startable = definitions.filter((definition) => summaries.get(definition.name)!.reason === undefined);
-    await startContenders(workbench, startable, options, { running, summaries, problems });
+    await startContenders(workbench, definitions, options, { running, summaries });
     figures = await measure({ workbench, running, failed: new Set(), problems }, options, summaries);
   } finally {
     await Promise.allSettled(running.map((contender) => contender.process.close()));
@@ -80,21 +75,36 @@ async function main(): Promise<void> {
   await writeOutputs(results, options.outDir);
   for (const problem of problems) log(`problem: ${problem}`);
   log(`done in ${results.durationSeconds} s`);
-  // A contender that failed is a result to report, but a run where durable-agent itself failed is a failed run.
-  if (problems.some((problem) => problem.startsWith('durable-agent') || problem.startsWith(FLOOR.name))) {
-    process.exitCode = 1;
-  }
+  // Every contender asked for must bring figures for every level. A failed history or replay is a finding about that
+  // contender, unless it is durable-agent's or the floor's.
+  const missing = missingFigures(
+    definitions.map((definition) => definition.name),
+    options.plan,
+    results.runs,
+  );
+  for (const figures of missing) log(`FAILED: no figures from ${figures} (see the problems above)`);
+  const ownFailed = problems.some((problem) => problem.startsWith('durable-agent') || problem.startsWith(FLOOR.name));
+  if (missing.length > 0 || ownFailed) process.exitCode = 1;
+}
+
+/** A run that cannot go on, said in words: printed without a stack trace. */
+class RunRefused extends Error {}
+
+/** Why a contender cannot run, and for the peer how to measure without it (a run that says so in its name). */
+function cannotRun(definition: ContenderDefinition, reason: string): string {
+  const withoutIt = definition.peer ? '\nTo measure without it: npm run bench -- --no-peer' : '';
+  return `${definition.name} cannot run, so the benchmark stops before measuring anything: ${reason}${withoutIt}`;
 }
 
 /**
  * Started one after the other: each bundles its workflow code, and two cores do not bundle three at once faster.
- * A contender that cannot start is recorded in its summary and the problems, and the others run.
+ * A contender that cannot start stops the run (the ones started are in `into.running`, for the caller to close).
  */
 async function startContenders(
   workbench: Workbench,
   definitions: ContenderDefinition[],
   options: BenchOptions,
-  into: { running: RunningContender[]; summaries: Map<string, ContenderSummary>; problems: string[] },
+  into: { running: RunningContender[]; summaries: Map<string, ContenderSummary> },
 ): Promise<void> {
   const profiled = options.values['cpu-prof']?.split(',') ?? [];
   for (const definition of definitions) {
@@ -105,11 +115,10 @@ async function startContenders(
         : [];
       const process = await workbench.startContender(definition, execArgv);
       into.running.push({ definition, process, peakRssBytes: 0 });
-      Object.assign(into.summaries.get(definition.name)!, { available: true, startupMs: round(process.startupMs, 0) });
+      const { name, label } = definition;
+      into.summaries.set(name, { name, label, available: true, startupMs: round(process.startupMs, 0) });
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      Object.assign(into.summaries.get(definition.name)!, { available: false, reason });
-      into.problems.push(`${definition.name}: ${reason}`);
+      throw new RunRefused(cannotRun(definition, error instanceof Error ? error.message : String(error)));
     }
   }
 }
@@ -131,6 +140,7 @@ async function measure(run: RunContext, options: BenchOptions, summaries: Map<st
 }
 
 main().catch((error: unknown) => {
-  log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  if (error instanceof RunRefused) log(error.message);
+  else log(error instanceof Error ? (error.stack ?? error.message) : String(error));
   process.exitCode = 1;
 });

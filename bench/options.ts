@@ -2,17 +2,21 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { baselineContender } from './baseline.js';
 import { CONTENDERS, EXPERIMENTS, FLOOR, type ContenderDefinition } from './contenders/index.js';
+import { log } from './log.js';
 import { narrowPlan, PLANS, scalePlan, type Plan } from './plan.js';
 
 /** The repository's root, with a trailing slash (this file runs from bench/dist/bench). */
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
-function parseValues() {
+function parseValues(args: string[]) {
   return parseArgs({
+    args,
     options: {
       quick: { type: 'boolean', default: false },
       only: { type: 'string' },
+      // The peer runs in every plan; `--peer` (once needed to add it to a quick run) is still accepted.
       peer: { type: 'boolean', default: false },
+      'no-peer': { type: 'boolean', default: false },
       'stock-server': { type: 'boolean', default: false },
       eager: { type: 'boolean', default: false },
       experiments: { type: 'boolean', default: false },
@@ -40,8 +44,8 @@ export interface BenchOptions {
   serverArgs: string[];
 }
 
-export function readOptions(): BenchOptions {
-  const values = parseValues();
+export function readOptions(args = process.argv.slice(2)): BenchOptions {
+  const values = parseValues(args);
   const narrowed = narrowPlan(values.quick ? PLANS.quick : PLANS.full, values.delays, values.concurrency);
   const plan = values.scale === undefined ? narrowed : scalePlan(narrowed, Number(values.scale));
   const variant = runVariant(values);
@@ -68,6 +72,7 @@ function runVariant(values: BenchValues): string {
     values['stock-server'] && 'stock-server',
     values['no-history'] && 'no-history',
     values.peer && !values.quick && 'peer',
+    values['no-peer'] && 'no-peer',
   ]
     .filter(Boolean)
     .join('_');
@@ -89,16 +94,21 @@ function devServerArguments(options: { stock: boolean; eager: boolean }): string
 }
 
 /**
- * The contenders this run measures: the standard ones (`--only` keeps some, the floor always), the `--baseline`
- * builds (built here when missing), and the `--experiments` variants.
+ * The contenders this run measures: the standard ones (`--only` keeps some, the floor always; `--no-peer` drops
+ * Temporal's own integration), the `--baseline` builds (built here when missing), and the `--experiments` variants.
  */
-export async function chooseContenders({ values, plan }: BenchOptions): Promise<ContenderDefinition[]> {
+export async function chooseContenders({ values }: BenchOptions): Promise<ContenderDefinition[]> {
   const only = values.only?.split(',');
   const baseline: ContenderDefinition[] = [];
   for (const ref of values.baseline?.split(',') ?? []) baseline.push(await baselineContender(repoRoot, ref));
-  return [...CONTENDERS, ...baseline, ...(values.experiments ? EXPERIMENTS : [])].filter(
+  const chosen = [...CONTENDERS, ...baseline, ...(values.experiments ? EXPERIMENTS : [])].filter(
     (definition) =>
-      (only === undefined || only.includes(definition.name) || definition === FLOOR || baseline.includes(definition)) &&
-      (!definition.peer || plan.peer || values.peer),
+      only === undefined || only.includes(definition.name) || definition === FLOOR || baseline.includes(definition),
   );
+  // Said out loud: a run without the peer must never pass for one with it.
+  const peers = values['no-peer'] ? chosen.filter((definition) => definition.peer) : [];
+  for (const peer of peers) log(`leaving out ${peer.name} (--no-peer)`);
+  const contenders = chosen.filter((definition) => !peers.includes(definition));
+  log(`contenders: ${contenders.map((definition) => definition.name).join(', ')}`);
+  return contenders;
 }
