@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import type { ContenderDefinition } from './contenders/index.js';
-import { FLOOR } from './contenders/index.js';
+import { FLOOR, type ContenderDefinition } from './contenders/index.js';
 import { historyFigures, MIB, missingFigures, withReplayRatios } from './figures.js';
 import { measureHistories, measureReplays } from './history-and-replay.js';
 import { runLevels, warmUp } from './levels.js';
