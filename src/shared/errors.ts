@@ -37,7 +37,9 @@ export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
 /** The message of anything thrown: an Error's `message`, or the value as text. */
 export function errorMessage(error: unknown): string {
-  return errorMessage(error);
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? error.cause.message : undefined;
+  return cause !== undefined && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
 }
 
 /** `error` and each of its causes in turn (plain objects too: `fetch` wraps socket errors in `{ code }` causes). */
