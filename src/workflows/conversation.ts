@@ -43,7 +43,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const { settings } = conversation;
   const publish = () => visibility.publish(conversation.status());
 
-  // The order of these handlers is the order in which signals and updates that came before them are delivered.
+  // Keep this order: signals and updates that arrived before their handler are delivered as it is set, so the order
+  // of these calls is part of what replay must reproduce.
   setHandler(userMessageSignal, (message) => conversation.receive(message));
   setHandler(askUpdate, (message) => conversation.ask(message, (settled) => condition(settled)), {
     validator: (message: IncomingMessage) => conversation.validateAsk(message),
@@ -88,7 +89,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         previousRunId: info.runId,
       });
     }
-    // Inline rather than in a function of its own: one more await here would reorder commands on replay.
+    // Inline, not in a function of its own: an extra await here could reorder commands against the recorded histories
+    // when one activation resolves several things at once.
     const scope = new CancellationScope();
     const turn = conversation.startTurn(message, () => scope.cancel());
     publish();
