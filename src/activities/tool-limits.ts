@@ -370,7 +370,11 @@ export class ToolOffers {
       if (!this.reported.has(digest)) {
         this.reported.add(digest);
         if (this.reported.size > this.maxReported) this.reported.delete(this.reported.values().next().value!);
-        log.warn(describeAdjustments(adjustments, tools.length), { toolsDigest: digest, adjustments });
+        log.warn(describeAdjustments(adjustments, tools.length), {
+          toolsDigest: digest,
+          changedTools: adjustments.filter((entry) => !entry.refused).map((entry) => entry.name),
+          refusedTools: adjustments.filter((entry) => entry.refused).map((entry) => entry.name),
+        });
       }
     }
     return offered;

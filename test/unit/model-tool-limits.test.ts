@@ -100,9 +100,11 @@ describe('callModel offers tools fitted to the API limits', () => {
     expect(first.turnSetup?.tools).toEqual([thinking, readFile]);
     const [offeredThinking, offeredReadFile] = model.requests[0]!.tools!;
     expect(thinking.description.length).toBeGreaterThan(1_024);
-    expect(offeredThinking?.function.description?.length).toBeLessThanOrEqual(1_024);
-    expect(offeredThinking?.function.description?.endsWith(DESCRIPTION_TRUNCATION_MARKER)).toBe(true);
-    expect(offeredThinking?.function.parameters).toEqual({
+    expect(offeredThinking).toMatchObject({ type: 'function' });
+    const fitted = offeredThinking?.type === 'function' ? offeredThinking.function : undefined;
+    expect(fitted?.description?.length).toBeLessThanOrEqual(1_024);
+    expect(fitted?.description?.endsWith(DESCRIPTION_TRUNCATION_MARKER)).toBe(true);
+    expect(fitted?.parameters).toEqual({
       type: 'object',
       properties: { thought: { type: 'string' }, branches: { type: 'array', items: {} } },
       required: ['thought'],

@@ -327,7 +327,7 @@ describe('ToolOffers', () => {
     expect(offers.offer(first, log)).toBe(offered); // the next round of the same turn
     offers.offer(list(), log); // the next turn lists an equal list again
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]!.meta).toMatchObject({ adjustments: [{ name: 'thinking__sequentialthinking' }] });
+    expect(warnings[0]!.meta).toMatchObject({ changedTools: ['thinking__sequentialthinking'], refusedTools: [] });
 
     offers.offer([...list(), tool('files__write_file')], log); // a different list is logged again
     expect(warnings).toHaveLength(2);
