@@ -221,16 +221,14 @@ function fitSchema(node: unknown, path: readonly string[], changes: string[]): J
   };
 
   const types = fitType(node.type, path, changes, (value) => set('type', value));
-  if (types.includes('array')) {
-    if (!('items' in node)) {
-      set('items', {});
-      changes.push(`the array at ${where(path)} had no items: added items {} (any value)`);
-    } else if (Array.isArray(node.items)) {
-      // The tuple form (draft 7 and earlier): keep what the elements may be, not their positions.
-      const members = node.items;
-      set('items', members.length === 0 ? {} : members.length === 1 ? members[0]! : { anyOf: members });
-      changes.push(`the tuple items at ${where(path)} became one items schema`);
-    }
+  if (Array.isArray(node.items)) {
+    // The tuple form (draft 7 and earlier): keep what the elements may be, not their positions.
+    const members = node.items;
+    set('items', members.length === 0 ? {} : members.length === 1 ? members[0]! : { anyOf: members });
+    changes.push(`the tuple items at ${where(path)} became one items schema`);
+  } else if (types.includes('array') && !('items' in node)) {
+    set('items', {});
+    changes.push(`the array at ${where(path)} had no items: added items {} (any value)`);
   }
   if ('required' in node) {
     const names = stringsOf(node.required);

@@ -195,11 +195,13 @@ describe('fitParameters: subschemas at any depth', () => {
       properties: {
         point: { type: 'array', minItems: 2, maxItems: 2, items: [{ type: 'number' }, { type: 'string' }] },
         single: { type: 'array', items: [{ type: 'number' }] },
+        untyped: { items: [] },
       },
     });
     expect(fitted.schema.properties).toEqual({
       point: { type: 'array', minItems: 2, maxItems: 2, items: { anyOf: [{ type: 'number' }, { type: 'string' }] } },
       single: { type: 'array', items: { type: 'number' } },
+      untyped: { items: {} },
     });
   });
 
