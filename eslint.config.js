@@ -1,5 +1,9 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { noImportCycle } from './scripts/eslint/no-import-cycle.mjs';
+
+/** Layers that point one way: which folders of src/ a folder may not import from (each message says why). */
+const cliOnly = { group: ['**/cli', '**/cli/*', '**/cli/**'], message: 'Only src/cli imports the CLI.' };
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', '**/*.js', '**/*.mjs'] },
@@ -17,6 +21,17 @@ export default tseslint.config(
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       'object-shorthand': ['error', 'always'],
     },
+  },
+  {
+    // No import cycles anywhere in src/, type-only imports included.
+    files: ['src/**/*.ts'],
+    plugins: { 'durable-agent': { rules: { 'no-import-cycle': noImportCycle } } },
+    rules: { 'durable-agent/no-import-cycle': 'error' },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/cli/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [cliOnly] }] },
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no I/O, no Node built-ins, no SDKs that do I/O.
@@ -37,6 +52,11 @@ export default tseslint.config(
               allowTypeImports: true,
               message: 'Workflows import activities as types only.',
             },
+            {
+              group: ['../servers', '../servers/*', '../client', '../client/*', '../streaming', '../streaming/*'],
+              message: 'Workflow code imports only src/workflows and src/shared: the rest does I/O.',
+            },
+            cliOnly,
           ],
           paths: ['fs', 'path', 'child_process', 'crypto', 'http', 'https', 'net', 'os'].map((name) => ({
             name,

@@ -24,10 +24,23 @@ export async function ensureOwnDependencies(directory: string, probe: string): P
     });
   } catch (error) {
     const output = (error as { stderr?: string }).stderr ?? '';
-    const tail = output.trim().split('\n').slice(-5).join(' | ');
-    return `npm ${args[0]} in ${directory} failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}${tail ? ` (${tail})` : ''}`;
+    const first = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    return `npm ${args[0]} in ${directory} failed: ${first}\n${npmErrors(output)}`;
   }
   return existsSync(`${directory}/node_modules/${probe}`)
     ? undefined
     : `npm ${args[0]} in ${directory} did not install ${probe}`;
+}
+
+/**
+ * What npm said went wrong: its first `npm error` lines with content (a refused lock file lists every missing package
+ * there, before a page of usage text), or the last lines of its output when it printed none.
+ */
+function npmErrors(stderr: string): string {
+  const lines = stderr.trim().split('\n');
+  const usage = lines.findIndex((line) => line.startsWith('npm error Usage:'));
+  const errors = lines
+    .slice(0, usage === -1 ? undefined : usage)
+    .filter((line) => /^npm error \S/.test(line) && !line.includes('A complete log of this run'));
+  return (errors.length > 0 ? errors.slice(0, 16) : lines.slice(-5)).join('\n');
 }

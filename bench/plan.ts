@@ -16,8 +16,6 @@ export interface Plan {
   longConversation: TurnSpec[] | undefined;
   /** Size of the history replayed on a cold worker; 0 skips the replay. */
   replayTargetEvents: number;
-  /** Run Temporal's own integration (needs its own `npm ci` in bench/peer the first time). */
-  peer: boolean;
 }
 
 /** 21 + 21 + 21 + 37 = 100 steps. */
@@ -38,9 +36,11 @@ export const PLANS = {
     warmupTurns: 4,
     longConversation: HUNDRED_STEPS,
     replayTargetEvents: 4000,
-    peer: true,
   },
-  /** For CI: that the harness still runs end to end, in well under a minute. Numbers are not for publishing. */
+  /**
+   * For CI: that the harness still runs end to end, Temporal's own integration included (so that its install and its
+   * contender cannot break unseen), in about a minute. Numbers are not for publishing.
+   */
   quick: {
     modelDelaysMs: [0],
     levels: [
@@ -50,7 +50,6 @@ export const PLANS = {
     warmupTurns: 2,
     longConversation: undefined,
     replayTargetEvents: 0,
-    peer: false,
   },
 } satisfies Record<string, Plan>;
 
@@ -77,4 +76,31 @@ export function scalePlan(plan: Plan, factor: number): Plan {
       turnsWithDelay: Math.round(level.turnsWithDelay * factor),
     })),
   };
+}
+
+/** Most slices a level is split into. */
+const MAX_SLICES = 5;
+
+/**
+ * The turns of a level run in slices (each at least `concurrency` turns), the contenders taking turns slice by slice,
+ * so that load drifting on the machine falls on all of them alike. Returns the turns of each slice.
+ */
+export function sliceTurns(turns: number, concurrency: number): number[] {
+  const slices = Math.max(1, Math.min(MAX_SLICES, Math.floor(turns / concurrency)));
+  return Array.from({ length: slices }, (_, slice) => Math.floor(turns / slices) + (slice < turns % slices ? 1 : 0));
+}
+
+/**
+ * Rotates the contenders' order slice after slice over the whole run: work the server does after a batch (timer tasks
+ * of activity timeouts fire seconds later) falls on whoever runs next, so nobody should always be next.
+ */
+export class Rotation {
+  private count = 0;
+
+  /** `items` starting one further along than the last call's order, wrapping around. */
+  next<T>(items: readonly T[]): T[] {
+    const by = this.count++;
+    const start = items.length === 0 ? 0 : by % items.length;
+    return [...items.slice(start), ...items.slice(0, start)];
+  }
 }

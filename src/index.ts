@@ -1,13 +1,25 @@
-export * from './shared/types.js';
-export { FailureType } from './shared/errors.js';
-export { loadConfig, ConfigError, type Config } from './config.js';
-export * from './client.js';
+/**
+ * durable-agent's public API: the client (and the settings, results, messages and stream events it speaks in), the
+ * worker and its MCP tools, the streaming bridge, configuration. Everything else is internal; the testing kit is
+ * `durable-agent/testing`, the workflow code `durable-agent/workflows`. test/exports.test.ts pins this list.
+ */
+export * from './client/index.js';
+export {
+  createAgentWorker,
+  createOpenAIClient,
+  runWorker,
+  type AgentWorkerOptions,
+  type RunWorkerOptions,
+} from './worker.js';
+export { McpPool, type McpPoolOptions } from './mcp/pool.js';
+export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } from './mcp/config.js';
 export {
   createStreamingBridge,
   serveStreamingBridge,
-  SubscriptionHub,
   type StreamingBridge,
   type StreamingBridgeOptions,
   type ServeBridgeOptions,
   type ServedBridge,
 } from './streaming/index.js';
+export { loadConfig, ConfigError, type Config, type TemporalConfig } from './config.js';
+export { FailureType } from './shared/errors.js';

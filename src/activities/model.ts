@@ -24,6 +24,7 @@ import type { ModelStreamOptions } from '../workflows/stream-events.js';
 import type { ToolListing } from '../mcp/pool.js';
 import { toModelFailure } from './model-errors.js';
 import { TextPublisher, type StreamPublisher } from './text-publisher.js';
+import { ToolOffers } from './tool-limits.js';
 import type { TranscriptCache } from './transcript-cache.js';
 
 /**
@@ -71,6 +72,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
   const heartbeatIntervalMs = dependencies.heartbeatIntervalMs ?? 2_000;
   const listTools = dependencies.listTools ?? (async (): Promise<ToolListing> => ({ tools: [], unavailable: [] }));
   const endpoint = (openai as { baseURL?: string }).baseURL ?? 'the model endpoint';
+  const toolOffers = new ToolOffers();
 
   return {
     async callModel(input: ModelCallInput & ModelStreamOptions): Promise<ModelCallResult> {
@@ -89,10 +91,12 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
       const wire = trimmed.messages.map(toOpenAIMessage);
       if (input.instruction) wire.push({ role: 'system', content: input.instruction });
       const model = input.model ?? defaultModel;
+      // Fitted to the API's limits for the request only: the turn records the servers' own definitions.
+      const offered = toolOffers.offer(tools, context.log);
       const body: ChatCompletionCreateParamsNonStreaming = {
         model,
         messages: wire,
-        ...(tools.length > 0 ? { tools: tools.map(toOpenAITool), tool_choice: input.toolChoice } : {}),
+        ...(offered.length > 0 ? { tools: offered.map(toOpenAITool), tool_choice: input.toolChoice } : {}),
         ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
         ...(input.maxCompletionTokens !== undefined ? { max_completion_tokens: input.maxCompletionTokens } : {}),
       };
@@ -134,7 +138,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
         publisher?.abandon();
         // Cancelled (interrupt or the turn's time limit): report the cancellation itself, not the aborted request.
         if (context.cancellationSignal.aborted) throw (context.cancellationSignal.reason as unknown) ?? error;
-        throw toModelFailure(error, endpoint);
+        throw toModelFailure(error, endpoint, offered);
       } finally {
         clearInterval(heartbeat);
       }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DurableAgentClient, StreamingTurnEvent, TurnProgressSource } from '../client.js';
+import type { DurableAgentClient } from '../client/index.js';
+import type { TurnEvent, TurnProgressSource } from '../client/turn-progress.js';
 import type { ConversationSettings, TurnResult } from '../workflows/definitions.js';
 import { describeStop, formatDuration, shortArguments, shorten } from './format.js';
 import { Spinner } from './spinner.js';
@@ -11,18 +12,11 @@ export interface ChatSessionOptions {
   client: DurableAgentClient;
   conversationId: string;
   settings: ConversationSettings | undefined;
-  /**
-   * Where tool calls and rounds are seen. A source that also has `events` (the streaming source) gives the answer's
-   * text as it is written, and the chat prints it live.
-   */
-  progress: TurnProgressSource & {
-    events?: (
-      conversationId: string,
-      messageId: string,
-      options: { signal?: AbortSignal },
-    ) => AsyncIterable<StreamingTurnEvent>;
-  };
+  /** Where the turn's rounds, text and tool calls are seen as they happen (the conversation's event stream). */
+  progress: TurnProgressSource;
+  /** Default `process.stdin`. */
   input?: NodeJS.ReadStream;
+  /** Everything the session writes, the answer's live text included; default `process.stdout`. */
   output?: NodeJS.WriteStream;
 }
 
@@ -30,9 +24,9 @@ export interface ChatSessionOptions {
 const PROGRESS_DRAIN_MS = 3_000;
 
 /**
- * The interactive chat: a prompt; each message is asked (and waited for) while the turn's progress is shown (tool
- * calls as they start and finish, a spinner while the model works); Ctrl-C interrupts the running turn, a second
- * Ctrl-C, or Ctrl-C / Ctrl-D at the prompt, leaves.
+ * The interactive chat: a prompt; each message is asked (and waited for) while the turn streams in (the answer's text
+ * as it is written, tool calls as they start and finish, a spinner while the model works); Ctrl-C interrupts the
+ * running turn, a second Ctrl-C, or Ctrl-C / Ctrl-D at the prompt, leaves.
  */
 export async function runChatSession(options: ChatSessionOptions): Promise<void> {
   const { client, conversationId, progress } = options;
@@ -77,19 +71,13 @@ export async function runChatSession(options: ChatSessionOptions): Promise<void>
     running = { controller, interrupting: false };
     const messageId = randomUUID();
     try {
-      const from = await client
-        .status(conversationId)
-        .then((status) => status.transcriptLength)
-        .catch(() => 0);
       const asked = client.ask(conversationId, text, {
         messageId,
         settings: options.settings,
         signal: controller.signal,
       });
-      const events = progress.events
-        ? progress.events(conversationId, messageId, { signal: controller.signal })
-        : progress.follow(conversationId, messageId, { from, signal: controller.signal });
-      const live = new LiveText(spinner);
+      const events = progress.events(conversationId, messageId, { signal: controller.signal });
+      const live = new LiveText(spinner, output);
       const shown = showProgress(events, spinner, live);
       const result = await asked;
       await Promise.race([shown, sleep(PROGRESS_DRAIN_MS)]);
@@ -163,27 +151,36 @@ class LiveText {
   private started = false;
   private round: number | undefined;
 
-  constructor(private readonly spinner: Spinner) {}
+  constructor(
+    private readonly spinner: Spinner,
+    private readonly output: NodeJS.WritableStream,
+  ) {}
+
+  /** True while a line of streamed text is open (nothing else has been written after it). */
+  get streaming(): boolean {
+    return this.started;
+  }
 
   write(round: number, text: string, replace: boolean): void {
     if (!this.started) {
       this.spinner.stop();
-      process.stdout.write('agent> ');
+      this.output.write('agent> ');
       this.started = true;
     } else if (replace || round !== this.round) {
-      process.stdout.write(replace ? '\n(the model call was retried)\nagent> ' : '\nagent> ');
+      this.output.write(replace ? '\n(the model call was retried)\nagent> ' : '\nagent> ');
     }
     this.round = round;
-    process.stdout.write(text);
+    this.output.write(text);
   }
 
-  /** End the streamed line before other output; true when any text was streamed. */
+  /** End the streamed line before other output. */
   break(): void {
-    if (this.started) process.stdout.write('\n');
+    if (this.started) this.output.write('\n');
     this.started = false;
     this.round = undefined;
   }
 
+  /** End the streamed line; true when any text was streamed. */
   finish(): boolean {
     const streamed = this.started;
     this.break();
@@ -191,11 +188,7 @@ class LiveText {
   }
 }
 
-async function showProgress(
-  events: AsyncIterable<StreamingTurnEvent>,
-  spinner: Spinner,
-  live: LiveText,
-): Promise<void> {
+async function showProgress(events: AsyncIterable<TurnEvent>, spinner: Spinner, live: LiveText): Promise<void> {
   spinner.update('thinking…');
   for await (const event of events) {
     if (event.type === 'text') {
@@ -204,14 +197,19 @@ async function showProgress(
     }
     if (event.type === 'tool-started' || event.type === 'tool-finished') live.break();
     switch (event.type) {
-      case 'activity':
-        spinner.update(spinnerText(event.activity));
+      case 'model-call-started': {
+        // A retry in the middle of the text says so in the text itself; the spinner would wipe the line.
+        if (live.streaming) break;
+        const retry = event.attempt > 1 ? ` · attempt ${event.attempt}` : '';
+        spinner.update(`thinking… (round ${event.round}${retry})`);
         break;
+      }
       case 'tool-started':
         spinner.print(`  → ${event.name} ${shortArguments(event.arguments)}`);
+        spinner.update(`running ${event.name}…`);
         break;
       case 'tool-finished': {
-        const took = event.durationMs === undefined ? '' : ` ${formatDuration(event.durationMs)}`;
+        const took = ` ${formatDuration(event.durationMs)}`;
         if (event.outcome === 'ok') spinner.print(`  ✓ ${event.name}${took}`);
         else spinner.print(`  ✗ ${event.name}${took} ${event.outcome}: ${shorten(event.content, 100)}`);
         break;
@@ -221,12 +219,6 @@ async function showProgress(
         break;
     }
   }
-}
-
-function spinnerText(activity: string): string {
-  if (activity.startsWith('model')) return `thinking… (${activity.replace('model · ', '')})`;
-  if (activity.startsWith('tools · ')) return `running ${activity.slice('tools · '.length)}…`;
-  return `${activity}…`;
 }
 
 function printResult(result: TurnResult, say: (line: string) => void): void {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Option } from '@commander-js/extra-typings';
-import type { DurableAgentClient } from '../client.js';
+import type { DurableAgentClient } from '../client/index.js';
 import { ExitCode } from '../shared/exit-codes.js';
 import { causeChain, errorMessage } from '../shared/errors.js';
 
@@ -45,7 +45,7 @@ export function printJson(value: unknown): void {
  * `durable-agent dev` serves), run `action`, close. Client errors become exit codes.
  */
 export async function withClient<T>(action: (client: DurableAgentClient) => Promise<T>): Promise<T> {
-  const [{ loadConfig }, api] = await Promise.all([import('../config.js'), import('../client.js')]);
+  const [{ loadConfig }, api] = await Promise.all([import('../config.js'), import('../client/index.js')]);
   const config = loadConfig();
   const address = config.temporal.address ?? api.DEFAULT_TEMPORAL_ADDRESS;
   let client: DurableAgentClient;
@@ -76,7 +76,7 @@ function unreachable(address: string, error: unknown): CliError {
 /** The exit code of each client error (documented in docs/cli.md). */
 export async function toCliError(error: unknown, address: string): Promise<unknown> {
   if (error instanceof CliError) return error;
-  const api = await import('../client.js');
+  const api = await import('../client/index.js');
   const message = errorMessage(error);
   if (error instanceof api.ConversationNotFoundError) return new CliError(message, ExitCode.NotFound, { cause: error });
   if (error instanceof api.ConversationEndedError) return new CliError(message, ExitCode.Ended, { cause: error });

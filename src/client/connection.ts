@@ -24,7 +24,11 @@ export async function connectionOptions(config: TemporalConfig): Promise<Connect
   };
 }
 
-/** Open a client connection to the configured cluster (it fails fast when the cluster cannot be reached). */
+/**
+ * Open a client connection to the configured cluster (it fails fast when the cluster cannot be reached).
+ * `DurableAgentClient.connect` is the public way in.
+ * @internal
+ */
 export async function connectTemporal(config: TemporalConfig): Promise<Connection> {
   return await Connection.connect(await connectionOptions(config));
 }

@@ -3,7 +3,6 @@ import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { conversationWorkflowId, pollEventsUpdate, type ConversationOutcome } from '../workflows/definitions.js';
 import { StreamFailureType, type StreamEvent } from '../workflows/stream-events.js';
-import type { FollowOptions, TurnEvent, TurnProgressSource } from './progress.js';
 
 export interface SubscribeOptions {
   /** Offset of the first event wanted; default the latest turn's start (a late subscriber sees the whole turn). */
@@ -15,9 +14,6 @@ export interface SubscribeOptions {
   /** Longest pause before looking again at a conversation that is closed idle (it may reopen) or missing; default 5 s. */
   maxRetryDelayMs?: number;
 }
-
-/** The stream's events, typed, for `subscribe` consumers. */
-export type { StreamEvent, StreamEventType, PollEventsResult } from '../workflows/stream-events.js';
 
 /**
  * The events of a conversation as they happen, from `from` on: long-polls the `pollEvents` update of its latest run,
@@ -160,84 +156,5 @@ export class AnswerText {
       .sort(([a], [b]) => Number(a.split('/')[1]) - Number(b.split('/')[1]))
       .map(([, value]) => value.text)
       .join('');
-  }
-}
-
-/** Text as the model writes it: show `text` after the round's text, or instead of it when `replace` (a retry). */
-export interface TurnTextEvent {
-  type: 'text';
-  round: number;
-  text: string;
-  replace: boolean;
-}
-
-export type StreamingTurnEvent = TurnEvent | TurnTextEvent;
-
-/**
- * The chat's progress source on the event stream: tool calls as they start and finish, each model round, the result,
- * and (through {@link StreamingProgressSource.events}) the answer's text as it is written.
- */
-export class StreamingProgressSource implements TurnProgressSource {
-  constructor(
-    private readonly client: Client,
-    private readonly options: Pick<SubscribeOptions, 'waitMs'> = {},
-  ) {}
-
-  /** The turn's events without its text, as {@link TurnProgressSource} defines them. */
-  async *follow(conversationId: string, messageId: string, options: FollowOptions = {}): AsyncGenerator<TurnEvent> {
-    for await (const event of this.events(conversationId, messageId, options)) {
-      if (event.type !== 'text') yield event;
-    }
-  }
-
-  /** The events of the turn that answers `messageId`, text included, ending with `turn-finished`. */
-  async *events(
-    conversationId: string,
-    messageId: string,
-    options: Pick<FollowOptions, 'signal'> = {},
-  ): AsyncGenerator<StreamingTurnEvent> {
-    const text = new AnswerText();
-    let turn: number | undefined;
-    for await (const event of subscribe(this.client, conversationId, { signal: options.signal, ...this.options })) {
-      if (event.type === 'turn_started') {
-        if (event.messageId === messageId) {
-          turn = event.turn;
-          yield { type: 'turn-started', turn };
-        }
-        continue;
-      }
-      if (event.turn !== turn) continue;
-      switch (event.type) {
-        case 'model_attempt_started':
-        case 'text_delta': {
-          if (event.type === 'model_attempt_started') {
-            const retry = event.attempt > 1 ? ` · attempt ${event.attempt}` : '';
-            yield { type: 'activity', activity: `model · round ${event.round}${retry}` };
-          }
-          const change = text.apply(event);
-          if (change)
-            yield { type: 'text', round: change.round, text: change.text, replace: change.change === 'replace' };
-          break;
-        }
-        case 'tool_call_started':
-          yield { type: 'tool-started', toolCallId: event.toolCallId, name: event.name, arguments: event.arguments };
-          break;
-        case 'tool_call_finished':
-          yield {
-            type: 'tool-finished',
-            toolCallId: event.toolCallId,
-            name: event.name,
-            outcome: event.outcome,
-            content: event.preview,
-            durationMs: event.durationMs,
-          };
-          break;
-        case 'turn_finished': {
-          const { type: _type, offset: _offset, ...result } = event;
-          yield { type: 'turn-finished', result: { conversationId, ...result } };
-          return;
-        }
-      }
-    }
   }
 }

@@ -23,7 +23,10 @@ interface RunSpan {
   previousRunId: string | undefined;
 }
 
-/** Largest page the workflow answers with (it caps `limit` at 1000). */
+/**
+ * Largest page the workflow answers with (it caps `limit` at 1000).
+ * @internal
+ */
 export const MAX_TRANSCRIPT_PAGE = 1000;
 
 /**
@@ -32,6 +35,7 @@ export const MAX_TRANSCRIPT_PAGE = 1000;
  * `previousRunId`. A carried transcript starts with the conversation's system messages again, occupying the indexes
  * just below the first real message, so a run holds for real only from `offset + leading system messages` (or from 0 in
  * the first run).
+ * @internal
  */
 export class TranscriptChain {
   private readonly spans: RunSpan[] = [];

@@ -34,7 +34,8 @@ interface Upstream {
 /**
  * One upstream subscription per conversation, shared by every watcher (browser) of it: a workflow allows 10 updates
  * in flight, so a bridge must not poll once per viewer. A watcher that joins late gets the latest turn from its start
- * (or from the offset it names), then the live events.
+ * (or from the offset it names), then the live events. The bridge's own part (`StreamingBridge.hub`).
+ * @internal
  */
 export class SubscriptionHub {
   private readonly upstreams = new Map<string, Upstream>();

@@ -1,5 +1,5 @@
-import type { TokenUsage, ToolOutcome } from '../shared/types.js';
-import type { StopReason, TurnResult } from './definitions.js';
+import type { TokenUsage, ToolCall, ToolMessage, ToolOutcome } from '../shared/types.js';
+import type { StopReason, TurnResult } from './turn-result.js';
 
 /**
  * A conversation's event stream: what subscribers (the CLI, the programmatic client, the HTTP bridge) see of a turn
@@ -204,6 +204,30 @@ export class EventLog {
     const attempt = open.attempt + 1;
     this.append({ type: 'model_attempt_started', turn, round, attempt });
     this.append({ type: 'text_delta', turn, round, attempt, text: content });
+  }
+
+  /** The turn is about to run (or reject) a tool call the model asked for. */
+  startToolCall(turn: number, call: ToolCall): void {
+    this.append({
+      type: 'tool_call_started',
+      turn,
+      toolCallId: call.id,
+      name: call.name,
+      arguments: preview(call.arguments, MAX_ARGUMENTS_PREVIEW_CHARS),
+    });
+  }
+
+  /** A tool call has its message: the tool's result, or one the turn wrote (rejected, cancelled, over budget). */
+  finishToolCall(turn: number, message: ToolMessage, durationMs: number): void {
+    this.append({
+      type: 'tool_call_finished',
+      turn,
+      toolCallId: message.toolCallId,
+      name: message.name,
+      outcome: message.outcome,
+      preview: preview(message.content, MAX_RESULT_PREVIEW_CHARS),
+      durationMs,
+    });
   }
 
   /** Append a batch the model activity signalled; returns false for a late one (an older attempt, a finished call). */

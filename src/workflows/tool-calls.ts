@@ -82,3 +82,23 @@ export const SYNTHETIC_RESULTS = {
       "The turn's time budget ran out while this tool was running; it was cancelled and may or may not have taken effect.",
     ),
 } as const;
+
+/**
+ * Decide up front which prepared calls run: the first `allowed` that may be dispatched, in the model's order; the
+ * rest get a budget-exhausted message instead (`limitName` says which budget, e.g. "tool call").
+ */
+export function allowToolCalls(
+  prepared: readonly PreparedToolCall[],
+  allowed: number,
+  limitName: string,
+): PreparedToolCall[] {
+  let left = allowed;
+  return prepared.map((entry) => {
+    if (entry.kind === 'reject') return entry;
+    if (left === 0) {
+      return { kind: 'reject', call: entry.call, message: SYNTHETIC_RESULTS.budgetExhausted(entry.call, limitName) };
+    }
+    left--;
+    return entry;
+  });
+}

@@ -11,29 +11,30 @@ import {
 import type { Activities } from '../activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { FailureType, errorMessage } from '../shared/errors.js';
-import type { ModelCallInput, ModelCallResult, ToolDefinition, ToolMessage } from '../shared/types.js';
+import type { ModelCallInput, ModelCallResult, ToolCall, ToolDefinition, ToolMessage } from '../shared/types.js';
 import { ZERO_USAGE } from '../shared/types.js';
 import {
   addUsage,
   type BudgetLimit,
   completionTokenLimit,
   exhaustedLimit,
-  overrun,
   resolveBudget,
   toolCallsAllowed,
+  type TurnBudget,
   type TurnSpend,
 } from './budget.js';
-import type { ConversationSettings, StopReason, TurnResult } from './definitions.js';
-import {
-  DEFAULT_STREAM,
-  type EventLog,
-  MAX_ARGUMENTS_PREVIEW_CHARS,
-  MAX_RESULT_PREVIEW_CHARS,
-  type ModelStreamOptions,
-  preview,
-} from './stream-events.js';
-import { prepareToolCall, SYNTHETIC_RESULTS } from './tool-calls.js';
+import type { ConversationSettings } from './definitions.js';
+import { DEFAULT_STREAM, type ModelStreamOptions } from './stream-events.js';
+import { allowToolCalls, type PreparedToolCall, prepareToolCall, SYNTHETIC_RESULTS } from './tool-calls.js';
 import type { Transcript } from './transcript.js';
+import {
+  type ModelStep,
+  type TurnError,
+  type TurnResult,
+  turnResult,
+  type TurnStop,
+  withFinalAnswer,
+} from './turn-result.js';
 
 const DEFAULT_MODEL_ATTEMPTS = 5;
 const DEFAULT_TOOL_ATTEMPTS = 3;
@@ -70,6 +71,27 @@ export interface TurnProgress {
   activity: string;
 }
 
+/**
+ * What a turn tells its conversation as it runs. The conversation turns it into stream events, the status query and
+ * the Web UI's current details; the turn itself builds none of them.
+ */
+export interface TurnObserver {
+  /** The turn's spend or current activity changed. */
+  progress(progress: TurnProgress): void;
+  /** A model call (round) was scheduled. */
+  modelCallStarted(round: number): void;
+  /** The model call returned or failed for good; `streamedText` is the answer of a call that streamed it. */
+  modelCallFinished(streamedText?: string | null): void;
+  /** The turn's first model call listed its tools. */
+  toolsListed(tools: ToolDefinition[], digest: string | undefined): void;
+  /** A tool call the model asked for is about to run (or to be answered without running). */
+  toolStarted(call: ToolCall): void;
+  /** A tool call has its message; `durationMs` is workflow time since the round's tool calls started. */
+  toolFinished(message: ToolMessage, durationMs: number): void;
+  /** Whether the user interrupted this turn. */
+  interrupted(): boolean;
+}
+
 export interface TurnContext {
   conversationId: string;
   workflowId: string;
@@ -78,21 +100,28 @@ export interface TurnContext {
   messageId: string;
   transcript: Transcript;
   settings: ConversationSettings;
-  /** Set by the conversation when the user interrupts this turn. */
-  readonly interrupted: () => boolean;
-  /** Called whenever the turn's spend or current activity changes. */
-  onProgress(progress: TurnProgress): void;
-  /** Called once the turn's tools are known, so the model-context query can answer with them. */
-  onTools(tools: ToolDefinition[], digest: string | undefined): void;
-  /** The conversation's event stream: the turn appends model-call and tool events. */
-  events: EventLog;
+  observer: TurnObserver;
 }
 
-type LoopStop =
-  | { kind: 'answered'; answer: string | null }
-  | { kind: 'budget'; limit: BudgetLimit }
-  | { kind: 'cancelled' }
-  | { kind: 'error'; type: string; message: string };
+/** Everything a turn changes as it runs, in one object that the functions below share. */
+interface TurnState {
+  readonly context: TurnContext;
+  readonly budget: TurnBudget;
+  readonly spend: TurnSpend;
+  /**
+   * Model calls started, not completed: a call abandoned by the time limit and the final-answer call after it carry
+   * different idempotency keys.
+   */
+  round: number;
+  /** The conversation's model, or the worker's default once the first call names it. */
+  model: string | undefined;
+  /** The turn's tools, listed by its first model call (no activity of their own) and used by every later call. */
+  tools: ReadonlyMap<string, ToolDefinition>;
+  toolsDigest: string | undefined;
+  toolsListed: boolean;
+  /** The time limit fired: what was in flight was cancelled by the budget, not by the user. */
+  timedOut: boolean;
+}
 
 /**
  * One turn: call the model; run the tool calls it asks for, each as its own activity (in parallel, results appended
@@ -100,260 +129,231 @@ type LoopStop =
  * workflow recorded, so replay after a crash takes the same path and spends the same budget.
  */
 export async function runTurn(context: TurnContext): Promise<TurnResult> {
-  const { transcript, settings, turn } = context;
-  const budget = resolveBudget(settings.budget);
-  // Date.now() in workflow code is Temporal's workflow time (the sandbox replaces it): deterministic on replay, and
-  // skipped forward by the time-skipping test server. Every time reading in this file relies on that.
-  const spend: TurnSpend = { rounds: 0, toolCalls: 0, usage: ZERO_USAGE, startedAt: Date.now() };
-  const report = (activity: string) => context.onProgress({ spend: { ...spend }, activity });
+  const turn = startTurn(context);
+  const { work, timer } = startTimeLimit(turn);
+  let stop: TurnStop;
+  try {
+    stop = await work.run(async (): Promise<TurnStop> => {
+      for (;;) {
+        const limit = turn.timedOut ? 'time' : exhaustedLimit(turn.spend, turn.budget, Date.now());
+        if (limit !== undefined) return { kind: 'budget', limit };
+        const step = await askModel(turn, false);
+        if (step.kind !== 'reply') return step;
+        const calls = step.message.toolCalls ?? [];
+        if (calls.length === 0) return { kind: 'answered', answer: step.message.content };
+        context.transcript.append(...(await runToolCalls(turn, calls)));
+        report(turn, 'thinking');
+        if (context.observer.interrupted()) return { kind: 'cancelled' };
+        if (turn.timedOut) return { kind: 'budget', limit: 'time' };
+      }
+    });
+  } finally {
+    timer.cancel();
+  }
+  if (stop.kind === 'budget' && wantsFinalAnswer(turn)) stop = withFinalAnswer(stop, await askModel(turn, true));
+  const result = turnResult(context, stop, turn.spend, turn.budget, Date.now());
+  const { stopReason, rounds, toolCalls } = result;
+  log.info('turn finished', { turn: context.turn, stopReason, rounds, toolCalls });
+  return result;
+}
 
-  let timedOut = false;
+// The awaits above and the promise chains below are as deep as they were when the recorded histories were written:
+// when one activation resolves several things at once, that depth orders the commands. Keep it when editing.
+
+function startTurn(context: TurnContext): TurnState {
+  return {
+    context,
+    budget: resolveBudget(context.settings.budget),
+    // Date.now() in workflow code is Temporal's workflow time (the sandbox replaces it): deterministic on replay, and
+    // skipped forward by the time-skipping test server. Every time reading in this file relies on that.
+    spend: { rounds: 0, toolCalls: 0, usage: ZERO_USAGE, startedAt: Date.now() },
+    round: 0,
+    model: context.settings.model,
+    tools: new Map(),
+    toolsDigest: undefined,
+    toolsListed: false,
+    timedOut: false,
+  };
+}
+
+/**
+ * Start the turn's time limit: one timer per turn (not per round) keeps history small. When it fires, whatever runs in
+ * `work` is cancelled and `timedOut` tells why; cancel `timer` when the work is done.
+ */
+function startTimeLimit(turn: TurnState): { work: CancellationScope; timer: CancellationScope } {
   const work = new CancellationScope();
   const timer = new CancellationScope();
-  // One timer per turn (not per round) keeps history small; when it fires, whatever is in flight is cancelled.
   timer
-    .run(() => sleep(budget.maxDurationMs))
+    .run(() => sleep(turn.budget.maxDurationMs))
     .then(
       () => {
-        timedOut = true;
+        turn.timedOut = true;
         work.cancel();
       },
       () => undefined,
     );
+  return { work, timer };
+}
 
-  let model = settings.model;
-  const cancelledResult = (call: Parameters<typeof SYNTHETIC_RESULTS.cancelled>[0]): ToolMessage =>
-    timedOut ? SYNTHETIC_RESULTS.timeBudgetCancelled(call) : SYNTHETIC_RESULTS.cancelled(call);
+function report(turn: TurnState, activity: string): void {
+  turn.context.observer.progress({ spend: { ...turn.spend }, activity });
+}
 
-  // Rounds are numbered by calls started, not completed, so a call abandoned by the time limit and the final-answer
-  // call after it carry different idempotency keys.
-  let round = 0;
-  // The turn's tools, listed by its first model call (no activity of their own) and used by every later call.
-  let tools = new Map<string, ToolDefinition>();
-  let toolsDigest: string | undefined;
-  let toolsListed = false;
+/** After a budget stop, one more model call with tools disabled, unless settings turn it off or the user interrupted. */
+function wantsFinalAnswer(turn: TurnState): boolean {
+  return turn.context.settings.finalAnswer !== false && !turn.context.observer.interrupted();
+}
 
-  const modelCall = (final: boolean): Promise<ModelCallResult> => {
-    round++;
-    const listTools = !final && !toolsListed;
-    const { prefix, newMessages } = transcript.nextModelInput();
-    report(`model · round ${round}`);
-    const stream = settings.stream ?? DEFAULT_STREAM;
-    const input: ModelCallInput & ModelStreamOptions = {
-      workflowId: context.workflowId,
-      runId: context.runId,
-      turn,
-      round,
-      prefix,
-      newMessages,
-      toolsDigest,
-      model,
-      temperature: settings.temperature,
-      maxCompletionTokens: final
-        ? settings.maxCompletionTokens
-        : completionTokenLimit(spend, budget, settings.maxCompletionTokens),
-      maxInputTokens: settings.maxInputTokens,
-      toolChoice: final ? 'none' : 'auto',
-      instruction: final ? FINAL_ANSWER_INSTRUCTION : undefined,
-      // Only when on, so the activity input of a conversation that does not stream is unchanged.
-      ...(stream ? { stream } : {}),
-      ...(listTools ? { listTools } : {}),
-    };
-    context.events.startModelCall(turn, round);
-    return callModel
-      .executeWithOptions(
-        {
-          summary:
-            `turn ${turn} · model ${model ?? 'default'} · round ${round}` +
-            (final ? ' · final answer' : listTools ? ' · lists tools' : ''),
-          retry: { maximumAttempts: settings.modelAttempts ?? DEFAULT_MODEL_ATTEMPTS },
-        },
-        [input],
-      )
-      .then(
-        (result) => {
-          // A streamed answer's last batch comes with the result (see EventLog.finishModelCall).
-          context.events.finishModelCall(stream ? result.message.content : undefined);
-          return result;
-        },
-        (error: unknown) => {
-          context.events.finishModelCall();
-          throw error;
-        },
-      );
+/**
+ * One model call (round), recorded; `final` is the final-answer call after a budget stop. Resolves to the reply, or
+ * to how the turn stops when the call failed for good or was cancelled.
+ */
+function askModel(turn: TurnState, final: boolean): Promise<ModelStep> {
+  const { context } = turn;
+  const round = ++turn.round;
+  const listTools = !final && !turn.toolsListed;
+  report(turn, `model · round ${round}`);
+  const stream = context.settings.stream ?? DEFAULT_STREAM;
+  const input = modelCallInput(turn, { final, listTools, stream });
+  context.observer.modelCallStarted(round);
+  return callModel
+    .executeWithOptions(
+      {
+        summary:
+          `turn ${context.turn} · model ${turn.model ?? 'default'} · round ${round}` +
+          (final ? ' · final answer' : listTools ? ' · lists tools' : ''),
+        retry: { maximumAttempts: context.settings.modelAttempts ?? DEFAULT_MODEL_ATTEMPTS },
+      },
+      [input],
+    )
+    .then(
+      (result): ModelStep => {
+        // A streamed answer's last batch comes with the result (see EventLog.finishModelCall).
+        context.observer.modelCallFinished(stream ? result.message.content : undefined);
+        recordModelResult(turn, result);
+        return { kind: 'reply', message: result.message };
+      },
+      (error: unknown): ModelStep => {
+        context.observer.modelCallFinished();
+        if (isCancellation(error)) return turn.timedOut ? { kind: 'budget', limit: 'time' } : { kind: 'cancelled' };
+        return { kind: 'error', error: describeFailure(error) };
+      },
+    );
+}
+
+function modelCallInput(
+  turn: TurnState,
+  { final, listTools, stream }: { final: boolean; listTools: boolean; stream: boolean },
+): ModelCallInput & ModelStreamOptions {
+  const { context, spend, budget } = turn;
+  const { settings } = context;
+  const { prefix, newMessages } = context.transcript.nextModelInput();
+  return {
+    workflowId: context.workflowId,
+    runId: context.runId,
+    turn: context.turn,
+    round: turn.round,
+    prefix,
+    newMessages,
+    toolsDigest: turn.toolsDigest,
+    model: turn.model,
+    temperature: settings.temperature,
+    maxCompletionTokens: final
+      ? settings.maxCompletionTokens
+      : completionTokenLimit(spend, budget, settings.maxCompletionTokens),
+    maxInputTokens: settings.maxInputTokens,
+    toolChoice: final ? 'none' : 'auto',
+    instruction: final ? FINAL_ANSWER_INSTRUCTION : undefined,
+    // Only when on, so the activity input of a conversation that does not stream is unchanged.
+    ...(stream ? { stream } : {}),
+    ...(listTools ? { listTools } : {}),
   };
+}
 
-  const recordModelResult = (result: ModelCallResult) => {
-    if (result.turnSetup) {
-      toolsListed = true;
-      model ??= result.turnSetup.model;
-      tools = new Map(result.turnSetup.tools.map((tool) => [tool.name, tool]));
-      toolsDigest = digestOfTools(result.turnSetup.tools);
-      context.onTools(result.turnSetup.tools, toolsDigest);
-    }
-    spend.rounds++;
-    spend.usage = addUsage(spend.usage, result.usage);
-    transcript.append(result.message);
-    // The worker that made this call cached the prefix, the new messages and its own answer.
-    transcript.markShared(transcript.length);
-  };
+function recordModelResult(turn: TurnState, result: ModelCallResult): void {
+  const { transcript, observer } = turn.context;
+  if (result.turnSetup) {
+    turn.toolsListed = true;
+    turn.model ??= result.turnSetup.model;
+    turn.tools = new Map(result.turnSetup.tools.map((tool) => [tool.name, tool]));
+    turn.toolsDigest = digestOfTools(result.turnSetup.tools);
+    observer.toolsListed(result.turnSetup.tools, turn.toolsDigest);
+  }
+  turn.spend.rounds++;
+  turn.spend.usage = addUsage(turn.spend.usage, result.usage);
+  transcript.append(result.message);
+  // The worker that made this call cached the prefix, the new messages and its own answer.
+  transcript.markShared(transcript.length);
+}
 
-  const toolFinished = (message: ToolMessage, startedAt: number): ToolMessage => {
-    context.events.append({
-      type: 'tool_call_finished',
-      turn,
-      toolCallId: message.toolCallId,
-      name: message.name,
-      outcome: message.outcome,
-      preview: preview(message.content, MAX_RESULT_PREVIEW_CHARS),
-      durationMs: Date.now() - startedAt,
-    });
+/**
+ * The tool calls of one reply, each as its own activity, in parallel; one message per call, in the model's order.
+ * Which calls run is decided before any is dispatched: those the tool-call budget has no room for get a message.
+ */
+function runToolCalls(turn: TurnState, calls: readonly ToolCall[]): Promise<ToolMessage[]> {
+  const { observer } = turn.context;
+  const prepared = calls.map((call) => prepareToolCall(call, turn.tools));
+  const dispatchable = prepared.filter((entry) => entry.kind === 'dispatch').length;
+  const allowed = toolCallsAllowed(turn.spend, turn.budget, dispatchable);
+  const planned = allowToolCalls(prepared, allowed, LIMIT_NAMES.toolCalls);
+  report(turn, `tools · ${calls.map((call) => call.name).join(', ')}`);
+  const startedAt = Date.now();
+  for (const call of calls) observer.toolStarted(call);
+  turn.spend.toolCalls += allowed;
+  const finished = (message: ToolMessage): ToolMessage => {
+    observer.toolFinished(message, Date.now() - startedAt);
     return message;
   };
+  return Promise.all(
+    planned.map(async (entry) =>
+      entry.kind === 'reject' ? finished(entry.message) : finished(await dispatchToolCall(turn, entry)),
+    ),
+  );
+}
 
-  const runTool = async (prepared: Extract<ReturnType<typeof prepareToolCall>, { kind: 'dispatch' }>) => {
-    const { call, tool } = prepared;
-    try {
-      const result = await callTool.executeWithOptions(
-        {
-          summary: `turn ${turn} · tool ${call.name}`,
-          startToCloseTimeout: tool.timeoutMs + 10_000,
-          retry: { maximumAttempts: settings.toolAttempts ?? DEFAULT_TOOL_ATTEMPTS },
-        },
-        [
-          {
-            toolCallId: call.id,
-            tool: {
-              name: tool.name,
-              server: tool.server,
-              originalName: tool.originalName,
-              annotations: tool.annotations,
-              timeoutMs: tool.timeoutMs,
-            },
-            arguments: prepared.arguments,
-          },
-        ],
-      );
-      return {
-        role: 'tool',
-        toolCallId: call.id,
-        name: call.name,
-        outcome: result.outcome,
-        content: result.content,
-      } satisfies ToolMessage;
-    } catch (error) {
-      if (isCancellation(error)) return cancelledResult(call);
-      return SYNTHETIC_RESULTS.unavailable(call, describeFailure(error, 'ToolTimeout').message);
-    }
-  };
-
-  const loop = async (): Promise<LoopStop> => {
-    for (;;) {
-      const limit = timedOut ? 'time' : exhaustedLimit(spend, budget, Date.now());
-      if (limit !== undefined) return { kind: 'budget', limit };
-
-      let result: ModelCallResult;
-      try {
-        result = await modelCall(false);
-      } catch (error) {
-        if (isCancellation(error)) return timedOut ? { kind: 'budget', limit: 'time' } : { kind: 'cancelled' };
-        return { kind: 'error', ...describeFailure(error) };
-      }
-      recordModelResult(result);
-      const calls = result.message.toolCalls ?? [];
-      if (calls.length === 0) return { kind: 'answered', answer: result.message.content };
-
-      const prepared = calls.map((call) => prepareToolCall(call, tools));
-      let allowed = toolCallsAllowed(spend, budget, prepared.filter((entry) => entry.kind === 'dispatch').length);
-      report(`tools · ${calls.map((call) => call.name).join(', ')}`);
-      const startedAt = Date.now();
-      for (const call of calls) {
-        context.events.append({
-          type: 'tool_call_started',
-          turn,
-          toolCallId: call.id,
-          name: call.name,
-          arguments: preview(call.arguments, MAX_ARGUMENTS_PREVIEW_CHARS),
-        });
-      }
-      const messages = await Promise.all(
-        prepared.map(async (entry) => {
-          if (entry.kind === 'reject') return toolFinished(entry.message, startedAt);
-          if (allowed === 0) {
-            return toolFinished(SYNTHETIC_RESULTS.budgetExhausted(entry.call, LIMIT_NAMES.toolCalls), startedAt);
-          }
-          allowed--;
-          spend.toolCalls++;
-          return toolFinished(await runTool(entry), startedAt);
-        }),
-      );
-      transcript.append(...messages);
-      report('thinking');
-      if (context.interrupted()) return { kind: 'cancelled' };
-      if (timedOut) return { kind: 'budget', limit: 'time' };
-    }
-  };
-
-  let stop: LoopStop;
+/** One tool call as its own activity. */
+async function dispatchToolCall(
+  turn: TurnState,
+  { call, tool, arguments: toolArguments }: Extract<PreparedToolCall, { kind: 'dispatch' }>,
+): Promise<ToolMessage> {
+  const { settings } = turn.context;
   try {
-    stop = await work.run(loop);
-  } finally {
-    timer.cancel();
+    const result = await callTool.executeWithOptions(
+      {
+        summary: `turn ${turn.context.turn} · tool ${call.name}`,
+        startToCloseTimeout: tool.timeoutMs + 10_000,
+        retry: { maximumAttempts: settings.toolAttempts ?? DEFAULT_TOOL_ATTEMPTS },
+      },
+      [
+        {
+          toolCallId: call.id,
+          tool: {
+            name: tool.name,
+            server: tool.server,
+            originalName: tool.originalName,
+            annotations: tool.annotations,
+            timeoutMs: tool.timeoutMs,
+          },
+          arguments: toolArguments,
+        },
+      ],
+    );
+    return { role: 'tool', toolCallId: call.id, name: call.name, outcome: result.outcome, content: result.content };
+  } catch (error) {
+    return toolFailureMessage(turn, call, error);
   }
+}
 
-  let answer: string | null = null;
-  let stopReason: StopReason;
-  let error: TurnResult['error'];
-  switch (stop.kind) {
-    case 'answered':
-      answer = stop.answer;
-      stopReason = 'completed';
-      break;
-    case 'cancelled':
-      stopReason = 'cancelled';
-      break;
-    case 'error':
-      stopReason = `error:${stop.type}`;
-      error = { type: stop.type, message: stop.message };
-      break;
-    case 'budget':
-      stopReason = `budget:${stop.limit}`;
-      if (settings.finalAnswer !== false && !context.interrupted()) {
-        try {
-          const result = await modelCall(true);
-          recordModelResult(result);
-          answer = result.message.content;
-        } catch (failure) {
-          if (!isCancellation(failure)) error = describeFailure(failure);
-        }
-      }
-      break;
+/** The message the model gets for a tool call whose activity did not return a result. */
+function toolFailureMessage(turn: TurnState, call: ToolCall, error: unknown): ToolMessage {
+  if (isCancellation(error)) {
+    return turn.timedOut ? SYNTHETIC_RESULTS.timeBudgetCancelled(call) : SYNTHETIC_RESULTS.cancelled(call);
   }
-
-  const now = Date.now();
-  const over = overrun(spend, budget, now);
-  const result: TurnResult = {
-    conversationId: context.conversationId,
-    turn,
-    messageId: context.messageId,
-    answer,
-    stopReason,
-    rounds: spend.rounds,
-    toolCalls: spend.toolCalls,
-    usage: spend.usage,
-    durationMs: now - spend.startedAt,
-    ...(Object.keys(over).length > 0 ? { overrun: over } : {}),
-    ...(error ? { error } : {}),
-  };
-  log.info('turn finished', { turn, stopReason, rounds: spend.rounds, toolCalls: spend.toolCalls });
-  return result;
+  return SYNTHETIC_RESULTS.unavailable(call, describeFailure(error, 'ToolTimeout').message);
 }
 
 /** The failure type and message of a failed activity, for the turn result or a synthetic tool message. */
-export function describeFailure(
-  error: unknown,
-  timeoutType: string = FailureType.ModelTimeout,
-): { type: string; message: string } {
+export function describeFailure(error: unknown, timeoutType: string = FailureType.ModelTimeout): TurnError {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof ApplicationFailure) {
     return { type: cause.type ?? 'ApplicationFailure', message: cause.message };

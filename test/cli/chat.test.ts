@@ -1,6 +1,9 @@
+import { PassThrough } from 'node:stream';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/client.js';
+import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
+import { runChatSession } from '../../src/cli/chat-session.js';
+import { DurableAgentClient } from '../../src/client/index.js';
+import { StreamingProgressSource } from '../../src/client/turn-progress.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { ScriptBook } from '../client/helpers.js';
@@ -131,4 +134,36 @@ it('chat prints the answer as it is written (streaming), once, with no text repe
   expect(chat.output().split('Streaming shows').length - 1).toBe(1);
   chat.write('\x04');
   expect(await chat.exited).toBe(0);
+});
+
+it('chat writes the live text to the output it was given, not to process.stdout', async () => {
+  const answer = 'Every streamed word of this answer goes to the output the session was given.';
+  const id = book.conversation('own-output', [{ content: answer, chunkDelayMs: 100 }]);
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const written: string[] = [];
+  output.on('data', (chunk: Buffer) => written.push(chunk.toString()));
+  const stdout = vi.spyOn(process.stdout, 'write');
+  try {
+    const session = runChatSession({
+      client,
+      conversationId: id,
+      settings: undefined,
+      progress: new StreamingProgressSource(env.client),
+      input: input as unknown as NodeJS.ReadStream,
+      output: output as unknown as NodeJS.WriteStream,
+    });
+    input.end('Stream something.\n');
+    await session;
+  } finally {
+    stdout.mockRestore();
+  }
+  const text = written.join('');
+  expect(text).toContain(`agent> ${answer}`);
+  expect(text.split('Every streamed word').length - 1).toBe(1);
+  // Printed as it was written: pieces of the answer, not the finished answer in one line.
+  expect(written.some((chunk) => chunk !== '' && chunk !== answer && answer.startsWith(chunk))).toBe(true);
+  const toStdout = stdout.mock.calls.map(([chunk]) => String(chunk)).join('');
+  expect(toStdout).not.toContain('Every streamed');
+  expect(toStdout).not.toContain('agent>');
 });

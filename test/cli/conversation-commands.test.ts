@@ -1,7 +1,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/shared/exit-codes.js';
-import { DurableAgentClient } from '../../src/client.js';
+import { DurableAgentClient } from '../../src/client/index.js';
 import type { ChatMessage } from '../../src/shared/types.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';

@@ -5,7 +5,7 @@ import {
   ConversationNotFoundError,
   DurableAgentClient,
   MessageRejectedError,
-} from '../../src/client.js';
+} from '../../src/client/index.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startCrm, type Crm } from '../helpers/crm-server.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolCall, ToolDefinition } from '../../src/shared/types.js';
-import { prepareToolCall, SYNTHETIC_RESULTS, toolMessage } from '../../src/workflows/tool-calls.js';
+import { allowToolCalls, prepareToolCall, SYNTHETIC_RESULTS, toolMessage } from '../../src/workflows/tool-calls.js';
 
 function tool(name: string): ToolDefinition {
   return {
@@ -149,5 +149,39 @@ describe('SYNTHETIC_RESULTS', () => {
       outcome: 'ok',
       content: 'file contents',
     });
+  });
+});
+
+describe('allowToolCalls', () => {
+  const calls = [
+    { id: 'a', name: 'files__read_file', arguments: '{}' },
+    { id: 'b', name: 'nope', arguments: '{}' },
+    { id: 'c', name: 'memory__search', arguments: '{}' },
+    { id: 'd', name: 'files__read_file', arguments: '{}' },
+  ];
+  const prepared = calls.map((entry) => prepareToolCall(entry, tools));
+
+  it('tool calls: the first calls that fit the allowance run, in the model order; the rest get budget_exhausted', () => {
+    const planned = allowToolCalls(prepared, 2, 'tool call');
+
+    expect(planned.map((entry) => entry.kind)).toEqual(['dispatch', 'reject', 'dispatch', 'reject']);
+    expect(planned[3]).toEqual({
+      kind: 'reject',
+      call: calls[3],
+      message: SYNTHETIC_RESULTS.budgetExhausted(calls[3]!, 'tool call'),
+    });
+    expect(planned[3]).toMatchObject({ message: { outcome: 'budget_exhausted', toolCallId: 'd' } });
+  });
+
+  it('tool calls: a rejected call does not use the allowance and keeps its own message', () => {
+    const planned = allowToolCalls(prepared, 3, 'tool call');
+
+    expect(planned.map((entry) => entry.kind)).toEqual(['dispatch', 'reject', 'dispatch', 'dispatch']);
+    expect(planned[1]).toBe(prepared[1]);
+  });
+
+  it('tool calls: with no allowance left nothing runs; with room for all, the prepared calls are unchanged', () => {
+    expect(allowToolCalls(prepared, 0, 'tool call').every((entry) => entry.kind === 'reject')).toBe(true);
+    expect(allowToolCalls(prepared, 10, 'tool call')).toEqual(prepared);
   });
 });

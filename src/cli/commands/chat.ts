@@ -15,7 +15,7 @@ export function chatCommand() {
     const { id } = conversationIdOrNew(options.conversation);
     const [{ runChatSession }, { StreamingProgressSource }] = await Promise.all([
       import('../chat-session.js'),
-      import('../../client.js'),
+      import('../../client/turn-progress.js'),
     ]);
     await withClient((client) =>
       runChatSession({

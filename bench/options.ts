@@ -1,0 +1,114 @@
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { baselineContender } from './baseline.js';
+import { CONTENDERS, EXPERIMENTS, FLOOR, type ContenderDefinition } from './contenders/index.js';
+import { log } from './log.js';
+import { narrowPlan, PLANS, scalePlan, type Plan } from './plan.js';
+
+/** The repository's root, with a trailing slash (this file runs from bench/dist/bench). */
+export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+
+function parseValues(args: string[]) {
+  return parseArgs({
+    args,
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      // The peer runs in every plan; `--peer` (once needed to add it to a quick run) is still accepted.
+      peer: { type: 'boolean', default: false },
+      'no-peer': { type: 'boolean', default: false },
+      'stock-server': { type: 'boolean', default: false },
+      eager: { type: 'boolean', default: false },
+      experiments: { type: 'boolean', default: false },
+      baseline: { type: 'string' },
+      scale: { type: 'string' },
+      delays: { type: 'string' },
+      concurrency: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      render: { type: 'boolean', default: false },
+      'no-history': { type: 'boolean', default: false },
+      out: { type: 'string' },
+    },
+  }).values;
+}
+
+/** The command line as given (see bench/notes.md, "Running it"). */
+export type BenchValues = ReturnType<typeof parseValues>;
+
+export interface BenchOptions {
+  values: BenchValues;
+  plan: Plan;
+  /** Where benchmarks.{json,md} (and the chart) go. */
+  outDir: string;
+  /** Extra arguments of `temporal server start-dev`. */
+  serverArgs: string[];
+}
+
+export function readOptions(args = process.argv.slice(2)): BenchOptions {
+  const values = parseValues(args);
+  const narrowed = narrowPlan(values.quick ? PLANS.quick : PLANS.full, values.delays, values.concurrency);
+  const plan = values.scale === undefined ? narrowed : scalePlan(narrowed, Number(values.scale));
+  const variant = runVariant(values);
+  return {
+    values,
+    plan,
+    // Only the full, default run replaces the published figures; every other run writes under bench/dist.
+    outDir: values.out ?? (variant ? `${repoRoot}bench/dist/runs/${variant}` : `${repoRoot}docs`),
+    serverArgs: devServerArguments({ stock: values['stock-server'], eager: values.eager }),
+  };
+}
+
+/** A name for a run that is not the full default one, from its options (empty for the full default run). */
+function runVariant(values: BenchValues): string {
+  return [
+    values.quick && 'quick',
+    values.only && `only-${values.only}`,
+    values.delays && `delays-${values.delays}`,
+    values.concurrency && `concurrency-${values.concurrency}`,
+    values.experiments && 'experiments',
+    values.scale && `scale-${values.scale}`,
+    values.baseline && `baseline-${values.baseline.replace(/[^\w.-]/g, '_')}`,
+    values.eager && 'eager',
+    values['stock-server'] && 'stock-server',
+    values['no-history'] && 'no-history',
+    values.peer && !values.quick && 'peer',
+    values['no-peer'] && 'no-peer',
+  ]
+    .filter(Boolean)
+    .join('_');
+}
+
+/**
+ * The dev server runs one history shard, and each shard's transfer-queue reader polls at most 20 times a second
+ * (`history.transferProcessorMaxPollRPS`): every workflow or activity task then waits up to 50 ms before it is
+ * dispatched, about 80 ms per step, which would hide every other cost. A cluster spreads workflows over hundreds of
+ * shards; here the limit is raised so that the benchmark measures orchestration. `--stock-server` keeps the default.
+ */
+function devServerArguments(options: { stock: boolean; eager: boolean }): string[] {
+  const values = [
+    ...(options.stock ? [] : ['history.transferProcessorMaxPollRPS=1000']),
+    // Off by default in the open-source server: the activity comes back in the workflow task's response.
+    ...(options.eager ? ['system.enableActivityEagerExecution=true'] : []),
+  ];
+  return values.flatMap((value) => ['--dynamic-config-value', value]);
+}
+
+/**
+ * The contenders this run measures: the standard ones (`--only` keeps some, the floor always; `--no-peer` drops
+ * Temporal's own integration), the `--baseline` builds (built here when missing), and the `--experiments` variants.
+ */
+export async function chooseContenders({ values }: BenchOptions): Promise<ContenderDefinition[]> {
+  const only = values.only?.split(',');
+  const baseline: ContenderDefinition[] = [];
+  for (const ref of values.baseline?.split(',') ?? []) baseline.push(await baselineContender(repoRoot, ref));
+  const chosen = [...CONTENDERS, ...baseline, ...(values.experiments ? EXPERIMENTS : [])].filter(
+    (definition) =>
+      only === undefined || only.includes(definition.name) || definition === FLOOR || baseline.includes(definition),
+  );
+  // Said out loud: a run without the peer must never pass for one with it.
+  const peers = values['no-peer'] ? chosen.filter((definition) => definition.peer) : [];
+  for (const peer of peers) log(`leaving out ${peer.name} (--no-peer)`);
+  const contenders = chosen.filter((definition) => !peers.includes(definition));
+  log(`contenders: ${contenders.map((definition) => definition.name).join(', ')}`);
+  return contenders;
+}

@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ApplicationFailure,
+  isGrpcServiceError,
+  WithStartWorkflowOperation,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { causeChain, FailureType } from '../shared/errors.js';
+import type { conversationWorkflow } from '../workflows/conversation.js';
+import { askUpdate, statusQuery, type IncomingMessage, type TurnResult } from '../workflows/definitions.js';
+import { CONVERSATION_WORKFLOW_TYPE, rejectInvalidMessage, type ConversationRuns } from './conversation-runs.js';
+import {
+  AskTimeoutError,
+  ConversationEndedError,
+  ConversationRollingOverError,
+  DurableAgentClientError,
+  MessageRejectedError,
+  TooManyUpdatesError,
+} from './errors.js';
+import type { AskOptions, SendOptions } from './types.js';
+
+/** How long `ask` keeps retrying while the conversation continues as new, by default. */
+const DEFAULT_ROLLING_OVER_WAIT_MS = 5 * 60_000;
+/** How often the too-many-updates fallback polls the conversation's status. */
+const ANSWER_POLL_MS = 500;
+/** gRPC status RESOURCE_EXHAUSTED. */
+const GRPC_RESOURCE_EXHAUSTED = 8;
+
+/** What asking needs besides the runs: sending by signal, for the too-many-updates fallback. */
+export type SendMessage = (conversationId: string, content: string, options: SendOptions) => Promise<unknown>;
+
+/**
+ * Queue a message and wait for its turn's result, within the caller's `waitTimeoutMs` and `signal` (after which: an
+ * `AskTimeoutError`, though the message may still be answered). `DurableAgentClient.ask` is the public way in.
+ * @internal
+ */
+export async function askAndWait(
+  runs: ConversationRuns,
+  send: SendMessage,
+  conversationId: string,
+  content: string,
+  options: AskOptions,
+): Promise<TurnResult> {
+  const message: IncomingMessage = { id: options.messageId ?? randomUUID(), content };
+  const startedAt = Date.now();
+  const controller = new AbortController();
+  const timer =
+    options.waitTimeoutMs === undefined ? undefined : setTimeout(() => controller.abort(), options.waitTimeoutMs);
+  const onAbort = () => controller.abort();
+  options.signal?.addEventListener('abort', onAbort);
+  if (options.signal?.aborted) controller.abort();
+  try {
+    return await runs.client.withAbortSignal(controller.signal, () =>
+      askUntilAnswered(runs, send, conversationId, message, options, controller.signal),
+    );
+  } catch (error) {
+    if (controller.signal.aborted && !(error instanceof DurableAgentClientError)) {
+      throw new AskTimeoutError(conversationId, message.id, Date.now() - startedAt, { cause: error });
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * Ask with update-with-start until the conversation answers: retried against the next run while it continues as new;
+ * when Temporal refuses the update (10 in flight), sent by signal and waited for instead (unless told to throw).
+ */
+async function askUntilAnswered(
+  runs: ConversationRuns,
+  send: SendMessage,
+  conversationId: string,
+  message: IncomingMessage,
+  options: AskOptions,
+  signal: AbortSignal,
+): Promise<TurnResult> {
+  const rollingOverUntil = Date.now() + (options.rollingOverWaitMs ?? DEFAULT_ROLLING_OVER_WAIT_MS);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runs.withTarget(conversationId, options.settings, async (target, start) => {
+        if (target.kind !== 'running') rejectInvalidMessage(conversationId, message, target.input.settings);
+        return await runs.client.workflow.executeUpdateWithStart(askUpdate, {
+          args: [message],
+          // The same message asked again reaches the same update (on the same run) instead of a second one.
+          updateId: message.id,
+          startWorkflowOperation: new WithStartWorkflowOperation<typeof conversationWorkflow>(
+            CONVERSATION_WORKFLOW_TYPE,
+            start,
+          ),
+        });
+      });
+    } catch (error) {
+      if (updateFailure(error)?.type === FailureType.ConversationRollingOver) {
+        if (Date.now() >= rollingOverUntil) {
+          throw new ConversationRollingOverError(conversationId, attempt, { cause: error });
+        }
+        await sleep(Math.min(100 * 1.5 ** (attempt - 1), 1_000), undefined, { signal });
+        continue;
+      }
+      throwIfRefused(conversationId, error);
+      if (!isResourceExhausted(error)) throw error;
+      if (options.onTooManyUpdates === 'throw') throw new TooManyUpdatesError(conversationId, { cause: error });
+      await send(conversationId, message.content, { messageId: message.id, settings: options.settings });
+      return await waitForAnswer(runs, conversationId, message, signal);
+    }
+  }
+}
+
+/**
+ * The too-many-updates fallback: the message is queued by signal; its answer is the status's `lastResult` once its
+ * turn finishes, or what a later ask with the same id returns (the conversation keeps recent results).
+ */
+async function waitForAnswer(
+  runs: ConversationRuns,
+  conversationId: string,
+  message: IncomingMessage,
+  signal: AbortSignal,
+): Promise<TurnResult> {
+  const done = new AbortController();
+  const stop = () => done.abort();
+  signal.addEventListener('abort', stop);
+  const handle = runs.handle(conversationId);
+  const polled = (async () => {
+    for (;;) {
+      const status = await handle.query(statusQuery);
+      if (status.lastResult?.messageId === message.id) return status.lastResult;
+      await sleep(ANSWER_POLL_MS, undefined, { signal: done.signal });
+    }
+  })();
+  const asked = (async () => {
+    for (;;) {
+      try {
+        return await handle.executeUpdate(askUpdate, { args: [message], updateId: message.id });
+      } catch (error) {
+        const retry = isResourceExhausted(error) || updateFailure(error)?.type === FailureType.ConversationRollingOver;
+        if (!retry) throw error;
+        await sleep(1_000, undefined, { signal: done.signal });
+      }
+    }
+  })();
+  try {
+    return await Promise.race([polled, asked]);
+  } catch (error) {
+    throwIfRefused(conversationId, error);
+    throw error;
+  } finally {
+    done.abort();
+    signal.removeEventListener('abort', stop);
+    // The loser ends with an abort: nobody waits for it.
+    polled.catch(() => undefined);
+    asked.catch(() => undefined);
+  }
+}
+
+/** The conversation's own refusals of a message, as the client's errors. */
+function throwIfRefused(conversationId: string, error: unknown): void {
+  const failure = updateFailure(error);
+  if (failure?.type === FailureType.InvalidMessage) {
+    throw new MessageRejectedError(conversationId, failure.message, { cause: error });
+  }
+  if (failure?.type === FailureType.ConversationEnded) {
+    throw new ConversationEndedError(conversationId, 'ended', undefined, { cause: error });
+  }
+}
+
+/** The workflow's own failure behind a failed or rejected update, if that is what `error` is. */
+function updateFailure(error: unknown): ApplicationFailure | undefined {
+  if (!(error instanceof WorkflowUpdateFailedError)) return undefined;
+  return error.cause instanceof ApplicationFailure ? error.cause : undefined;
+}
+
+/** Temporal's RESOURCE_EXHAUSTED (gRPC 8): here, the limit of updates in flight on one workflow. */
+function isResourceExhausted(error: unknown): boolean {
+  return [...causeChain(error)].some(
+    (cause) =>
+      (isGrpcServiceError(cause) && Number(cause.code) === GRPC_RESOURCE_EXHAUSTED) ||
+      (cause instanceof Error && /RESOURCE_EXHAUSTED|in-flight updates|concurrent in-flight/i.test(cause.message)),
+  );
+}

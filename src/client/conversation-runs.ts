@@ -1,0 +1,206 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowHandle,
+  type WorkflowIdReusePolicy,
+} from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
+import { errorMessage } from '../shared/errors.js';
+import type { conversationWorkflow } from '../workflows/conversation.js';
+import { validateMessage } from '../workflows/conversation-state.js';
+import {
+  conversationWorkflowId,
+  type ConversationInput,
+  type ConversationOutcome,
+  type ConversationSettings,
+  type IncomingMessage,
+} from '../workflows/definitions.js';
+import { ConversationEndedError, ConversationNotFoundError, MessageRejectedError, type EndedReason } from './errors.js';
+
+/**
+ * The conversation workflow's registered name (the workflow function's name).
+ * @internal
+ */
+export const CONVERSATION_WORKFLOW_TYPE = 'conversationWorkflow';
+
+/** Looks before a with-start call: a run that closes between the look and the call means another look. */
+const MAX_LOOKS = 3;
+/** How many times to look again while the latest run is continuing as new (a moment in between two runs). */
+const MAX_ROLLOVER_LOOKS = 10;
+
+export type ConversationHandle = WorkflowHandle<typeof conversationWorkflow>;
+
+/** Where a message to a conversation goes: a new conversation, the running run, or a reopened one. */
+export type Target =
+  | { kind: 'new'; input: ConversationInput }
+  | { kind: 'running'; runId: string; input: ConversationInput }
+  | { kind: 'reopen'; runId: string; input: ConversationInput };
+
+/** The workflow options of a with-start call (start, signal-with-start, update-with-start) for a target. */
+export interface WithStartOptions {
+  workflowId: string;
+  taskQueue: string;
+  args: [ConversationInput];
+  workflowIdReusePolicy: WorkflowIdReusePolicy;
+  workflowIdConflictPolicy: 'USE_EXISTING';
+}
+
+/** Temporal's status of a closed run, as the reason the conversation takes no more messages. */
+export const ENDED_STATUSES: Partial<Record<string, EndedReason>> = {
+  FAILED: 'failed',
+  TERMINATED: 'terminated',
+  TIMED_OUT: 'timed out',
+  CANCELLED: 'cancelled',
+};
+
+/**
+ * A conversation's runs as the client finds them: which run is the latest and in what state, what a closed run handed
+ * on, and the with-start call that reaches the right run whatever it finds.
+ * @internal
+ */
+export class ConversationRuns {
+  constructor(
+    readonly client: Client,
+    readonly taskQueue: string,
+  ) {}
+
+  /**
+   * Run a with-start call against where the conversation is now (`call` gets the target and the workflow options to
+   * start it with). When a run closes between the look and the call, the call finds it started or gone: look again.
+   */
+  async withTarget<T>(
+    conversationId: string,
+    settings: ConversationSettings | undefined,
+    call: (target: Target, start: WithStartOptions) => Promise<T>,
+    options: { mustExist?: boolean } = {},
+  ): Promise<T> {
+    for (let look = 1; ; look++) {
+      const target = await this.resolve(conversationId, settings, options);
+      try {
+        return await call(target, this.startOptions(target));
+      } catch (error) {
+        const raced = error instanceof WorkflowExecutionAlreadyStartedError || error instanceof WorkflowNotFoundError;
+        if (!raced || look >= MAX_LOOKS) throw error;
+      }
+    }
+  }
+
+  /** Where a message to this conversation goes: a new conversation, the running run, or a reopened one. */
+  async resolve(
+    conversationId: string,
+    settings: ConversationSettings | undefined,
+    options: { mustExist?: boolean } = {},
+  ): Promise<Target> {
+    const fresh: ConversationInput = { conversationId, ...(settings ? { settings } : {}) };
+    for (let look = 1; ; look++) {
+      let description: { runId: string; status: string };
+      try {
+        description = await this.describe(conversationId);
+      } catch (error) {
+        if (error instanceof ConversationNotFoundError && !options.mustExist) return { kind: 'new', input: fresh };
+        throw error;
+      }
+      const { runId, status } = description;
+      if (status === 'RUNNING') return { kind: 'running', runId, input: fresh };
+      if (status === 'COMPLETED') return await this.reopening(conversationId, runId, settings);
+      const ended = ENDED_STATUSES[status];
+      if (ended) throw new ConversationEndedError(conversationId, ended);
+      // CONTINUED_AS_NEW as the latest run is a moment in between: the next run is about to exist.
+      if (look >= MAX_ROLLOVER_LOOKS) throw new Error(`Conversation ${conversationId}: its latest run is ${status}.`);
+      await sleep(100 * look);
+    }
+  }
+
+  /** The latest run's id and Temporal status. */
+  async describe(conversationId: string): Promise<{ runId: string; status: string }> {
+    try {
+      const description = await this.handle(conversationId).describe();
+      return { runId: description.runId, status: description.status.name };
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(conversationId, { cause: error });
+      throw error;
+    }
+  }
+
+  /** What a completed run returned: why it closed and the state it hands on. */
+  async outcome(conversationId: string, runId: string): Promise<ConversationOutcome> {
+    const handle = this.client.workflow.getHandle<typeof conversationWorkflow>(
+      conversationWorkflowId(conversationId),
+      runId,
+      { followRuns: false },
+    );
+    return await handle.result();
+  }
+
+  handle(conversationId: string, runId?: string): ConversationHandle {
+    return this.client.workflow.getHandle<typeof conversationWorkflow>(conversationWorkflowId(conversationId), runId);
+  }
+
+  private startOptions(target: Target): WithStartOptions {
+    return {
+      workflowId: conversationWorkflowId(target.input.conversationId),
+      taskQueue: this.taskQueue,
+      args: [target.input],
+      // Never start an empty conversation over closed runs: a closed one is reopened with its state (or is ended).
+      workflowIdReusePolicy: target.kind === 'reopen' ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    };
+  }
+
+  /** A run that completed: ended for good, or closed idle and reopened with its state and settings. */
+  private async reopening(
+    conversationId: string,
+    runId: string,
+    settings: ConversationSettings | undefined,
+  ): Promise<Target> {
+    const outcome = await this.outcome(conversationId, runId);
+    if (outcome.closedBecause === 'ended') throw new ConversationEndedError(conversationId, 'ended');
+    const previous = await this.startInput(conversationId, runId);
+    const reopenSettings = settings ?? previous?.settings;
+    return {
+      kind: 'reopen',
+      runId,
+      input: {
+        conversationId,
+        ...(reopenSettings ? { settings: reopenSettings } : {}),
+        ...(previous?.closeWhenIdle ? { closeWhenIdle: true } : {}),
+        state: outcome.state,
+        previousRunId: runId,
+      },
+    };
+  }
+
+  /** The input a run was started with (its settings), from the first event of its history. */
+  private async startInput(conversationId: string, runId: string): Promise<ConversationInput | undefined> {
+    const response = await this.client.workflowService.getWorkflowExecutionHistory({
+      namespace: this.client.options.namespace,
+      execution: { workflowId: conversationWorkflowId(conversationId), runId },
+      maximumPageSize: 1,
+    });
+    const payloads = response.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
+    if (!payloads?.length) return undefined;
+    const { payloadConverter, payloadCodecs } = this.client.options.loadedDataConverter;
+    let decoded = payloads as Payload[];
+    for (const codec of [...payloadCodecs].reverse()) decoded = await codec.decode(decoded);
+    const first = decoded[0];
+    return first === undefined ? undefined : payloadConverter.fromPayload<ConversationInput>(first);
+  }
+}
+
+/**
+ * Validate a message here, before it is sent: the conversation ignores an invalid signal silently, and a conversation
+ * a with-start call creates would start even when its update is rejected.
+ */
+export function rejectInvalidMessage(
+  conversationId: string,
+  message: IncomingMessage,
+  settings: ConversationSettings | undefined,
+): void {
+  try {
+    validateMessage(message, settings ?? {});
+  } catch (error) {
+    throw new MessageRejectedError(conversationId, errorMessage(error), { cause: error });
+  }
+}

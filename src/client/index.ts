@@ -1,0 +1,64 @@
+/**
+ * durable-agent's client: the typed API backend services use to drive conversations (create-or-append, ask and wait,
+ * interrupt, end, transcripts across runs, lists by state), follow them as they happen (`subscribe`), and the
+ * settings, results and messages they speak in.
+ */
+export { DurableAgentClient } from './durable-agent-client.js';
+export type {
+  DurableAgentClientOptions,
+  ConnectOptions,
+  StartOptions,
+  StartResult,
+  SendOptions,
+  SendResult,
+  AskOptions,
+  ConversationStatusReport,
+  ListOptions,
+  ListStatus,
+  ConversationSummary,
+} from './types.js';
+export {
+  DurableAgentClientError,
+  ConversationNotFoundError,
+  ConversationEndedError,
+  MessageRejectedError,
+  TooManyUpdatesError,
+  ConversationRollingOverError,
+  AskTimeoutError,
+  type EndedReason,
+} from './errors.js';
+export type { ConversationTranscriptPage } from './transcript.js';
+export { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './connection.js';
+
+// Settings, results and messages.
+export type {
+  ConversationSettings,
+  ConversationStatus,
+  ConversationPhase,
+  StopReason,
+  TurnResult,
+} from '../workflows/definitions.js';
+export { DEFAULT_BUDGET, type TurnBudget, type BudgetLimit } from '../workflows/budget.js';
+export type {
+  ChatMessage,
+  UserMessage,
+  AssistantMessage,
+  ToolMessage,
+  ToolCall,
+  ToolOutcome,
+  TokenUsage,
+} from '../shared/types.js';
+
+// The event stream (docs/streaming.md).
+export { subscribe, AnswerText, type SubscribeOptions } from './stream.js';
+export {
+  StreamFailureType,
+  type StreamEvent,
+  type StreamEventType,
+  type TurnStartedEvent,
+  type ModelAttemptStartedEvent,
+  type TextDeltaEvent,
+  type ToolCallStartedEvent,
+  type ToolCallFinishedEvent,
+  type TurnFinishedEvent,
+} from '../workflows/stream-events.js';

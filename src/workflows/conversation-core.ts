@@ -1,0 +1,364 @@
+import { ApplicationFailure } from '@temporalio/workflow';
+import { FailureType } from '../shared/errors.js';
+import type { ChatMessage, ModelContextPage, ToolDefinition } from '../shared/types.js';
+import { carriedTranscript, RecentIds, validateMessage } from './conversation-state.js';
+import type {
+  ConversationInput,
+  ConversationOutcome,
+  ConversationPhase,
+  ConversationSettings,
+  ConversationState,
+  ConversationStatus,
+  IncomingMessage,
+  TranscriptPage,
+} from './definitions.js';
+import { EventLog, type TurnFinishedEvent } from './stream-events.js';
+import { Transcript } from './transcript.js';
+import type { TurnContext, TurnObserver, TurnProgress } from './turn.js';
+import type { TurnResult } from './turn-result.js';
+
+export const DEFAULT_MAX_TURNS_PER_RUN = 100;
+/** Results of recent turns kept for asks that are retried after their turn finished. */
+export const RECENT_RESULTS = 20;
+/** Largest page a query answers with, in characters of JSON: well under the 4 MB gRPC message limit. */
+export const MAX_PAGE_CHARS = 1_000_000;
+
+/** What the conversation needs from its workflow, kept narrow so that unit tests run it without Temporal. */
+export interface ConversationHooks {
+  /** Temporal suggests continuing as new (`workflowInfo().continueAsNewSuggested`). */
+  continueAsNewSuggested(): boolean;
+  /** Something the Web UI's current details show changed: the queue, the phase or the running turn's progress. */
+  changed(): void;
+  /** A message was ignored; the workflow logs why. */
+  warn(message: string, attributes: Record<string, unknown>): void;
+}
+
+interface RunningTurn {
+  turn: number;
+  messageId: string;
+  /** Cancels the turn's scope. */
+  cancel: () => void;
+  interrupted: boolean;
+  reason?: string;
+  progress?: TurnProgress;
+}
+
+/** What the conversation hands a turn: everything in its context but the workflow's ids. */
+export type ConversationTurn = Omit<TurnContext, 'workflowId' | 'runId'>;
+
+/**
+ * One run of a conversation, without Temporal: the queue of user messages, their deduplication, the results of
+ * recent turns, the phase and status, the transcript pages the queries answer with, and the state carried to the next
+ * run. The workflow turns signals, updates and queries into calls of these methods and runs the turns.
+ */
+export class ConversationCore {
+  readonly conversationId: string;
+  readonly settings: ConversationSettings;
+  readonly transcript: Transcript;
+  /** The event stream subscribers poll (docs/streaming.md). */
+  readonly events: EventLog;
+  private readonly transcriptOffset: number;
+  private readonly previousRunId: string | undefined;
+  private turns: number;
+  private turnsThisRun = 0;
+  private readonly queue: IncomingMessage[] = [];
+  private readonly seen: RecentIds;
+  private readonly recentResults: TurnResult[] = [];
+  private lastResult: TurnResult | undefined;
+  private ending = false;
+  private current: RunningTurn | undefined;
+  /** Messages whose `ask` update is waiting for an answer. */
+  private readonly waitingAsks = new Set<string>();
+  private tools: ToolDefinition[] | undefined;
+  private toolsDigest: string | undefined;
+
+  constructor(
+    input: ConversationInput,
+    private readonly hooks: ConversationHooks,
+  ) {
+    const carried = input.state;
+    this.conversationId = input.conversationId;
+    this.settings = input.settings ?? {};
+    this.previousRunId = input.previousRunId;
+    const systemPrompt = this.settings.systemPrompt;
+    const initial: ChatMessage[] =
+      carried?.transcript ?? (systemPrompt ? [{ role: 'system', content: systemPrompt }] : []);
+    this.transcript = new Transcript(initial, carried !== undefined);
+    this.transcriptOffset = carried?.transcriptOffset ?? 0;
+    this.turns = carried?.turns ?? 0;
+    this.seen = new RecentIds(carried?.seenMessageIds ?? []);
+    this.lastResult = carried?.lastResult;
+    this.events = new EventLog(carried?.streamOffset ?? 0, carried?.streamEvents);
+    // Carried messages were seen (and remembered) by the previous run already.
+    this.queue.push(...(carried?.queue ?? []));
+    for (const message of input.messages ?? []) this.enqueue(message);
+  }
+
+  get phase(): ConversationPhase {
+    return this.ending && !this.current ? 'ended' : this.current ? 'running' : 'idle';
+  }
+
+  /** The `end` signal came: no new messages; the run closes after the current turn. */
+  get ended(): boolean {
+    return this.ending;
+  }
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** Continue as new: Temporal suggests it, or this run answered `maxTurnsPerRun` turns. */
+  get rollingOver(): boolean {
+    const maxTurns = this.settings.maxTurnsPerRun ?? DEFAULT_MAX_TURNS_PER_RUN;
+    return this.hooks.continueAsNewSuggested() || this.turnsThisRun >= maxTurns;
+  }
+
+  /** The main loop has something to do: a message, the end, or a rollover. */
+  get hasWork(): boolean {
+    return this.queue.length > 0 || this.ending || this.rollingOver;
+  }
+
+  /** A queued message has an `ask` waiting for it: the run answers it before it rolls over. */
+  get asksWaiting(): boolean {
+    return this.queue.some((queued) => this.waitingAsks.has(queued.id));
+  }
+
+  /** The `userMessage` signal: queue the message unless it is invalid, a duplicate, or the conversation ended. */
+  receive(message: IncomingMessage): void {
+    try {
+      validateMessage(message, this.settings);
+    } catch (error) {
+      this.hooks.warn('ignored an invalid userMessage signal', { error: String(error) });
+      return;
+    }
+    if (this.ending) {
+      this.hooks.warn('ignored a message sent after the conversation ended', { messageId: message.id });
+      return;
+    }
+    if (this.enqueue(message)) this.hooks.changed();
+  }
+
+  /** The `ask` update's validator: rejects bad input, and new asks while ending or rolling over. */
+  validateAsk(message: IncomingMessage): void {
+    validateMessage(message, this.settings);
+    if (this.ending) {
+      throw ApplicationFailure.create({
+        type: FailureType.ConversationEnded,
+        nonRetryable: true,
+        message: `Conversation ${this.conversationId} has ended; start a new conversation to continue.`,
+      });
+    }
+    if (this.rollingOver && this.resultOf(message.id) === undefined) {
+      throw ApplicationFailure.create({
+        type: FailureType.ConversationRollingOver,
+        message: `Conversation ${this.conversationId} is continuing as new; send the message again to the new run.`,
+      });
+    }
+  }
+
+  /**
+   * The `ask` update: the earlier result of a retried ask, or queue the message and wait for its turn's result.
+   * `wait` resolves once its argument holds (the workflow passes Temporal's `condition`).
+   */
+  async ask(message: IncomingMessage, wait: (settled: () => boolean) => Promise<void>): Promise<TurnResult> {
+    const earlier = this.resultOf(message.id);
+    if (earlier) return earlier;
+    const pending = this.current?.messageId === message.id || this.queue.some((queued) => queued.id === message.id);
+    if (this.seen.has(message.id) && !pending) {
+      throw ApplicationFailure.create({
+        type: FailureType.InvalidMessage,
+        nonRetryable: true,
+        message: `Message ${message.id} was answered long ago and its result is no longer kept; send it with a new id.`,
+      });
+    }
+    this.enqueue(message);
+    this.hooks.changed();
+    this.waitingAsks.add(message.id);
+    try {
+      await wait(() => this.resultOf(message.id) !== undefined || this.phase === 'ended');
+    } finally {
+      this.waitingAsks.delete(message.id);
+    }
+    const result = this.resultOf(message.id);
+    if (result) return result;
+    throw ApplicationFailure.create({
+      type: FailureType.ConversationEnded,
+      nonRetryable: true,
+      message: `Conversation ${this.conversationId} ended before message ${message.id} was answered.`,
+    });
+  }
+
+  /** The `interrupt` signal: cancel the running turn, if there is one. */
+  interrupt(reason: string | undefined): void {
+    if (!this.current) return;
+    this.current.interrupted = true;
+    this.current.reason = reason;
+    this.current.cancel();
+  }
+
+  /** The `end` signal. */
+  end(): void {
+    this.ending = true;
+    this.hooks.changed();
+  }
+
+  status(): ConversationStatus {
+    const status: ConversationStatus = {
+      conversationId: this.conversationId,
+      phase: this.phase,
+      turns: this.turns,
+      queued: this.queue.length,
+      transcriptLength: this.transcriptOffset + this.transcript.length,
+      transcriptOffset: this.transcriptOffset,
+      ...(this.lastResult ? { lastResult: this.lastResult } : {}),
+    };
+    if (this.current?.progress) {
+      const { spend, activity } = this.current.progress;
+      status.currentTurn = {
+        turn: this.current.turn,
+        messageId: this.current.messageId,
+        rounds: spend.rounds,
+        toolCalls: spend.toolCalls,
+        usage: spend.usage,
+        startedAt: new Date(spend.startedAt).toISOString(),
+        activity,
+      };
+    }
+    return status;
+  }
+
+  /** The `transcript` query: a page of the whole conversation's transcript, as far as this run holds it. */
+  transcriptPage(request: { from?: number; limit?: number } | undefined): TranscriptPage {
+    const offset = this.transcriptOffset;
+    const from = Math.max(offset, request?.from ?? offset);
+    const limit = Math.max(1, Math.min(request?.limit ?? 200, 1000));
+    return {
+      from,
+      messages: page(this.transcript.messages, from - offset, limit),
+      total: offset + this.transcript.length,
+      offset,
+      ...(this.previousRunId ? { previousRunId: this.previousRunId } : {}),
+    };
+  }
+
+  /** The `modelContext` query: a page of this run's transcript (run-relative indexes) and the current turn's tools. */
+  modelContext({ from, limit }: { from: number; limit: number }): ModelContextPage {
+    return {
+      from,
+      messages: page(this.transcript.messages, from, limit),
+      total: this.transcript.length,
+      tools: this.tools,
+      toolsDigest: this.toolsDigest,
+    };
+  }
+
+  /**
+   * The next message to answer, taken from the queue; `undefined` when the run should roll over first. While rolling
+   * over, it answers only up to the last message an `ask` waits for (new asks are rejected meanwhile); messages that
+   * came by signal are carried to the next run, so steady traffic cannot postpone it forever.
+   */
+  nextMessage(): IncomingMessage | undefined {
+    const answerNext = this.rollingOver ? this.asksWaiting : this.queue.length > 0;
+    return answerNext ? this.queue.shift() : undefined;
+  }
+
+  /** A turn starts answering `message`; `cancel` cancels it (on interrupt). Returns what the turn needs. */
+  startTurn(message: IncomingMessage, cancel: () => void): ConversationTurn {
+    this.turns++;
+    this.turnsThisRun++;
+    this.transcript.append({ role: 'user', content: message.content, id: message.id });
+    this.events.startTurn(this.turns, message.id);
+    const running: RunningTurn = { turn: this.turns, messageId: message.id, cancel, interrupted: false };
+    this.current = running;
+    return {
+      conversationId: this.conversationId,
+      turn: running.turn,
+      messageId: message.id,
+      transcript: this.transcript,
+      settings: this.settings,
+      observer: this.observe(running),
+    };
+  }
+
+  /** The running turn finished with `result`. */
+  finishTurn(result: TurnResult): void {
+    if (result.stopReason === 'cancelled') {
+      const why = this.current?.reason ? `: ${this.current.reason}` : '';
+      this.transcript.append({ role: 'assistant', content: `[The user interrupted this turn${why}.]` });
+    }
+    this.current = undefined;
+    const { conversationId: _conversation, ...finished } = result;
+    this.events.append({ type: 'turn_finished', ...finished } satisfies Omit<TurnFinishedEvent, 'offset'>);
+    this.lastResult = result;
+    this.recentResults.push(result);
+    if (this.recentResults.length > RECENT_RESULTS) this.recentResults.shift();
+  }
+
+  /** The run closes: what it returns, with the state the next run starts from. */
+  close(closedBecause: ConversationOutcome['closedBecause']): ConversationOutcome {
+    this.ending = closedBecause === 'ended';
+    return { conversationId: this.conversationId, closedBecause, state: this.state() };
+  }
+
+  /** What this run hands to the next (continue-as-new) or returns when it closes. */
+  state(): ConversationState {
+    const kept = carriedTranscript(this.transcript.messages);
+    // An ended conversation is never reopened: its events would only add to the history.
+    const streamEvents = this.ending ? [] : this.events.carried();
+    return {
+      transcript: kept.messages,
+      transcriptOffset: this.transcriptOffset + kept.dropped,
+      turns: this.turns,
+      queue: [...this.queue],
+      seenMessageIds: this.seen.toArray(),
+      ...(this.lastResult ? { lastResult: this.lastResult } : {}),
+      streamOffset: this.events.nextOffset,
+      ...(streamEvents.length > 0 ? { streamEvents } : {}),
+    };
+  }
+
+  private enqueue(message: IncomingMessage): boolean {
+    if (this.seen.has(message.id)) return false;
+    this.seen.add(message.id);
+    this.queue.push(message);
+    return true;
+  }
+
+  private resultOf(messageId: string): TurnResult | undefined {
+    return this.recentResults.find((result) => result.messageId === messageId);
+  }
+
+  /** What the running turn reports: its stream events, its progress and its tools. */
+  private observe(running: RunningTurn): TurnObserver {
+    const { events } = this;
+    const { turn } = running;
+    return {
+      progress: (progress) => {
+        running.progress = progress;
+        this.hooks.changed();
+      },
+      modelCallStarted: (round) => events.startModelCall(turn, round),
+      modelCallFinished: (streamedText) => events.finishModelCall(streamedText),
+      toolsListed: (tools, digest) => {
+        this.tools = tools;
+        this.toolsDigest = digest;
+      },
+      toolStarted: (call) => events.startToolCall(turn, call),
+      toolFinished: (message, durationMs) => events.finishToolCall(turn, message, durationMs),
+      interrupted: () => running.interrupted,
+    };
+  }
+}
+
+/** Items from `from`, at most `limit` and about {@link MAX_PAGE_CHARS} characters of JSON (always at least one). */
+export function page<T>(items: readonly T[], from: number, limit: number, maxChars = MAX_PAGE_CHARS): T[] {
+  const result: T[] = [];
+  let chars = 0;
+  for (let index = Math.max(0, from); index < items.length && result.length < limit; index++) {
+    const item = items[index] as T;
+    chars += JSON.stringify(item).length;
+    if (chars > maxChars && result.length > 0) break;
+    result.push(item);
+  }
+  return result;
+}

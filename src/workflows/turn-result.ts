@@ -1,0 +1,93 @@
+import type { AssistantMessage, TokenUsage } from '../shared/types.js';
+import { type BudgetLimit, overrun, type TurnBudget, type TurnSpend } from './budget.js';
+
+export type StopReason = 'completed' | `budget:${BudgetLimit}` | 'cancelled' | `error:${string}`;
+
+/** Why a turn failed, as its result and its `turn_finished` event carry it. */
+export interface TurnError {
+  type: string;
+  message: string;
+}
+
+export interface TurnResult {
+  conversationId: string;
+  turn: number;
+  /** Id of the user message this turn answered. */
+  messageId: string;
+  /** The model's answer; `null` when the turn ended without one (cancelled, an error, or a budget stop without a final call). */
+  answer: string | null;
+  stopReason: StopReason;
+  /** Model calls made, including the final-answer call. */
+  rounds: number;
+  toolCalls: number;
+  usage: TokenUsage;
+  durationMs: number;
+  /** How far the final-answer call went past the budget, per limit. */
+  overrun?: Partial<Record<BudgetLimit, number>>;
+  error?: TurnError;
+}
+
+/**
+ * How a turn's loop stopped. A budget stop carries what the final-answer call (made outside the loop) brought: its
+ * answer, or its failure; neither when there was no such call or it was cancelled.
+ */
+export type TurnStop =
+  | { kind: 'answered'; answer: string | null }
+  | { kind: 'budget'; limit: BudgetLimit; answer?: string | null; error?: TurnError }
+  | { kind: 'cancelled' }
+  | { kind: 'error'; error: TurnError };
+
+/** What one model call brought the loop: the model's reply, or how the turn stops. */
+export type ModelStep = { kind: 'reply'; message: AssistantMessage } | TurnStop;
+
+/** A budget stop with what the final-answer call brought: its answer or its failure (a cancelled call brings neither). */
+export function withFinalAnswer(stop: Extract<TurnStop, { kind: 'budget' }>, final: ModelStep): TurnStop {
+  if (final.kind === 'reply') return { ...stop, answer: final.message.content };
+  if (final.kind === 'error') return { ...stop, error: final.error };
+  return stop;
+}
+
+/** Which message a turn answered, for its result. */
+export interface TurnIdentity {
+  conversationId: string;
+  turn: number;
+  messageId: string;
+}
+
+/** The result of a turn that stopped with `stop` after spending `spend`, at workflow time `now`. Pure. */
+export function turnResult(
+  identity: TurnIdentity,
+  stop: TurnStop,
+  spend: TurnSpend,
+  budget: TurnBudget,
+  now: number,
+): TurnResult {
+  const over = overrun(spend, budget, now);
+  const error = stop.kind === 'error' || stop.kind === 'budget' ? stop.error : undefined;
+  return {
+    conversationId: identity.conversationId,
+    turn: identity.turn,
+    messageId: identity.messageId,
+    answer: stop.kind === 'answered' || stop.kind === 'budget' ? (stop.answer ?? null) : null,
+    stopReason: stopReason(stop),
+    rounds: spend.rounds,
+    toolCalls: spend.toolCalls,
+    usage: spend.usage,
+    durationMs: now - spend.startedAt,
+    ...(Object.keys(over).length > 0 ? { overrun: over } : {}),
+    ...(error ? { error } : {}),
+  };
+}
+
+export function stopReason(stop: TurnStop): StopReason {
+  switch (stop.kind) {
+    case 'answered':
+      return 'completed';
+    case 'cancelled':
+      return 'cancelled';
+    case 'error':
+      return `error:${stop.error.type}`;
+    case 'budget':
+      return `budget:${stop.limit}`;
+  }
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { ConversationStatus } from '../../src/workflows/definitions.js';
+import { currentDetails } from '../../src/workflows/visibility.js';
+
+const idle: ConversationStatus = {
+  conversationId: 'c1',
+  phase: 'idle',
+  turns: 0,
+  queued: 0,
+  transcriptLength: 0,
+  transcriptOffset: 0,
+};
+
+describe('currentDetails', () => {
+  it('visibility: a new conversation shows its id, phase, turns and queue', () => {
+    expect(currentDetails(idle)).toBe('**Conversation** `c1` · idle · 0 turns · 0 queued');
+  });
+
+  it('visibility: a running turn shows what it is doing and what it has spent', () => {
+    const status: ConversationStatus = {
+      ...idle,
+      phase: 'running',
+      turns: 3,
+      queued: 1,
+      currentTurn: {
+        turn: 3,
+        messageId: 'm3',
+        rounds: 2,
+        toolCalls: 4,
+        usage: { inputTokens: 100, outputTokens: 20, totalTokens: 120 },
+        startedAt: new Date(0).toISOString(),
+        activity: 'tools · crm__lookup',
+      },
+    };
+
+    expect(currentDetails(status).split('\n\n')).toEqual([
+      '**Conversation** `c1` · running · 3 turns · 1 queued',
+      '**Turn 3** · tools · crm__lookup',
+      'rounds 2 · tool calls 4 · tokens 120',
+    ]);
+  });
+
+  it('visibility: between turns it shows how the last turn stopped', () => {
+    const lastResult = {
+      conversationId: 'c1',
+      turn: 2,
+      messageId: 'm2',
+      answer: null,
+      stopReason: 'budget:rounds' as const,
+      rounds: 21,
+      toolCalls: 0,
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      durationMs: 1,
+    };
+
+    expect(currentDetails({ ...idle, turns: 2, lastResult }).split('\n\n')).toEqual([
+      '**Conversation** `c1` · idle · 2 turns · 0 queued',
+      'Last turn 2: budget:rounds',
+    ]);
+  });
+});
