@@ -145,7 +145,16 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
 
       const result = fromOpenAICompletion(completion, input.toolChoice === 'none');
       transcripts.remember(input, result.message);
-      return listed === undefined ? result : { ...result, turnSetup: { tools: listed.tools, model: defaultModel } };
+      if (listed === undefined) return result;
+      const { unavailable } = listed;
+      return {
+        ...result,
+        turnSetup: {
+          tools: listed.tools,
+          model: defaultModel,
+          ...(unavailable.length > 0 ? { unavailableServers: unavailable } : {}),
+        },
+      };
     },
   };
 }

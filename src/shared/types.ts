@@ -130,6 +130,8 @@ export interface TurnSetup {
   tools: ToolDefinition[];
   /** The model that answers when the conversation names none (the worker's default). */
   model: string;
+  /** MCP servers left out of this turn's tools because they could not be listed; absent when none were. */
+  unavailableServers?: UnavailableServer[];
 }
 
 export interface ModelCallResult {

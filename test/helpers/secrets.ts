@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { causeChain } from '../../src/shared/errors.js';
 
 /** Helpers to prove a secret never reaches history, results, logs or the model. */
 
@@ -10,33 +9,32 @@ export function canary(label = 'canary'): string {
 }
 
 /**
- * All the text in `value`, for a substring search: objects as JSON, byte arrays (payload data in a history or an
- * encoded failure) decoded as UTF-8, errors with the message and stack of each cause.
+ * All the text in `value`, for a substring search: every string and every byte array (payload data in a history or
+ * an encoded failure) decoded as UTF-8, found by walking the object itself (a history's `toJSON` would turn the bytes
+ * into base64, where a secret inside a payload cannot be searched for), and each error's message and stack.
  */
 export function allText(value: unknown): string {
-  if (value instanceof Error) {
-    return [...causeChain(value)]
-      .map((error) => {
-        const { message, stack } = error as { message?: unknown; stack?: unknown };
-        return `${String(message)}\n${String(stack)}\n${JSON.stringify(error, bytesAsText)}`;
-      })
-      .join('\n');
-  }
-  return typeof value === 'string' ? value : (JSON.stringify(value, bytesAsText) ?? '');
-}
-
-function bytesAsText(_key: string, value: unknown): unknown {
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
-  // Buffer.prototype.toJSON runs before the replacer sees it.
-  if (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as { type?: unknown }).type === 'Buffer' &&
-    Array.isArray((value as { data?: unknown }).data)
-  ) {
-    return Buffer.from((value as { data: number[] }).data).toString('utf8');
-  }
-  return value;
+  const parts: string[] = [];
+  const seen = new Set<unknown>();
+  const visit = (item: unknown): void => {
+    if (typeof item === 'string') {
+      parts.push(item);
+      return;
+    }
+    if (typeof item !== 'object' || item === null || seen.has(item)) return;
+    seen.add(item);
+    if (item instanceof Uint8Array) {
+      parts.push(Buffer.from(item).toString('utf8'));
+      return;
+    }
+    if (item instanceof Error) {
+      parts.push(item.message, item.stack ?? '');
+      visit(item.cause);
+    }
+    for (const key of Object.keys(item)) visit((item as Record<string, unknown>)[key]);
+  };
+  visit(value);
+  return parts.join('\n');
 }
 
 /** Where `secret` occurs in `text`, plain or base64-encoded, with some context; empty when it does not. */
