@@ -1,11 +1,11 @@
 import { Command } from '@commander-js/extra-typings';
 import { Runtime } from '@temporalio/worker';
-import { loadConfig, type Config } from '../../config.js';
+import type { Config } from '../../config.js';
 import { DevAlreadyRunningError, acquireDevLock, type DevLock } from '../../servers/dev-lock.js';
 import { devDatabasePath, startDevServer, type RunningDevServer } from '../../servers/dev-server-process.js';
 import { ensureDevServer, isPortOpen, ServerUnavailableError, stderrLog } from '../../servers/index.js';
 import { runWorker } from '../../worker.js';
-import { printWorkerReady, runWorkerAgainstCluster } from './worker.js';
+import { loadWorkerConfig, printWorkerReady, runWorkerAgainstCluster } from './worker.js';
 
 export function devCommand() {
   return new Command('dev')
@@ -25,7 +25,7 @@ Environment:
   TEMPORAL_CLI_PATH        use this \`temporal\` binary instead of building one`,
     )
     .action(async () => {
-      const config = loadConfig();
+      const config = loadWorkerConfig();
       if (config.temporal.address !== undefined) {
         await runWorkerAgainstCluster(config);
         return;

@@ -1,8 +1,21 @@
 import { Command } from '@commander-js/extra-typings';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../../client/connection.js';
-import { loadConfig, type Config } from '../../config.js';
+import { checkConfigFiles, loadConfig, type Config } from '../../config.js';
+import { loadMcpConfig } from '../../mcp/config.js';
 import { ServerUnavailableError } from '../../servers/index.js';
 import { runWorker } from '../../worker.js';
+
+/**
+ * The worker's configuration (the environment, the certificate files it names, the MCP configuration file), checked
+ * before anything starts or connects: a mistake is a ConfigError (exit code 2) found at once, not after a dev server
+ * has started. (The worker reads the MCP file again when it starts; this read only checks it early.)
+ */
+export function loadWorkerConfig(): Config {
+  const config = loadConfig();
+  checkConfigFiles(config);
+  loadMcpConfig(config.mcpConfigPath);
+  return config;
+}
 
 /**
  * Runs the worker against TEMPORAL_ADDRESS; a cluster that cannot be reached becomes one line saying what to do,
@@ -45,6 +58,6 @@ Environment:
   DURABLE_AGENT_TASK_QUEUE  task queue (default durable-agent)`,
     )
     .action(async () => {
-      await runWorkerAgainstCluster(loadConfig());
+      await runWorkerAgainstCluster(loadWorkerConfig());
     });
 }
