@@ -50,6 +50,8 @@ describe('TEMPORAL_ADDRESS', () => {
       '127.0.0.1:1',
       'temporal:7233',
       'my-ns.a1b2c.tmprl.cloud:7233',
+      'host.example.:7233',
+      'under_score:7233',
       'us-east-1.aws.api.temporal.io:7233',
       '[::1]:7233',
       '[2001:db8::7]:65535',
@@ -73,6 +75,8 @@ describe('TEMPORAL_ADDRESS', () => {
       ['[::1]', /no port/],
       ['a:b:7233', /more than one colon/],
       ['local host:7233', /"local host" is not a host name/],
+      ['999.1.1.1:7233', /"999.1.1.1" is not a host name or IP address/],
+      ['[fe80::1%eth0]:7233', /"fe80::1%eth0" is not an IPv6 address/],
     ];
     for (const [address, problem] of cases) {
       const { message } = addressError(address);
