@@ -22,7 +22,8 @@ Environment:
   DURABLE_AGENT_UI_PORT    Web UI port of the embedded dev server (default 8233)
   DURABLE_AGENT_DATA_DIR   where the dev server keeps its SQLite database (default .durable-agent)
   DURABLE_AGENT_CACHE_DIR  where provisioned servers are cached (default ~/.cache/durable-agent)
-  TEMPORAL_CLI_PATH        use this \`temporal\` binary instead of building one`,
+  TEMPORAL_CLI_PATH        use this \`temporal\` binary instead of building one
+  DURABLE_AGENT_MCP_CONFIG the mcpServers file (docs/mcp.md), checked before the dev server starts`,
     )
     .action(async () => {
       const config = loadWorkerConfig();
