@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { ConfigError } from '../config.js';
 import { errorMessage } from '../shared/errors.js';
 
 /**
@@ -23,7 +24,8 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 /** Largest accepted `timeoutMs` (one day): anything longer belongs in a workflow, not a single tool call. */
 export const MAX_TOOL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
-export class McpConfigError extends Error {
+/** A ConfigError, so the CLI reports it as one (exit code 2) like a bad environment variable. */
+export class McpConfigError extends ConfigError {
   override name = 'McpConfigError';
 }
 
