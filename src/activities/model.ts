@@ -21,6 +21,7 @@ import type {
 } from '../shared/types.js';
 import { streamSignal } from '../workflows/definitions.js';
 import type { ModelStreamOptions } from '../workflows/stream-events.js';
+import type { ToolListing } from '../mcp/pool.js';
 import { toModelFailure } from './model-errors.js';
 import { TextPublisher, type StreamPublisher } from './text-publisher.js';
 import { ToolOffers } from './tool-limits.js';
@@ -46,8 +47,11 @@ export interface ChatCompletionsClient {
 export interface ModelActivityDependencies {
   openai: ChatCompletionsClient | OpenAI;
   transcripts: TranscriptCache;
-  /** Lists the tools of every MCP server, for a call with `listTools` (the turn's first). Default: no tools. */
-  listTools?: () => Promise<ToolDefinition[]>;
+  /**
+   * Lists the tools of every MCP server, for a call with `listTools` (the turn's first), and the servers left out
+   * because they could not be listed. Default: no tools.
+   */
+  listTools?: () => Promise<ToolListing>;
   /** Model used when the conversation names none. */
   defaultModel: string;
   /** How often to heartbeat while waiting for the model. Default 2 seconds. */
@@ -66,7 +70,7 @@ export function idempotencyKey(input: Pick<ModelCallInput, 'workflowId' | 'runId
 export function createModelActivities(dependencies: ModelActivityDependencies) {
   const { openai, transcripts, defaultModel } = dependencies;
   const heartbeatIntervalMs = dependencies.heartbeatIntervalMs ?? 2_000;
-  const listTools = dependencies.listTools ?? (async (): Promise<ToolDefinition[]> => []);
+  const listTools = dependencies.listTools ?? (async (): Promise<ToolListing> => ({ tools: [], unavailable: [] }));
   const endpoint = (openai as { baseURL?: string }).baseURL ?? 'the model endpoint';
   const toolOffers = new ToolOffers();
 
@@ -80,8 +84,8 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
       const { messages } = resolved;
       let { tools } = resolved;
       if (listed !== undefined) {
-        tools = listed;
-        transcripts.rememberTools(input, listed);
+        tools = listed.tools;
+        transcripts.rememberTools(input, listed.tools);
       }
       const trimmed = trimToContext(messages, input.maxInputTokens);
       const wire = trimmed.messages.map(toOpenAIMessage);
@@ -141,7 +145,16 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
 
       const result = fromOpenAICompletion(completion, input.toolChoice === 'none');
       transcripts.remember(input, result.message);
-      return listed === undefined ? result : { ...result, turnSetup: { tools: listed, model: defaultModel } };
+      if (listed === undefined) return result;
+      const { unavailable } = listed;
+      return {
+        ...result,
+        turnSetup: {
+          tools: listed.tools,
+          model: defaultModel,
+          ...(unavailable.length > 0 ? { unavailableServers: unavailable } : {}),
+        },
+      };
     },
   };
 }
