@@ -13,6 +13,7 @@ import {
   type ConversationInput,
   type ConversationOutcome,
   endSignal,
+  handlerDescriptions as described,
   type IncomingMessage,
   interruptSignal,
   modelContextQuery,
@@ -45,16 +46,21 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
 
   // Keep this order: signals and updates that arrived before their handler are delivered as it is set, so the order
   // of these calls is part of what replay must reproduce.
-  setHandler(userMessageSignal, (message) => conversation.receive(message));
+  setHandler(userMessageSignal, (message) => conversation.receive(message), { description: described.userMessage });
   setHandler(askUpdate, (message) => conversation.ask(message, (settled) => condition(settled)), {
     validator: (message: IncomingMessage) => conversation.validateAsk(message),
+    description: described.ask,
   });
-  setHandler(interruptSignal, (request) => conversation.interrupt(request?.reason));
+  setHandler(interruptSignal, (request) => conversation.interrupt(request?.reason), {
+    description: described.interrupt,
+  });
   const polls = handleEventStream(conversation.events, conversationId);
-  setHandler(endSignal, () => conversation.end());
-  setHandler(statusQuery, () => conversation.status());
-  setHandler(transcriptQuery, (request) => conversation.transcriptPage(request));
-  setHandler(modelContextQuery, (request) => conversation.modelContext(request));
+  setHandler(endSignal, () => conversation.end(), { description: described.end });
+  setHandler(statusQuery, () => conversation.status(), { description: described.status });
+  setHandler(transcriptQuery, (request) => conversation.transcriptPage(request), { description: described.transcript });
+  setHandler(modelContextQuery, (request) => conversation.modelContext(request), {
+    description: described.modelContext,
+  });
 
   // A run that starts with a message starts its turn in this same workflow task, which publishes `running`.
   if (conversation.queued === 0) publish();

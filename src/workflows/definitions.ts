@@ -132,6 +132,30 @@ export const transcriptQuery = defineQuery<TranscriptPage, [{ from?: number; lim
 /** For workers: a page of this run's transcript (run-relative indexes) and the current turn's tools. */
 export const modelContextQuery = defineQuery<ModelContextPage, [{ from: number; limit: number }]>('modelContext');
 
+/**
+ * What each handler does, as the Web UI and `temporal workflow metadata` show it (the `description` given to
+ * `setHandler`). The public ones are the protocol of docs/protocol.md; the internal ones serve durable-agent's own
+ * worker and client and may change in any release.
+ */
+export const handlerDescriptions = {
+  userMessage:
+    'Public. Queue a user message { id, content } without waiting. Idempotent by id: a message id seen before is ' +
+    'ignored; an invalid message, or one after the end, is ignored (and logged). See docs/protocol.md.',
+  ask:
+    'Public. Queue a user message { id, content } and wait for its TurnResult; use the message id as the update id. ' +
+    'Fails with type InvalidMessage, ConversationEnded, or ConversationRollingOver (ask again with the same id).',
+  interrupt: 'Public. Stop the running turn ({ reason? }); the conversation stays open and answers the next message.',
+  end: 'Public. End the conversation after the current turn ({ reason? }); it takes no more messages.',
+  status: 'Public. The ConversationStatus: phase, turns, queue, the running turn and the last TurnResult.',
+  transcript:
+    'Public. A page of the transcript ({ from?, limit? }) with whole-conversation indexes; earlier turns are in the ' +
+    'run named by previousRunId.',
+  modelContext: "Internal: the worker's model activity reads the transcript with it. Do not use.",
+  stream: "Internal: the worker's model activity sends streamed text with it. Do not send.",
+  pollEvents:
+    "Internal: durable-agent's own event stream subscription (docs/streaming.md); its shape may change. Do not use.",
+} as const;
+
 /** For the model activity: a batch of the text it is streaming (see stream-events.ts). */
 export const streamSignal = defineSignal<[StreamBatch]>('stream');
 /** Long-poll for stream events at or after `from`: answers as soon as there are any, or after `waitMs` with none. */

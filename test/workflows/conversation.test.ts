@@ -10,6 +10,7 @@ import {
   type ConversationStatus,
   type TurnResult,
   endSignal,
+  handlerDescriptions,
   interruptSignal,
   statusQuery,
   transcriptQuery,
@@ -226,5 +227,45 @@ describe('continue-as-new', () => {
     expect(page.previousRunId).toBeDefined();
     const users = agent.model.requests.map((request) => request.messages.at(-1)?.content);
     expect(users).toEqual(['one', 'two', 'three']);
+  });
+});
+
+describe('handler metadata', () => {
+  it('every handler has a description, shown by the Web UI and `temporal workflow metadata`', async () => {
+    const agent = await agentWith([]);
+    const handle = await agent.startConversation('metadata');
+    interface Definition {
+      name: string;
+      description?: string;
+    }
+    const metadata = await handle.query<{
+      definition: { queryDefinitions: Definition[]; signalDefinitions: Definition[]; updateDefinitions: Definition[] };
+    }>('__temporal_workflow_metadata');
+    const { queryDefinitions, signalDefinitions, updateDefinitions } = metadata.definition;
+    const described = (definitions: Definition[]) =>
+      Object.fromEntries(
+        definitions
+          .filter((definition) => !definition.name.startsWith('__'))
+          .map((definition) => [definition.name, definition.description]),
+      );
+    expect(described(signalDefinitions)).toEqual({
+      userMessage: handlerDescriptions.userMessage,
+      interrupt: handlerDescriptions.interrupt,
+      end: handlerDescriptions.end,
+      stream: handlerDescriptions.stream,
+    });
+    expect(described(updateDefinitions)).toEqual({
+      ask: handlerDescriptions.ask,
+      pollEvents: handlerDescriptions.pollEvents,
+    });
+    expect(described(queryDefinitions)).toEqual({
+      status: handlerDescriptions.status,
+      transcript: handlerDescriptions.transcript,
+      modelContext: handlerDescriptions.modelContext,
+    });
+    for (const internal of ['stream', 'pollEvents', 'modelContext'] as const) {
+      expect(handlerDescriptions[internal]).toMatch(/^Internal/);
+    }
+    await handle.signal(endSignal, {});
   });
 });
