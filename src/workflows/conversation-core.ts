@@ -66,8 +66,10 @@ export class ConversationCore {
   private readonly recentResults: TurnResult[] = [];
   private lastResult: TurnResult | undefined;
   private ending = false;
+  /** The run is handing over to the next (continue-as-new): new asks are refused until the next run takes them. */
+  private handingOver = false;
   private current: RunningTurn | undefined;
-  /** Messages whose `ask` update is waiting for an answer. */
+  /** Messages whose `ask` update waits for an answer from this run. */
   private readonly waitingAsks = new Set<string>();
   private tools: ToolDefinition[] | undefined;
   private toolsDigest: string | undefined;
@@ -118,7 +120,10 @@ export class ConversationCore {
     return this.queue.length > 0 || this.ending || this.rollingOver;
   }
 
-  /** A queued message has an `ask` waiting for it: the run answers it before it rolls over. */
+  /**
+   * A queued message has an `ask` waiting for it that this run answers before it rolls over (asks that came while the
+   * rollover was due are not counted: their messages go to the next run).
+   */
   get asksWaiting(): boolean {
     return this.queue.some((queued) => this.waitingAsks.has(queued.id));
   }
@@ -138,7 +143,7 @@ export class ConversationCore {
     if (this.enqueue(message)) this.hooks.changed();
   }
 
-  /** The `ask` update's validator: rejects bad input, and new asks while ending or rolling over. */
+  /** The `ask` update's validator: rejects bad input, and new asks while ending or handing over to the next run. */
   validateAsk(message: IncomingMessage): void {
     validateMessage(message, this.settings);
     if (this.ending) {
@@ -148,16 +153,19 @@ export class ConversationCore {
         message: `Conversation ${this.conversationId} has ended; start a new conversation to continue.`,
       });
     }
-    if (this.rollingOver && this.resultOf(message.id) === undefined) {
+    if (this.handingOver && this.resultOf(message.id) === undefined) {
       throw ApplicationFailure.create({
         type: FailureType.ConversationRollingOver,
-        message: `Conversation ${this.conversationId} is continuing as new; send the message again to the new run.`,
+        message: `Conversation ${this.conversationId} is continuing as new; ask again (same message id) in a moment.`,
       });
     }
   }
 
   /**
    * The `ask` update: the earlier result of a retried ask, or queue the message and wait for its turn's result.
+   * An ask that comes while the rollover is due is not answered by this run: its message is carried to the next run
+   * (keeping its place in the queue) and the ask fails with `ConversationRollingOver` when this run hands over, so
+   * the client asks again, with the same id, and the next run answers it. Steady asks cannot postpone the rollover.
    * `wait` resolves once its argument holds (the workflow passes Temporal's `condition`).
    */
   async ask(message: IncomingMessage, wait: (settled: () => boolean) => Promise<void>): Promise<TurnResult> {
@@ -173,19 +181,37 @@ export class ConversationCore {
     }
     this.enqueue(message);
     this.hooks.changed();
-    this.waitingAsks.add(message.id);
+    const answeredHere = !this.rollingOver;
+    if (answeredHere) this.waitingAsks.add(message.id);
     try {
-      await wait(() => this.resultOf(message.id) !== undefined || this.phase === 'ended');
+      await wait(() => this.resultOf(message.id) !== undefined || this.phase === 'ended' || this.handingOver);
     } finally {
       this.waitingAsks.delete(message.id);
     }
     const result = this.resultOf(message.id);
     if (result) return result;
+    if (this.phase === 'ended') {
+      throw ApplicationFailure.create({
+        type: FailureType.ConversationEnded,
+        nonRetryable: true,
+        message: `Conversation ${this.conversationId} ended before message ${message.id} was answered.`,
+      });
+    }
     throw ApplicationFailure.create({
-      type: FailureType.ConversationEnded,
-      nonRetryable: true,
-      message: `Conversation ${this.conversationId} ended before message ${message.id} was answered.`,
+      type: FailureType.ConversationRollingOver,
+      message:
+        `Conversation ${this.conversationId} continued as new before message ${message.id} was answered; the ` +
+        'message was carried over: ask again with the same id to get its answer.',
     });
+  }
+
+  /**
+   * The run hands over to the next (continue-as-new): asks that still wait fail with `ConversationRollingOver` (their
+   * messages are carried), and new ones are refused until the next run takes them.
+   */
+  handOver(): void {
+    this.handingOver = true;
+    this.hooks.changed();
   }
 
   /** The `interrupt` signal: cancel the running turn, if there is one. */
@@ -254,8 +280,8 @@ export class ConversationCore {
 
   /**
    * The next message to answer, taken from the queue; `undefined` when the run should roll over first. While rolling
-   * over, it answers only up to the last message an `ask` waits for (new asks are rejected meanwhile); messages that
-   * came by signal are carried to the next run, so steady traffic cannot postpone it forever.
+   * over, it answers only up to the last message an `ask` from before the rollover was due waits for; later messages
+   * (signals, and asks that came meanwhile) are carried to the next run, so steady traffic cannot postpone it forever.
    */
   nextMessage(): IncomingMessage | undefined {
     const answerNext = this.rollingOver ? this.asksWaiting : this.queue.length > 0;

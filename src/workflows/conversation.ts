@@ -85,8 +85,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     if (conversation.ended) break;
     const message = conversation.nextMessage();
     if (message === undefined) {
+      conversation.handOver();
       await handlersFinished();
-      if (conversation.asksWaiting) continue;
       return continueAsNew<typeof conversationWorkflow>({
         conversationId,
         settings,

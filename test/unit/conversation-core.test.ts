@@ -283,13 +283,17 @@ describe('ConversationCore: ask', () => {
     await expect(asked).rejects.toMatchObject({ type: FailureType.ConversationEnded });
   });
 
-  it('ask validator: rejects bad input, asks after the end, and new asks while rolling over', () => {
+  it('ask validator: rejects bad input, asks after the end, and new asks only while handing over', () => {
     const { core, hooks } = conversation({ messages: [message('m1')] });
     const result = answerNext(core);
 
     expect(failureType(() => core.validateAsk({ id: 'x', content: '' }))).toBe(FailureType.InvalidMessage);
     expect(failureType(() => core.validateAsk(message('m2')))).toBeUndefined();
     hooks.suggested = true;
+    // The rollover is due, but the run has not handed over yet: the ask is taken (and carried, see below).
+    expect(core.rollingOver).toBe(true);
+    expect(failureType(() => core.validateAsk(message('m2')))).toBeUndefined();
+    core.handOver();
     expect(failureType(() => core.validateAsk(message('m2')))).toBe(FailureType.ConversationRollingOver);
     // A retry of an answered ask is still answered from the recent results.
     expect(failureType(() => core.validateAsk(message(result.messageId)))).toBeUndefined();
@@ -322,6 +326,32 @@ describe('ConversationCore: rolling over and closing', () => {
     expect(core.asksWaiting).toBe(false);
     expect(core.nextMessage()).toBeUndefined();
     expect(core.state().queue).toEqual([message('m3')]);
+  });
+
+  it('rollover: an ask that comes while the rollover is due is carried, and fails as rolling over at the handover', async () => {
+    const { core, hooks } = conversation({ settings: { maxTurnsPerRun: 1 }, messages: [message('m1')] });
+    const turn = core.startTurn(core.nextMessage()!, () => undefined);
+    // The run's last turn is under way: the ask is taken, but it will not be answered by this run.
+    expect(core.rollingOver).toBe(true);
+    const wait = manualWait();
+    const asked = core.ask(message('m2'), wait.wait);
+    core.receive(message('m3'));
+    core.finishTurn(resultFor(turn));
+
+    expect(core.asksWaiting).toBe(false);
+    expect(core.nextMessage()).toBeUndefined();
+    expect(wait.settled()).toBe(false);
+    core.handOver();
+    expect(wait.settled()).toBe(true);
+    wait.release();
+    await expect(asked).rejects.toMatchObject({ type: FailureType.ConversationRollingOver, nonRetryable: false });
+    // Both messages go to the next run, in the order they came; a retried ask there finds its message queued.
+    expect(core.state().queue).toEqual([message('m2'), message('m3')]);
+    const next = conversation({ state: core.state() }).core;
+    void next.ask(message('m2'), () => new Promise(() => undefined));
+    expect(next.state().queue).toEqual([message('m2'), message('m3')]);
+    expect(answerNext(next).messageId).toBe('m2');
+    expect(hooks.warnings).toEqual([]);
   });
 
   it('state: carries the transcript, turns, queue, remembered ids, last result and the stream position', () => {
