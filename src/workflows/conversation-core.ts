@@ -59,6 +59,7 @@ export class ConversationCore {
   readonly events: EventLog;
   private readonly transcriptOffset: number;
   private readonly previousRunId: string | undefined;
+  private readonly closeWhenIdle: boolean;
   private turns: number;
   private turnsThisRun = 0;
   private readonly queue: IncomingMessage[] = [];
@@ -82,6 +83,9 @@ export class ConversationCore {
     this.conversationId = input.conversationId;
     this.settings = input.settings ?? {};
     this.previousRunId = input.previousRunId;
+    this.closeWhenIdle = input.closeWhenIdle === true;
+    // A run started from an ended conversation's state (see earlier-runs.ts) only keeps it readable.
+    this.ending = carried?.ended === true;
     const systemPrompt = this.settings.systemPrompt;
     const initial: ChatMessage[] =
       carried?.transcript ?? (systemPrompt ? [{ role: 'system', content: systemPrompt }] : []);
@@ -320,10 +324,16 @@ export class ConversationCore {
     if (this.recentResults.length > RECENT_RESULTS) this.recentResults.shift();
   }
 
-  /** The run closes: what it returns, with the state the next run starts from. */
+  /** The run closes: what it returns, with the state and settings the run that reopens it starts from. */
   close(closedBecause: ConversationOutcome['closedBecause']): ConversationOutcome {
     this.ending = closedBecause === 'ended';
-    return { conversationId: this.conversationId, closedBecause, state: this.state() };
+    return {
+      conversationId: this.conversationId,
+      closedBecause,
+      state: this.state(),
+      settings: this.settings,
+      ...(this.closeWhenIdle ? { closeWhenIdle: true } : {}),
+    };
   }
 
   /** What this run hands to the next (continue-as-new) or returns when it closes. */
@@ -340,6 +350,7 @@ export class ConversationCore {
       ...(this.lastResult ? { lastResult: this.lastResult } : {}),
       streamOffset: this.events.nextOffset,
       ...(streamEvents.length > 0 ? { streamEvents } : {}),
+      ...(this.ending ? { ended: true } : {}),
     };
   }
 

@@ -93,6 +93,8 @@ export interface ConversationState {
   streamOffset?: number;
   /** The latest turn's stream events, for subscribers that were between two polls; left out once ended. */
   streamEvents?: StreamEvent[];
+  /** The conversation has ended: a run started from this state takes no messages and closes at once. */
+  ended?: boolean;
 }
 
 export interface ConversationInput {
@@ -107,10 +109,15 @@ export interface ConversationInput {
   previousRunId?: string;
 }
 
+/** What a run returns when it closes (its result): why, and everything a run that reopens the conversation needs. */
 export interface ConversationOutcome {
   conversationId: string;
   closedBecause: 'ended' | 'idle' | 'completed';
   state: ConversationState;
+  /** The run's settings, for the run that reopens the conversation (docs/protocol.md, "Reopening"). */
+  settings?: ConversationSettings;
+  /** The run was a one-shot (`closeWhenIdle`); a run that reopens it closes when idle too. */
+  closeWhenIdle?: boolean;
 }
 
 /** The workflow id of a conversation: readable in the Web UI and derived, so clients never need a lookup. */

@@ -390,6 +390,37 @@ describe('ConversationCore: rolling over and closing', () => {
     expect(outcome.state.streamOffset).toBe(2);
     expect(ended.phase).toBe('ended');
   });
+
+  it('close: the outcome carries what reopening needs: the settings and whether the run was a one-shot', () => {
+    const settings = { systemPrompt: 'Be brief.', idleTimeoutMs: 1_000 };
+    const idle = conversation({ settings, messages: [message('m1')] }).core;
+    answerNext(idle);
+    expect(idle.close('idle')).toMatchObject({ settings, state: { turns: 1 } });
+    expect(idle.close('idle')).not.toHaveProperty('closeWhenIdle');
+    const oneShot = conversation({ closeWhenIdle: true, messages: [message('m1')] }).core;
+    answerNext(oneShot);
+    expect(oneShot.close('completed')).toMatchObject({ closeWhenIdle: true, settings: {} });
+  });
+
+  it('close: an ended conversation’s state says so; a run started from it takes nothing and ends at once', () => {
+    const ended = conversation({ messages: [message('m1')] }).core;
+    answerNext(ended);
+    ended.end();
+    const { state } = ended.close('ended');
+    expect(state).toMatchObject({ ended: true, turns: 1, seenMessageIds: ['m1'] });
+
+    const { core, hooks } = conversation({ state, previousRunId: 'run-1' });
+    expect(core.phase).toBe('ended');
+    expect(core.hasWork).toBe(true);
+    expect(failureType(() => core.validateAsk(message('m2')))).toBe(FailureType.ConversationEnded);
+    core.receive(message('m2'));
+    expect(core.queued).toBe(0);
+    expect(hooks.warnings.map((warning) => warning.message)).toEqual([
+      'ignored a message sent after the conversation ended',
+    ]);
+    expect(core.transcriptPage(undefined)).toMatchObject({ total: 1, previousRunId: 'run-1' });
+    expect(core.close('ended').state).toMatchObject({ ended: true, turns: 1, seenMessageIds: ['m1'] });
+  });
 });
 
 describe('ConversationCore: transcript pages', () => {

@@ -163,9 +163,11 @@ describe('interrupt and end', () => {
     const outcome = (await handle.result()) as ConversationOutcome; // time skips the idle hour
     expect(outcome.closedBecause).toBe('idle');
     expect(outcome.state.turns).toBe(1);
+    // The result carries everything the reopening run needs (docs/protocol.md, "Reopening"): no history to read.
+    expect(outcome.settings).toEqual(settings);
 
     const reopened = await agent.startConversation('idle', {
-      settings,
+      settings: outcome.settings,
       state: outcome.state,
       previousRunId: handle.firstExecutionRunId,
     });
