@@ -20,6 +20,11 @@ import type { TurnResult } from './turn-result.js';
 export const DEFAULT_MAX_TURNS_PER_RUN = 100;
 /** Results of recent turns kept for asks that are retried after their turn finished. */
 export const RECENT_RESULTS = 20;
+/**
+ * Recent results carried into the next run, in characters of JSON: an ask retried just after a rollover (its message
+ * was carried and answered by a run that rolled over again at once) still gets its answer.
+ */
+export const MAX_CARRIED_RESULTS_CHARS = 64 * 1024;
 /** Largest page a query answers with, in characters of JSON: well under the 4 MB gRPC message limit. */
 export const MAX_PAGE_CHARS = 1_000_000;
 
@@ -94,6 +99,7 @@ export class ConversationCore {
     this.turns = carried?.turns ?? 0;
     this.seen = new RecentIds(carried?.seenMessageIds ?? []);
     this.lastResult = carried?.lastResult;
+    this.recentResults.push(...(carried?.recentResults ?? []));
     this.events = new EventLog(carried?.streamOffset ?? 0, carried?.streamEvents);
     // Carried messages were seen (and remembered) by the previous run already.
     this.queue.push(...(carried?.queue ?? []));
@@ -348,6 +354,7 @@ export class ConversationCore {
       queue: [...this.queue],
       seenMessageIds: this.seen.toArray(),
       ...(this.lastResult ? { lastResult: this.lastResult } : {}),
+      ...(this.ending ? {} : { recentResults: carriedResults(this.recentResults) }),
       streamOffset: this.events.nextOffset,
       ...(streamEvents.length > 0 ? { streamEvents } : {}),
       ...(this.ending ? { ended: true } : {}),
@@ -386,6 +393,19 @@ export class ConversationCore {
       interrupted: () => running.interrupted,
     };
   }
+}
+
+/** The newest of `results` that fit {@link MAX_CARRIED_RESULTS_CHARS}, oldest first. */
+function carriedResults(results: readonly TurnResult[]): TurnResult[] {
+  const kept: TurnResult[] = [];
+  let chars = 0;
+  for (let index = results.length - 1; index >= 0; index--) {
+    const result = results[index] as TurnResult;
+    chars += JSON.stringify(result).length;
+    if (chars > MAX_CARRIED_RESULTS_CHARS) break;
+    kept.unshift(result);
+  }
+  return kept;
 }
 
 /** Items from `from`, at most `limit` and about {@link MAX_PAGE_CHARS} characters of JSON (always at least one). */

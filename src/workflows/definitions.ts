@@ -89,6 +89,8 @@ export interface ConversationState {
   queue: IncomingMessage[];
   seenMessageIds: string[];
   lastResult?: TurnResult;
+  /** Results of the latest turns (as many as fit 64 KiB), for asks retried with the same id after the rollover. */
+  recentResults?: TurnResult[];
   /** Offset of the next stream event, so offsets keep growing across runs; default 0. */
   streamOffset?: number;
   /** The latest turn's stream events, for subscribers that were between two polls; left out once ended. */

@@ -5,6 +5,7 @@ import { ZERO_USAGE } from '../../src/shared/types.js';
 import {
   ConversationCore,
   type ConversationTurn,
+  MAX_CARRIED_RESULTS_CHARS,
   MAX_PAGE_CHARS,
   page,
   RECENT_RESULTS,
@@ -352,6 +353,19 @@ describe('ConversationCore: rolling over and closing', () => {
     expect(next.state().queue).toEqual([message('m2'), message('m3')]);
     expect(answerNext(next).messageId).toBe('m2');
     expect(hooks.warnings).toEqual([]);
+  });
+
+  it('rollover: an ask retried after the run that answered it rolled over gets the answer from the carried results', async () => {
+    const { core } = conversation({ settings: { maxTurnsPerRun: 1 }, messages: [message('m1')] });
+    const answered = answerNext(core);
+    const next = conversation({ state: core.state() }).core;
+
+    expect(failureType(() => next.validateAsk(message('m1')))).toBeUndefined();
+    expect(await next.ask(message('m1'), () => Promise.reject(new Error('no wait expected')))).toEqual(answered);
+    // Only as many as fit: a huge answer is not carried (its ask then says so instead).
+    const { core: big } = conversation({ messages: [message('m2')] });
+    answerNext(big, { answer: 'x'.repeat(MAX_CARRIED_RESULTS_CHARS) });
+    expect(big.state().recentResults).toEqual([]);
   });
 
   it('state: carries the transcript, turns, queue, remembered ids, last result and the stream position', () => {
