@@ -22,6 +22,7 @@ import type {
 import { streamSignal } from '../workflows/definitions.js';
 import type { ModelStreamOptions } from '../workflows/stream-events.js';
 import { toModelFailure } from './model-errors.js';
+import { checkModelResult, fitModelAnswer, fitToolList } from './payload-limits.js';
 import { TextPublisher, type StreamPublisher } from './text-publisher.js';
 import type { TranscriptCache } from './transcript-cache.js';
 
@@ -73,7 +74,8 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
       const context = Context.current();
       const [resolved, listed] = await Promise.all([
         transcripts.resolve(input),
-        input.listTools ? listTools() : undefined,
+        // The list is recorded in this call's result: cut to what a Temporal payload may carry before it is offered.
+        input.listTools ? listTools().then((tools) => fitToolList(tools, context.log)) : undefined,
       ]);
       const { messages } = resolved;
       let { tools } = resolved;
@@ -135,9 +137,12 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
         clearInterval(heartbeat);
       }
 
-      const result = fromOpenAICompletion(completion, input.toolChoice === 'none');
+      // Bounded like every activity result (src/shared/payload-limits.ts): an endpoint may send megabytes.
+      const result = fitModelAnswer(fromOpenAICompletion(completion, input.toolChoice === 'none'), context.log);
+      const full = listed === undefined ? result : { ...result, turnSetup: { tools: listed, model: defaultModel } };
+      checkModelResult(full);
       transcripts.remember(input, result.message);
-      return listed === undefined ? result : { ...result, turnSetup: { tools: listed, model: defaultModel } };
+      return full;
     },
   };
 }
