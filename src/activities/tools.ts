@@ -91,7 +91,9 @@ export function createToolActivities(deps: ToolActivityDependencies) {
         // Cut to the setting and, whatever the setting, to what a Temporal payload may carry (src/shared/payload-limits.ts).
         const { text, truncated, limitedBy } = toolResultToText(result, maxResultChars);
         if (limitedBy === 'bytes') {
-          context.log.warn(`The result of ${tool.name} was cut to ${formatBytes(MAX_PART_BYTES)} to fit a Temporal payload`);
+          context.log.warn(
+            `The result of ${tool.name} was cut to ${formatBytes(MAX_PART_BYTES)} to fit a Temporal payload`,
+          );
         }
         return { outcome: result.isError === true ? 'error' : 'ok', content: text, truncated };
       } catch (error) {

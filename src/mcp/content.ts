@@ -1,5 +1,10 @@
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
-import { formatBytes, MAX_PART_BYTES, truncateText as truncateToLimits, type TruncatedText } from '../shared/payload-limits.js';
+import {
+  formatBytes,
+  MAX_PART_BYTES,
+  truncateText as truncateToLimits,
+  type TruncatedText,
+} from '../shared/payload-limits.js';
 
 /**
  * MCP tool results → the text the model reads. The model gets text only: binary content (images, audio, blobs) is

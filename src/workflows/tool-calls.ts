@@ -77,9 +77,9 @@ export const SYNTHETIC_RESULTS = {
     toolMessage(
       call,
       'invalid_arguments',
-      `Error: the arguments for ${call.name} were ${formatBytes(bytes)}, more than the ${formatBytes(MAX_PART_BYTES)} ` +
-        'a tool call can carry, so the call was not run. Do the work in smaller calls (for example, write a large ' +
-        'text in several parts).',
+      `Error: the arguments for ${call.name} (${formatBytes(bytes)}) did not fit in the ${formatBytes(MAX_PART_BYTES)} ` +
+        "that one answer's tool calls can carry together, so the call was not run. Do the work in smaller calls " +
+        '(for example, write a large text in several parts).',
     ),
   resultTooLarge: (call: ToolCall, reason: string) =>
     toolMessage(
