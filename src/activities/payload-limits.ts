@@ -27,6 +27,19 @@ export function boundToolResult(result: CallToolResult, maxChars: number): CallT
   return truncated ? { ...result, content: text, truncated } : result;
 }
 
+/** Longest progress message kept in a tool call's heartbeat: the Web UI shows it, and nothing needs more. */
+export const MAX_PROGRESS_MESSAGE_CHARS = 1_000;
+
+/**
+ * A server's progress notification as a heartbeat records it, its message cut: heartbeat details are a payload too,
+ * and one too large would fail the call as `PayloadsTooLarge`, which the workflow reads as a refused result.
+ */
+export function boundProgress<T extends { message?: string }>(progress: T): T {
+  const { message } = progress;
+  if (message === undefined || message.length <= MAX_PROGRESS_MESSAGE_CHARS) return progress;
+  return { ...progress, message: truncateText(message, MAX_PROGRESS_MESSAGE_CHARS).text };
+}
+
 /**
  * The turn's tool list, cut to `maxBytes` of JSON by leaving out the largest tools first: a server that sends a
  * schema of megabytes loses that tool, not the others' tools. The model is offered only what is kept (it is what the

@@ -6,7 +6,7 @@ import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../mcp/content.
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../mcp/errors.js';
 import type { McpPool } from '../mcp/pool.js';
 import { formatBytes, MAX_PART_BYTES } from '../shared/payload-limits.js';
-import { boundToolResult } from './payload-limits.js';
+import { boundProgress, boundToolResult } from './payload-limits.js';
 
 /**
  * The tool side of the worker: `callTool`, the activity that runs one tool call, and `listTools`, which the model
@@ -84,7 +84,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
             heartbeat = { phase: 'sent' };
           },
           onProgress: (progress) => {
-            heartbeat = { phase: 'sent', progress };
+            heartbeat = { phase: 'sent', progress: boundProgress(progress) };
             context.heartbeat(heartbeat);
           },
         });

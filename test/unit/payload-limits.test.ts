@@ -1,6 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { checkModelResult, fitModelAnswer, fitToolList, type PayloadLog } from '../../src/activities/payload-limits.js';
+import {
+  boundProgress,
+  checkModelResult,
+  fitModelAnswer,
+  fitToolList,
+  MAX_PROGRESS_MESSAGE_CHARS,
+  type PayloadLog,
+} from '../../src/activities/payload-limits.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { FailureType } from '../../src/shared/errors.js';
 import {
@@ -169,6 +176,18 @@ describe('the new messages of a model call', () => {
     expect(encodedBytes(newMessages)).toBeLessThanOrEqual(MAX_PART_BYTES);
     // Not even one fits: all of them are read by query.
     expect(transcript.nextModelInput(10)).toEqual({ prefix: transcript.position(4), newMessages: [] });
+  });
+});
+
+describe('the tool activity’s heartbeat', () => {
+  it('payload limits: a progress message is cut, so heartbeat details never make a call fail as too large', () => {
+    const progress = { progress: 1, total: 2, message: 'p'.repeat(3_000_000) };
+    const bounded = boundProgress(progress);
+    expect(bounded).toMatchObject({ progress: 1, total: 2 });
+    expect(bounded.message?.length).toBeLessThanOrEqual(MAX_PROGRESS_MESSAGE_CHARS);
+    expect(bounded.message).toMatch(/\n…\[truncated: \d+ of 3000000 characters shown\]$/);
+    const small = { progress: 1, message: 'step 1' };
+    expect(boundProgress(small)).toBe(small);
   });
 });
 
