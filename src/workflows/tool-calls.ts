@@ -27,9 +27,10 @@ export function prepareToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolD
       message: toolMessage(call, 'unknown_tool', `Error: there is no tool named "${call.name}". ${list}`),
     };
   }
-  // The worker drops arguments too large to record (oversizedArgumentsBytes); larger ones than it would keep are refused too.
+  // The worker drops arguments that do not fit in its result (oversizedArgumentsBytes); any larger than it keeps are
+  // refused too.
   const argumentsBytes = call.oversizedArgumentsBytes ?? utf8Bytes(call.arguments);
-  if (argumentsBytes > MAX_PART_BYTES) {
+  if (call.oversizedArgumentsBytes !== undefined || argumentsBytes > MAX_PART_BYTES) {
     return { kind: 'reject', call, message: SYNTHETIC_RESULTS.argumentsTooLarge(call, argumentsBytes) };
   }
   const text = call.arguments.trim() === '' ? '{}' : call.arguments;

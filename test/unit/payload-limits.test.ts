@@ -234,6 +234,12 @@ describe('the model activity’s result', () => {
     expect(content).toContain(
       "(2.9 MiB) did not fit in the 508.0 KiB that one answer's tool calls can carry together, so the call was not run",
     );
+    // Dropped because the calls before it took the room: small arguments, still not run (with `{}`).
+    const crowdedOut = prepareToolCall(
+      { id: 'c', name: 'files__write_file', arguments: '{}', oversizedArgumentsBytes: 20 },
+      new Map([[definition.name, definition]]),
+    );
+    expect(crowdedOut).toMatchObject({ kind: 'reject', message: { outcome: 'invalid_arguments' } });
   });
 
   it('payload limits: a tool list over the bound loses its largest tools first, and the worker logs which', () => {
