@@ -22,7 +22,7 @@ import type {
 import { streamSignal } from '../workflows/definitions.js';
 import type { ModelStreamOptions } from '../workflows/stream-events.js';
 import { toModelFailure } from './model-errors.js';
-import { checkModelResult, fitModelAnswer, fitToolList } from './payload-limits.js';
+import { checkModelResult, fitModelAnswer, fitToolListOnce } from './payload-limits.js';
 import { TextPublisher, type StreamPublisher } from './text-publisher.js';
 import type { TranscriptCache } from './transcript-cache.js';
 
@@ -65,6 +65,7 @@ export function idempotencyKey(input: Pick<ModelCallInput, 'workflowId' | 'runId
 
 export function createModelActivities(dependencies: ModelActivityDependencies) {
   const { openai, transcripts, defaultModel } = dependencies;
+  const fitToolList = fitToolListOnce();
   const heartbeatIntervalMs = dependencies.heartbeatIntervalMs ?? 2_000;
   const listTools = dependencies.listTools ?? (async (): Promise<ToolDefinition[]> => []);
   const endpoint = (openai as { baseURL?: string }).baseURL ?? 'the model endpoint';

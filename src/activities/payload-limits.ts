@@ -50,6 +50,28 @@ export function fitToolList(
   log: PayloadLog,
   maxBytes: number = MAX_PART_BYTES,
 ): ToolDefinition[] {
+  return fitToolListOnce(new Set())(tools, log, maxBytes);
+}
+
+/**
+ * {@link fitToolList} for a worker: every turn lists its tools, and the same tools left out turn after turn are
+ * logged once, not once per turn.
+ */
+export function fitToolListOnce(logged = new Set<string>()): typeof fitToolList {
+  return (tools, log, maxBytes = MAX_PART_BYTES) =>
+    cutToolList(tools, maxBytes, (omitted, message, meta) => {
+      const key = omitted.map((tool) => tool.name).join('\n');
+      if (logged.has(key)) return;
+      logged.add(key);
+      log.warn(message, meta);
+    });
+}
+
+function cutToolList(
+  tools: ToolDefinition[],
+  maxBytes: number,
+  report: (omitted: ToolDefinition[], message: string, meta: Record<string, unknown>) => void,
+): ToolDefinition[] {
   const sizes = tools.map((tool) => jsonBytes(tool) + 1);
   let total = 1 + sizes.reduce((sum, size) => sum + size, 0);
   if (total <= maxBytes) return tools;
@@ -61,9 +83,11 @@ export function fitToolList(
     total -= sizes[index] ?? 0;
   }
   const left = tools.filter((_, index) => omitted.has(index));
-  log.warn(
-    `Left ${left.length} of ${tools.length} tools out of this turn: the tool list takes more than the ` +
-      `${formatBytes(maxBytes)} a Temporal payload may carry here; the largest tools were left out first`,
+  report(
+    left,
+    `Left ${left.length} of ${tools.length} tools out of the turn: the tool list takes more than the ` +
+      `${formatBytes(maxBytes)} a Temporal payload may carry here; the largest tools were left out first ` +
+      '(logged once per worker for the same tools)',
     { omittedTools: left.map((tool) => `${tool.name} (${formatBytes(jsonBytes(tool))})`) },
   );
   return tools.filter((_, index) => !omitted.has(index));

@@ -5,6 +5,7 @@ import {
   checkModelResult,
   fitModelAnswer,
   fitToolList,
+  fitToolListOnce,
   MAX_PROGRESS_MESSAGE_CHARS,
   type PayloadLog,
 } from '../../src/activities/payload-limits.js';
@@ -247,13 +248,23 @@ describe('the model activity’s result', () => {
     const tools = [tool('a__small', 100), tool('b__huge', 600_000), tool('c__medium', 1_000), tool('d__small', 100)];
     const kept = fitToolList(tools, log);
     expect(kept.map((entry) => entry.name)).toEqual(['a__small', 'c__medium', 'd__small']);
-    expect(log.warnings).toEqual([expect.stringContaining('Left 1 of 4 tools out of this turn')]);
+    expect(log.warnings).toEqual([expect.stringContaining('Left 1 of 4 tools out of the turn')]);
 
     const many = Array.from({ length: 2_000 }, (_, index) => tool(`s__tool_${index}`, 400 + (index % 7)));
     const fitted = fitToolList(many, log);
     expect(jsonBytes(fitted)).toBeLessThanOrEqual(MAX_PART_BYTES);
     expect(fitted.length).toBeGreaterThan(500);
     expect(fitToolList(kept, log)).toBe(kept);
+  });
+
+  it('payload limits: a worker logs the same tools left out once, not every turn', () => {
+    const log = recordingLog();
+    const fit = fitToolListOnce();
+    const tools = [tool('a__small', 100), tool('b__huge', 600_000)];
+    for (let turn = 0; turn < 3; turn++) expect(fit(tools, log).map((entry) => entry.name)).toEqual(['a__small']);
+    expect(log.warnings).toHaveLength(1);
+    fit([...tools, tool('c__huge', 700_000)], log);
+    expect(log.warnings).toHaveLength(2);
   });
 
   it('payload limits: a result still too large (thousands of tool calls) fails as a non-retryable ModelResponseTooLarge', () => {

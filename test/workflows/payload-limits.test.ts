@@ -224,7 +224,7 @@ describe('payload limits on the dev server', () => {
     expect(offered).toContain('test__echo');
     expect(offered).not.toContain('wide__huge');
     expect(failedActivities(turn.history)).toBe(0);
-    expect(turn.log).toMatch(/Left 1 of \d+ tools out of this turn/);
+    expect(turn.log).toMatch(/Left 1 of \d+ tools out of the turn/);
     expect(turn.log).toContain('wide__huge');
   });
 });
