@@ -1,3 +1,5 @@
+import { accessSync, constants } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { MAX_TOOL_RESULT_CHARS } from './shared/payload-limits.js';
@@ -61,13 +63,50 @@ function readUrl(env: Env, name: string): string | undefined {
   return value;
 }
 
+const ADDRESS_SHAPE =
+  'host:port (a port from 1 to 65535; an IPv6 host in brackets), such as localhost:7233, [::1]:7233 or ' +
+  'my-ns.a1b2c.tmprl.cloud:7233';
+
 function readAddress(env: Env, name: string): string | undefined {
   const value = read(env, name);
   if (value === undefined) return undefined;
-  if (!/^[A-Za-z0-9.\-[\]:]+:\d{1,5}$/.test(value)) {
-    throw invalid(name, value, 'host:port, such as localhost:7233 or my-ns.a1b2c.tmprl.cloud:7233');
+  const problem = addressProblem(value);
+  if (problem !== undefined) {
+    throw new ConfigError(`Invalid ${name}=${JSON.stringify(value)} (${problem}): expected ${ADDRESS_SHAPE}.`);
   }
   return value;
+}
+
+/**
+ * What is wrong with a `host:port` address, or undefined when nothing is. Checked here because the Temporal core
+ * bridge reports a bad address only when it connects, as "client_new.args[1].targetUrl: invalid port number".
+ */
+function addressProblem(address: string): string | undefined {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(address)) return 'a URL, not host:port: leave out the scheme';
+  const bracketed = /^\[([^\]]*)\](?::(.*))?$/.exec(address);
+  if (address.startsWith('[') && bracketed === null) return 'an IPv6 host needs its closing bracket';
+  let host: string;
+  let port: string | undefined;
+  if (bracketed !== null) {
+    host = bracketed[1]!;
+    port = bracketed[2];
+    if (!net.isIPv6(host) || host.includes('%')) return `${JSON.stringify(host)} is not an IPv6 address`;
+  } else {
+    const colon = address.lastIndexOf(':');
+    if (colon === -1) return 'no port';
+    host = address.slice(0, colon);
+    port = address.slice(colon + 1);
+    if (host === '') return 'no host';
+    if (host.includes(':')) return net.isIPv6(host) ? 'an IPv6 host goes in brackets' : 'more than one colon';
+    // The URL parser is the core bridge's judge too: it refuses e.g. 999.1.1.1 as an IPv4 address.
+    const hostName = /^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?\.?$/.test(host) && !host.includes('..');
+    if (!hostName || !URL.canParse(`http://${host}`)) return `${JSON.stringify(host)} is not a host name or IP address`;
+  }
+  if (port === undefined || port === '') return 'no port';
+  if (!/^\d+$/.test(port)) return `the port ${JSON.stringify(port)} is not a number`;
+  const number = Number(port);
+  if (number < 1 || number > 65535) return `the port ${port} is not from 1 to 65535`;
+  return undefined;
 }
 
 export interface TemporalConfig {
@@ -166,4 +205,26 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     temporalCliPath: read(env, 'TEMPORAL_CLI_PATH'),
     testServerPath: read(env, 'TEMPORAL_TEST_SERVER_PATH'),
   };
+}
+
+/**
+ * Check that the files the configuration names can be read (the mTLS certificate and key, when TLS is on), so a wrong
+ * path is a ConfigError naming its variable instead of a connection failure. Separate from {@link loadConfig}, which
+ * reads only the environment.
+ */
+export function checkConfigFiles(config: Config): void {
+  if (!config.temporal.tls) return;
+  const files = [
+    ['TEMPORAL_TLS_CLIENT_CERT_PATH', config.temporal.clientCertPath],
+    ['TEMPORAL_TLS_CLIENT_KEY_PATH', config.temporal.clientKeyPath],
+  ] as const;
+  for (const [name, file] of files) {
+    if (file === undefined) continue;
+    try {
+      accessSync(file, constants.R_OK);
+    } catch (error) {
+      const reason = (error as { code?: string }).code ?? String(error);
+      throw new ConfigError(`Cannot read ${name}=${JSON.stringify(file)} (${reason}): expected a readable PEM file.`);
+    }
+  }
 }

@@ -1,13 +1,24 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { FailureType, errorMessage } from '../shared/errors.js';
+import type { ToolDefinition } from '../shared/types.js';
+
+/** A tool as a model call offered it: enough to say which MCP server a `tools[N]` in an error belongs to. */
+export type OfferedTool = Pick<ToolDefinition, 'name' | 'server' | 'originalName'>;
 
 /**
  * How a failed model call is retried, decided in one place. Temporal owns retries (the OpenAI client runs with
  * `maxRetries: 0`): 408, 409, 429 and 5xx retry, honouring `retry-after-ms` / `retry-after` and `x-should-retry`;
  * a quota 429 and other 4xx need a person and are not retried.
+ *
+ * `tools` is the list the request offered, in order: a provider that rejects a tool names only its index
+ * (`tools[15]`), so the failure also names that tool and its MCP server.
  */
-export function toModelFailure(error: unknown, endpoint: string): ApplicationFailure {
+export function toModelFailure(
+  error: unknown,
+  endpoint: string,
+  tools: readonly OfferedTool[] = [],
+): ApplicationFailure {
   if (error instanceof ApplicationFailure) return error;
   if (error instanceof APIConnectionTimeoutError) {
     return failure(FailureType.ModelTimeout, `The model endpoint ${endpoint} did not answer in time.`, true);
@@ -27,11 +38,37 @@ export function toModelFailure(error: unknown, endpoint: string): ApplicationFai
   const status = error.status as number;
   const headers = error.headers as Headers | undefined;
   const code = error.code ?? undefined;
-  const detail = `HTTP ${status}${code ? ` ${code}` : ''} from ${endpoint}: ${error.message}`;
-  const [type, retryable, advice] = classify(status, code, String(error.message));
+  const rejected = rejectedTools(`${String(error.param ?? '')} ${error.message}`, tools);
+  const named = rejected.map(({ index, tool }) => `tools[${index}] is ${describeTool(tool)}`).join('; ');
+  const detail = `HTTP ${status}${code ? ` ${code}` : ''} from ${endpoint}: ${error.message}${named ? ` (${named})` : ''}`;
+  const [type, retryable, classified] = classify(status, code, String(error.message));
+  const advice =
+    type === FailureType.ModelBadRequest && rejected.length > 0
+      ? "The model provider refused that tool's definition: fix it on its MCP server, or leave it out with the " +
+        "server's denyTools."
+      : classified;
   const shouldRetry = headers?.get('x-should-retry');
   const retry = shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : retryable;
-  return failure(type, `${detail}${advice ? ` ${advice}` : ''}`, retry, retryDelayMs(headers), { status, code });
+  return failure(type, `${detail}${advice ? ` ${advice}` : ''}`, retry, retryDelayMs(headers), {
+    status,
+    code,
+    ...(rejected.length > 0
+      ? { tools: rejected.map(({ index, tool }) => ({ index, name: tool.name, server: tool.server })) }
+      : {}),
+  });
+}
+
+/** The offered tools an error's text points at, as `tools[N]` (OpenAI) or `tools.N.` (Anthropic-style), in order. */
+export function rejectedTools(text: string, tools: readonly OfferedTool[]): { index: number; tool: OfferedTool }[] {
+  const indexes = [...text.matchAll(/\btools(?:\[(\d+)\]|\.(\d+)\.)/g)].map((match) => Number(match[1] ?? match[2]));
+  return [...new Set(indexes)].flatMap((index) => {
+    const tool = tools[index];
+    return tool === undefined ? [] : [{ index, tool }];
+  });
+}
+
+function describeTool(tool: OfferedTool): string {
+  return `${tool.name}, the tool "${tool.originalName}" of the MCP server "${tool.server}"`;
 }
 
 function classify(status: number, code: string | undefined, message: string): [FailureType, boolean, string] {

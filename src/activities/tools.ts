@@ -4,7 +4,7 @@ import { FailureType, errorMessage } from '../shared/errors.js';
 import type { CallToolInput, CallToolResult, ToolAnnotations, ToolDefinition } from '../shared/types.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../mcp/content.js';
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../mcp/errors.js';
-import type { McpPool } from '../mcp/pool.js';
+import type { McpPool, ToolListing } from '../mcp/pool.js';
 import { formatBytes, MAX_PART_BYTES } from '../shared/payload-limits.js';
 import { boundProgress, boundToolResult } from './payload-limits.js';
 
@@ -13,6 +13,8 @@ import { boundProgress, boundToolResult } from './payload-limits.js';
  * activity runs for the turn's first model call (`listTools` in its input; the tools come back in `turnSetup`), so a
  * turn records its tools without an activity of its own. Each tool call is its own activity, so Temporal retries it
  * on its own and a completed call is never run again when the turn resumes.
+ *
+ * Every error text here comes from the pool with the servers' secrets already redacted (src/mcp/redaction.ts).
  */
 
 /** How often a running tool call heartbeats; well inside the ~10 s heartbeat timeout the workflow sets. */
@@ -49,16 +51,11 @@ export function createToolActivities(deps: ToolActivityDependencies) {
 
   return {
     /**
-     * The namespaced tools of every enabled MCP server, as plain JSON. Not an activity: the model activity calls it,
-     * and fails (retryable, so Temporal retries that model call) naming any server that is down.
+     * The namespaced tools of every enabled MCP server that could be listed, as plain JSON, and the servers that could
+     * not (left out of the turn, with the reason). Not an activity: the model activity calls it. It does not fail
+     * for a server that is down: one broken server must not stop turns that the others can serve.
      */
-    listTools: async (): Promise<ToolDefinition[]> => {
-      try {
-        return await deps.pool.listTools();
-      } catch (error) {
-        throw listToolsFailure(error);
-      }
-    },
+    listTools: (): Promise<ToolListing> => deps.pool.listTools(),
 
     /** Run one tool call the workflow has validated. See docs/mcp.md for what each failure becomes. */
     callTool: async (input: CallToolInput): Promise<CallToolResult> => {
@@ -152,16 +149,8 @@ export function callToolFailure(
   return transportFailure(error, tool.server, requestSent);
 }
 
-/**
- * What a failure of `listTools` becomes, failing the model call that listed: listing runs no tool, so always a
- * (normally retryable) `ToolTransportError` naming the server.
- */
-export function listToolsFailure(error: unknown): ApplicationFailure {
-  return transportFailure(error, undefined, false);
-}
-
 /** A `ToolTransportError`; `server` names the server when the error itself does not (it is no `McpTransportError`). */
-function transportFailure(error: unknown, server: string | undefined, requestSent: boolean): ApplicationFailure {
+function transportFailure(error: unknown, server: string, requestSent: boolean): ApplicationFailure {
   return ApplicationFailure.create({
     type: FailureType.ToolTransportError,
     message: errorMessage(error),

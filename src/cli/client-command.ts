@@ -45,8 +45,12 @@ export function printJson(value: unknown): void {
  * `durable-agent dev` serves), run `action`, close. Client errors become exit codes.
  */
 export async function withClient<T>(action: (client: DurableAgentClient) => Promise<T>): Promise<T> {
-  const [{ loadConfig }, api] = await Promise.all([import('../config.js'), import('../client/index.js')]);
+  const [{ checkConfigFiles, loadConfig }, api] = await Promise.all([
+    import('../config.js'),
+    import('../client/index.js'),
+  ]);
   const config = loadConfig();
+  checkConfigFiles(config);
   const address = config.temporal.address ?? api.DEFAULT_TEMPORAL_ADDRESS;
   let client: DurableAgentClient;
   try {

@@ -137,6 +137,8 @@ export interface TurnSetup {
   tools: ToolDefinition[];
   /** The model that answers when the conversation names none (the worker's default). */
   model: string;
+  /** MCP servers left out of this turn's tools because they could not be listed; absent when none were. */
+  unavailableServers?: UnavailableServer[];
 }
 
 export interface ModelCallResult {
@@ -155,4 +157,11 @@ export interface ModelContextPage {
   total: number;
   tools: ToolDefinition[] | undefined;
   toolsDigest: string | undefined;
+}
+
+/** An MCP server left out of a turn's tools because it could not be started, reached or listed. */
+export interface UnavailableServer {
+  server: string;
+  /** Why, as the worker saw it (secrets redacted). */
+  reason: string;
 }

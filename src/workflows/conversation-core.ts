@@ -347,6 +347,7 @@ export class ConversationCore {
         this.tools = tools;
         this.toolsDigest = digest;
       },
+      serversUnavailable: (servers) => events.append({ type: 'servers_unavailable', turn, servers }),
       toolStarted: (call) => events.startToolCall(turn, call),
       toolFinished: (message, durationMs) => events.finishToolCall(turn, message, durationMs),
       interrupted: () => running.interrupted,

@@ -1,3 +1,6 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/shared/exit-codes.js';
@@ -8,6 +11,7 @@ import { createLocalEnvironment } from '../../src/testing/environment.js';
 import type { TurnResult } from '../../src/workflows/definitions.js';
 import { poll, ScriptBook } from '../client/helpers.js';
 import { startCrm, type Crm } from '../helpers/crm-server.js';
+import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import { killAll, runCli } from './helpers.js';
 
 let env: TestWorkflowEnvironment;
@@ -15,9 +19,11 @@ let crm: Crm;
 let agent: TestAgent;
 let client: DurableAgentClient;
 let cliEnv: NodeJS.ProcessEnv;
+let directory: string;
 const book = new ScriptBook('cli');
 
 beforeAll(async () => {
+  directory = await fs.mkdtemp(path.join(os.tmpdir(), 'durable-agent-cli-test-'));
   env = await createLocalEnvironment();
   crm = await startCrm();
   agent = await startTestAgent({ env, script: book.script, mcpServers: [crm.config()] });
@@ -32,6 +38,7 @@ afterAll(async () => {
   await agent?.close();
   await crm?.close();
   await env?.teardown();
+  if (directory) await fs.rm(directory, { recursive: true, force: true });
 });
 
 const cli = (...args: string[]) => runCli(args, cliEnv);
@@ -155,6 +162,104 @@ describe('durable-agent CLI', () => {
       () => listed('--status', 'ended'),
       (ids) => ids.join() === running,
     );
+  });
+
+  it('ask and send take a message over 128 KiB from a pipe, from `-` and from --file', async () => {
+    // 70,000 three-byte characters: over 200 KiB of UTF-8, more than one argument may hold (128 KiB), yet within the
+    // conversation's default maxMessageChars (100,000 characters).
+    const long = (label: string) => `${label}: ${'€'.repeat(70_000)}`;
+    expect(Buffer.byteLength(long('piped'))).toBeGreaterThan(200 * 1024);
+    const id = book.conversation('stdin', [{ content: 'Piped.' }, { content: 'Dashed.' }, { content: 'Filed.' }]);
+    const userMessages = () =>
+      agent.model
+        .requestsFor(conversationWorkflowId(id))
+        .map((request) => request.messages.filter((message) => message.role === 'user').at(-1)?.content);
+
+    // No message argument, stdin a pipe: the message is read from stdin (its final newline dropped).
+    const piped = await runCli(['ask', '-c', id], cliEnv, { input: `${long('piped')}\n` });
+    expect(piped).toMatchObject({ code: ExitCode.Ok, stdout: 'Piped.\n' });
+    const dashed = await runCli(['ask', '-c', id, '-'], cliEnv, { input: long('dashed') });
+    expect(dashed).toMatchObject({ code: ExitCode.Ok, stdout: 'Dashed.\n' });
+    const file = path.join(directory, 'message.txt');
+    await fs.writeFile(file, `${long('filed')}\n`);
+    const sent = await cli('send', '-c', id, '--file', file);
+    expect(sent.code).toBe(ExitCode.Ok);
+    await poll(
+      () => client.status(id),
+      (status) => status.turns === 3 && status.phase === 'idle',
+    );
+    // What reached the model: each message whole.
+    expect(userMessages()).toEqual([long('piped'), long('dashed'), long('filed')]);
+
+    const both = await cli('send', '-c', id, '--file', file, 'and an argument');
+    expect(both.code).toBe(ExitCode.Usage);
+    expect(both.stderr).toMatch(/as an argument or with --file, not both/);
+    const missingFile = await cli('send', '-c', id, '--file', path.join(directory, 'no-such-file.txt'));
+    expect(missingFile.code).toBe(ExitCode.Usage);
+    expect(missingFile.stderr).toMatch(/Cannot read the message file .*no-such-file\.txt \(--file\): ENOENT/);
+    const empty = await runCli(['send', '-c', id], cliEnv, { input: '\n' });
+    expect(empty.code).toBe(ExitCode.Usage);
+    expect(empty.stderr).toMatch(/No message: stdin is empty/);
+    for (const run of [both, missingFile, empty]) expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect((await cli('ask', '--help')).stdout).toMatch(/--file <path>[\s\S]*about\s+128 KiB/);
+  });
+
+  it('interrupt and end say what happened: no running turn, already ended (exit 4 for interrupt), missing (exit 3)', async () => {
+    const id = book.conversation('interrupt-idle', [{ content: 'ok' }]);
+    expect((await cli('ask', '-c', id, 'hi')).code).toBe(ExitCode.Ok);
+    const idle = await cli('interrupt', '-c', id);
+    expect(idle).toMatchObject({
+      code: ExitCode.Ok,
+      stdout: `Conversation ${id} has no running turn; nothing to interrupt.\n`,
+    });
+    const idleJson = await cli('interrupt', '-c', id, '--json');
+    expect(JSON.parse(idleJson.stdout)).toEqual({ conversationId: id, interrupted: false });
+
+    expect(await cli('end', '-c', id)).toMatchObject({ code: ExitCode.Ok, stdout: `Conversation ${id} has ended.\n` });
+    await poll(
+      () => client.status(id),
+      (status) => !status.open,
+    );
+    const interruptEnded = await cli('interrupt', '-c', id);
+    expect(interruptEnded).toMatchObject({ code: ExitCode.Ended, stdout: '' });
+    expect(interruptEnded.stderr).toMatch(new RegExp(`^durable-agent: Conversation ${id} has ended\\.`));
+    const endAgain = await cli('end', '-c', id);
+    expect(endAgain).toMatchObject({
+      code: ExitCode.Ok,
+      stdout: `Conversation ${id} had already ended; nothing changed.\n`,
+    });
+    const endAgainJson = await cli('end', '-c', id, '--json');
+    expect(JSON.parse(endAgainJson.stdout)).toEqual({ conversationId: id, ended: true, alreadyEnded: true });
+
+    // A terminated run takes no signal either; it is reported without querying the closed run.
+    const terminated = book.conversation('interrupt-terminated', [{ content: 'ok' }]);
+    expect((await cli('send', '-c', terminated, 'hi')).code).toBe(ExitCode.Ok);
+    await env.client.workflow.getHandle(conversationWorkflowId(terminated)).terminate('test');
+    const interruptTerminated = await cli('interrupt', '-c', terminated);
+    expect(interruptTerminated.code).toBe(ExitCode.Ended);
+    expect(interruptTerminated.stderr).toMatch(/has ended: its workflow run terminated/);
+    expect((await cli('end', '-c', terminated)).stdout).toMatch(/had already ended \(its workflow run terminated\)/);
+
+    // A run closed by its idle timeout has no turn to interrupt; the conversation is not ended.
+    const closedIdle = book.conversation('interrupt-closed-idle', [{ content: 'ok' }]);
+    expect((await cli('ask', '-c', closedIdle, '--idle-timeout', '0.5', 'hi')).code).toBe(ExitCode.Ok);
+    await poll(
+      () => client.status(closedIdle),
+      (status) => !status.open,
+    );
+    expect(await cli('interrupt', '-c', closedIdle)).toMatchObject({
+      code: ExitCode.Ok,
+      stdout: `Conversation ${closedIdle} has no running turn; nothing to interrupt.\n`,
+    });
+
+    const missing = book.conversation('interrupt-missing');
+    for (const command of ['interrupt', 'end']) {
+      const run = await cli(command, '-c', missing);
+      expect(run.code, command).toBe(ExitCode.NotFound);
+      expect(run.stderr, command).toMatch(/does not exist/);
+      expect(run.stdout, command).toBe('');
+    }
+    for (const run of [interruptEnded, interruptTerminated]) expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('exit codes: a missing conversation is NotFound, an ended one is Ended, an unreachable cluster is Unavailable', async () => {

@@ -49,14 +49,24 @@ export function spawnTracked(command: string, args: string[], env: NodeJS.Proces
   return { child, output: () => output, exited, write: (text) => child.stdin.write(text) };
 }
 
-/** Run `durable-agent <args>` to completion. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
-  const child = spawn(process.execPath, [cliPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Run `durable-agent <args>` to completion; `input` is piped to its stdin (default: no stdin, /dev/null). */
+export async function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { input?: string } = {},
+): Promise<CliRun> {
+  const stdin = options.input === undefined ? 'ignore' : 'pipe';
+  const child = spawn(process.execPath, [cliPath, ...args], { env, stdio: [stdin, 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  if (child.stdin) {
+    // A command that exits without reading its input (a usage error) closes the pipe: that is its answer, not ours.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input);
+  }
   const code = await new Promise<number | null>((resolve) => child.once('close', (exitCode) => resolve(exitCode)));
   running.delete(child);
   return { code, stdout, stderr };

@@ -187,6 +187,82 @@ describe('toModelFailure: requests a person must fix are not retried', () => {
   });
 });
 
+describe('toModelFailure: a rejected tool is named by its server', () => {
+  const offered = [
+    { name: 'crm__find_user', server: 'crm', originalName: 'find_user' },
+    { name: 'thinking__sequentialthinking', server: 'thinking', originalName: 'sequentialthinking' },
+  ];
+
+  async function thrownFor(error: ScriptedHttpError): Promise<{ thrown: unknown; model: ScriptedModel }> {
+    const model = await startScriptedModel({ script: [{ error }] });
+    started.push(model);
+    return { thrown: await errorFrom(model.baseUrl), model };
+  }
+
+  it("model errors: a 400 naming tools[1] names that tool's server__tool, its name on the server and its MCP server", async () => {
+    const message =
+      "Invalid 'tools[1].function.description': string too long. Expected a string with maximum length 1024, " +
+      'but got a string with length 2781 instead.';
+    const { thrown, model } = await thrownFor({
+      status: 400,
+      body: {
+        error: {
+          message,
+          type: 'invalid_request_error',
+          param: 'tools[1].function.description',
+          code: 'string_above_max_length',
+        },
+      },
+    });
+
+    const failure = toModelFailure(thrown, model.baseUrl, offered);
+
+    expect(failure.type).toBe(FailureType.ModelBadRequest);
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toBe(
+      `HTTP 400 string_above_max_length from ${model.baseUrl}: 400 ${message} ` +
+        '(tools[1] is thinking__sequentialthinking, the tool "sequentialthinking" of the MCP server "thinking") ' +
+        "The model provider refused that tool's definition: fix it on its MCP server, or leave it out with the " +
+        "server's denyTools.",
+    );
+    expect(failure.details).toEqual([
+      {
+        status: 400,
+        code: 'string_above_max_length',
+        tools: [{ index: 1, name: 'thinking__sequentialthinking', server: 'thinking' }],
+      },
+    ]);
+  });
+
+  it('model errors: a tools[N] only in the error param (a schema error) is named too', async () => {
+    const { thrown, model } = await thrownFor({
+      status: 400,
+      body: {
+        error: {
+          message:
+            "Invalid schema for function 'crm__find_user': In context=('properties', 'ids'), array schema missing items.",
+          type: 'invalid_request_error',
+          param: 'tools[0].function.parameters',
+          code: 'invalid_function_parameters',
+        },
+      },
+    });
+    const failure = toModelFailure(thrown, model.baseUrl, offered);
+    expect(failure.message).toContain('(tools[0] is crm__find_user, the tool "find_user" of the MCP server "crm")');
+  });
+
+  it('model errors: an index past the offered list, or no list, leaves the message as the provider wrote it', async () => {
+    const body = openAiError("Invalid 'tools[7].function.name': string does not match pattern.", 'invalid_value');
+    const { thrown, model } = await thrownFor({ status: 400, body });
+    for (const tools of [offered, []]) {
+      const failure = toModelFailure(thrown, model.baseUrl, tools);
+      expect(failure.message).not.toContain('MCP server');
+      expect(failure.message).toContain('it will not succeed if repeated');
+      expect(failure.details).toEqual([{ status: 400, code: 'invalid_value' }]);
+    }
+  });
+});
+
 describe('toModelFailure: x-should-retry overrides the status', () => {
   it('model errors: x-should-retry: true makes a 400 retryable, keeping its type and the retry delay', async () => {
     const { failure } = await failureFor({

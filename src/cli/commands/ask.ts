@@ -1,7 +1,8 @@
-import { Argument, Command, Option } from '@commander-js/extra-typings';
+import { Command, Option } from '@commander-js/extra-typings';
 import { parsePositiveNumber } from '../arguments.js';
 import { conversationIdOrNew, conversationOption, jsonOption, printJson, withClient } from '../client-command.js';
 import { answered, describeStop } from '../format.js';
+import { messageArgument, messageFileOption, messageInputHelp, readMessage } from '../message-input.js';
 import { addSettingsOptions, settingsFrom } from '../settings-options.js';
 import { ExitCode } from '../../shared/exit-codes.js';
 
@@ -12,7 +13,8 @@ export function askCommand() {
         'Send a message and wait for the answer (creates the conversation when missing). Prints the answer; with ' +
           `--json the whole turn result. Exits ${ExitCode.TurnFailed} when the turn ends without an answer.`,
       )
-      .addArgument(new Argument('<message>', 'the user message'))
+      .addArgument(messageArgument())
+      .addOption(messageFileOption())
       .addOption(conversationOption())
       .addOption(new Option('--message-id <id>', 'idempotency key: asking again with it returns the same answer'))
       .addOption(
@@ -20,9 +22,11 @@ export function askCommand() {
           parsePositiveNumber,
         ),
       )
-      .addOption(jsonOption()),
+      .addOption(jsonOption())
+      .addHelpText('after', messageInputHelp),
   );
-  return command.action(async (message, options) => {
+  return command.action(async (argument, options) => {
+    const message = await readMessage(argument, options.file);
     const { id, generated } = conversationIdOrNew(options.conversation);
     if (generated && !options.json) process.stderr.write(`Conversation ${id}\n`);
     const result = await withClient((client) =>

@@ -1,11 +1,11 @@
 import { Command } from '@commander-js/extra-typings';
 import { Runtime } from '@temporalio/worker';
-import { loadConfig, type Config } from '../../config.js';
+import type { Config } from '../../config.js';
 import { DevAlreadyRunningError, acquireDevLock, type DevLock } from '../../servers/dev-lock.js';
 import { devDatabasePath, startDevServer, type RunningDevServer } from '../../servers/dev-server-process.js';
 import { ensureDevServer, isPortOpen, ServerUnavailableError, stderrLog } from '../../servers/index.js';
 import { runWorker } from '../../worker.js';
-import { printWorkerReady, runWorkerAgainstCluster } from './worker.js';
+import { loadWorkerConfig, printWorkerReady, runWorkerAgainstCluster } from './worker.js';
 
 export function devCommand() {
   return new Command('dev')
@@ -22,10 +22,11 @@ Environment:
   DURABLE_AGENT_UI_PORT    Web UI port of the embedded dev server (default 8233)
   DURABLE_AGENT_DATA_DIR   where the dev server keeps its SQLite database (default .durable-agent)
   DURABLE_AGENT_CACHE_DIR  where provisioned servers are cached (default ~/.cache/durable-agent)
-  TEMPORAL_CLI_PATH        use this \`temporal\` binary instead of building one`,
+  TEMPORAL_CLI_PATH        use this \`temporal\` binary instead of building one
+  DURABLE_AGENT_MCP_CONFIG the mcpServers file (docs/mcp.md), checked before the dev server starts`,
     )
     .action(async () => {
-      const config = loadConfig();
+      const config = loadWorkerConfig();
       if (config.temporal.address !== undefined) {
         await runWorkerAgainstCluster(config);
         return;

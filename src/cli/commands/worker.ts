@@ -1,8 +1,21 @@
 import { Command } from '@commander-js/extra-typings';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../../client/connection.js';
-import { loadConfig, type Config } from '../../config.js';
+import { checkConfigFiles, loadConfig, type Config } from '../../config.js';
+import { loadMcpConfig } from '../../mcp/config.js';
 import { ServerUnavailableError } from '../../servers/index.js';
 import { runWorker } from '../../worker.js';
+
+/**
+ * The worker's configuration (the environment, the certificate files it names, the MCP configuration file), checked
+ * before anything starts or connects: a mistake is a ConfigError (exit code 2) found at once, not after a dev server
+ * has started. (The worker reads the MCP file again when it starts; this read only checks it early.)
+ */
+export function loadWorkerConfig(): Config {
+  const config = loadConfig();
+  checkConfigFiles(config);
+  loadMcpConfig(config.mcpConfigPath);
+  return config;
+}
 
 /**
  * Runs the worker against TEMPORAL_ADDRESS; a cluster that cannot be reached becomes one line saying what to do,
@@ -42,9 +55,10 @@ Environment:
   TEMPORAL_API_KEY          API key for Temporal Cloud (implies TLS)
   TEMPORAL_TLS              use TLS (default true with an API key or a client certificate)
   TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH   mTLS client certificate and key
-  DURABLE_AGENT_TASK_QUEUE  task queue (default durable-agent)`,
+  DURABLE_AGENT_TASK_QUEUE  task queue (default durable-agent)
+  DURABLE_AGENT_MCP_CONFIG  the mcpServers file (docs/mcp.md), checked before connecting`,
     )
     .action(async () => {
-      await runWorkerAgainstCluster(loadConfig());
+      await runWorkerAgainstCluster(loadWorkerConfig());
     });
 }
