@@ -4,13 +4,17 @@ import { FailureType, errorMessage } from '../shared/errors.js';
 import type { CallToolInput, CallToolResult, ToolAnnotations, ToolDefinition } from '../shared/types.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../mcp/content.js';
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../mcp/errors.js';
-import type { McpPool } from '../mcp/pool.js';
+import type { McpPool, ToolListing } from '../mcp/pool.js';
+import { formatBytes, MAX_PART_BYTES } from '../shared/payload-limits.js';
+import { boundProgress, boundToolResult } from './payload-limits.js';
 
 /**
  * The tool side of the worker: `callTool`, the activity that runs one tool call, and `listTools`, which the model
  * activity runs for the turn's first model call (`listTools` in its input; the tools come back in `turnSetup`), so a
  * turn records its tools without an activity of its own. Each tool call is its own activity, so Temporal retries it
  * on its own and a completed call is never run again when the turn resumes.
+ *
+ * Every error text here comes from the pool with the servers' secrets already redacted (src/mcp/redaction.ts).
  */
 
 /** How often a running tool call heartbeats; well inside the ~10 s heartbeat timeout the workflow sets. */
@@ -32,7 +36,10 @@ export interface ToolCallHeartbeat {
 export interface ToolActivityDependencies {
   /** The worker's MCP pool (only these two methods are used). */
   pool: Pick<McpPool, 'listTools' | 'callTool'>;
-  /** Cap on a tool result's text for the model. Default {@link DEFAULT_TOOL_RESULT_MAX_CHARS}; use `config.toolResultMaxChars`. */
+  /**
+   * Cap on a tool result's text for the model. Default {@link DEFAULT_TOOL_RESULT_MAX_CHARS}; use
+   * `config.toolResultMaxChars`. Whatever it is, a result is also cut to fit a Temporal payload.
+   */
   maxResultChars?: number;
   /** Heartbeat interval while a call runs. Default {@link TOOL_HEARTBEAT_INTERVAL_MS}. */
   heartbeatIntervalMs?: number;
@@ -44,16 +51,11 @@ export function createToolActivities(deps: ToolActivityDependencies) {
 
   return {
     /**
-     * The namespaced tools of every enabled MCP server, as plain JSON. Not an activity: the model activity calls it,
-     * and fails (retryable, so Temporal retries that model call) naming any server that is down.
+     * The namespaced tools of every enabled MCP server that could be listed, as plain JSON, and the servers that could
+     * not (left out of the turn, with the reason). Not an activity: the model activity calls it. It does not fail
+     * for a server that is down: one broken server must not stop turns that the others can serve.
      */
-    listTools: async (): Promise<ToolDefinition[]> => {
-      try {
-        return await deps.pool.listTools();
-      } catch (error) {
-        throw listToolsFailure(error);
-      }
-    },
+    listTools: (): Promise<ToolListing> => deps.pool.listTools(),
 
     /** Run one tool call the workflow has validated. See docs/mcp.md for what each failure becomes. */
     callTool: async (input: CallToolInput): Promise<CallToolResult> => {
@@ -79,11 +81,17 @@ export function createToolActivities(deps: ToolActivityDependencies) {
             heartbeat = { phase: 'sent' };
           },
           onProgress: (progress) => {
-            heartbeat = { phase: 'sent', progress };
+            heartbeat = { phase: 'sent', progress: boundProgress(progress) };
             context.heartbeat(heartbeat);
           },
         });
-        const { text, truncated } = toolResultToText(result, maxResultChars);
+        // Cut to the setting and, whatever the setting, to what a Temporal payload may carry (src/shared/payload-limits.ts).
+        const { text, truncated, limitedBy } = toolResultToText(result, maxResultChars);
+        if (limitedBy === 'bytes') {
+          context.log.warn(
+            `The result of ${tool.name} was cut to ${formatBytes(MAX_PART_BYTES)} to fit a Temporal payload`,
+          );
+        }
         return { outcome: result.isError === true ? 'error' : 'ok', content: text, truncated };
       } catch (error) {
         if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason ?? error;
@@ -94,7 +102,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
         }
         const result = callToolFailure(error, tool);
         if (result instanceof Error) throw result;
-        return result;
+        return boundToolResult(result, maxResultChars);
       } finally {
         clearInterval(timer);
       }
@@ -141,16 +149,8 @@ export function callToolFailure(
   return transportFailure(error, tool.server, requestSent);
 }
 
-/**
- * What a failure of `listTools` becomes, failing the model call that listed: listing runs no tool, so always a
- * (normally retryable) `ToolTransportError` naming the server.
- */
-export function listToolsFailure(error: unknown): ApplicationFailure {
-  return transportFailure(error, undefined, false);
-}
-
 /** A `ToolTransportError`; `server` names the server when the error itself does not (it is no `McpTransportError`). */
-function transportFailure(error: unknown, server: string | undefined, requestSent: boolean): ApplicationFailure {
+function transportFailure(error: unknown, server: string, requestSent: boolean): ApplicationFailure {
   return ApplicationFailure.create({
     type: FailureType.ToolTransportError,
     message: errorMessage(error),

@@ -11,11 +11,17 @@ export interface ToolCall {
   id: string;
   name: string;
   arguments: string;
+  /**
+   * Set when the model's arguments were too large to record (see src/shared/payload-limits.ts): their size in bytes.
+   * `arguments` is then `{}`, and the call is answered with an error instead of being run.
+   */
+  oversizedArgumentsBytes?: number;
 }
 
 /**
  * How a tool message came to be: `ok` and `error` are real results from the tool (`error` is MCP `isError: true`);
  * the others are synthetic results that durable-agent wrote so that every tool call gets exactly one tool message.
+ * `result_too_large`: the tool ran, but Temporal refused its result as too large for a payload.
  */
 export type ToolOutcome =
   | 'ok'
@@ -24,6 +30,7 @@ export type ToolOutcome =
   | 'unknown_tool'
   | 'unavailable'
   | 'outcome_unknown'
+  | 'result_too_large'
   | 'cancelled'
   | 'budget_exhausted';
 
@@ -142,6 +149,8 @@ export interface TurnSetup {
   tools: ToolDefinition[];
   /** The model that answers when the conversation names none (the worker's default). */
   model: string;
+  /** MCP servers left out of this turn's tools because they could not be listed; absent when none were. */
+  unavailableServers?: UnavailableServer[];
 }
 
 export interface ModelCallResult {
@@ -160,4 +169,11 @@ export interface ModelContextPage {
   total: number;
   tools: ToolDefinition[] | undefined;
   toolsDigest: string | undefined;
+}
+
+/** An MCP server left out of a turn's tools because it could not be started, reached or listed. */
+export interface UnavailableServer {
+  server: string;
+  /** Why, as the worker saw it (secrets redacted). */
+  reason: string;
 }

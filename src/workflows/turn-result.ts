@@ -1,4 +1,4 @@
-import type { AssistantMessage, TokenUsage } from '../shared/types.js';
+import type { AssistantMessage, TokenUsage, UnavailableServer } from '../shared/types.js';
 import { type BudgetLimit, overrun, type TurnBudget, type TurnSpend } from './budget.js';
 
 /**
@@ -48,6 +48,8 @@ export interface TurnResult {
   /** How far the final-answer call went past the budget, per limit. */
   overrun?: Partial<Record<BudgetLimit, number>>;
   error?: TurnError;
+  /** MCP servers whose tools this turn went without, because they could not be listed; absent when none. */
+  unavailableServers?: UnavailableServer[];
 }
 
 /**
@@ -77,13 +79,17 @@ export interface TurnIdentity {
   messageId: string;
 }
 
-/** The result of a turn that stopped with `stop` after spending `spend`, at workflow time `now`. Pure. */
+/**
+ * The result of a turn that stopped with `stop` after spending `spend`, at workflow time `now`, without the tools of
+ * `unavailableServers`. Pure.
+ */
 export function turnResult(
   identity: TurnIdentity,
   stop: TurnStop,
   spend: TurnSpend,
   budget: TurnBudget,
   now: number,
+  unavailableServers: readonly UnavailableServer[] = [],
 ): TurnResult {
   const over = overrun(spend, budget, now);
   const error = stop.kind === 'error' || stop.kind === 'budget' ? stop.error : undefined;
@@ -99,6 +105,7 @@ export function turnResult(
     durationMs: now - spend.startedAt,
     ...(Object.keys(over).length > 0 ? { overrun: over } : {}),
     ...(error ? { error } : {}),
+    ...(unavailableServers.length > 0 ? { unavailableServers: [...unavailableServers] } : {}),
   };
 }
 

@@ -11,7 +11,14 @@ import {
 import type { Activities } from '../activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { FailureType, errorMessage } from '../shared/errors.js';
-import type { ModelCallInput, ModelCallResult, ToolCall, ToolDefinition, ToolMessage } from '../shared/types.js';
+import type {
+  ModelCallInput,
+  ModelCallResult,
+  ToolCall,
+  ToolDefinition,
+  ToolMessage,
+  UnavailableServer,
+} from '../shared/types.js';
 import { ZERO_USAGE } from '../shared/types.js';
 import {
   addUsage,
@@ -43,14 +50,26 @@ const { callModel } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   // The model activity heartbeats while it waits, so a dead worker is noticed in seconds, not minutes.
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    // A result Temporal refused as too large would be as large again (and a retry is a second paid call).
+    nonRetryableErrorTypes: [FailureType.PayloadsTooLarge],
+  },
 });
 
 const { callTool } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   // Tool calls heartbeat too; the heartbeat also records that a request was sent (see docs/mcp.md).
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    // The tool ran and its result was refused as too large: a retry would run it again for the same result.
+    nonRetryableErrorTypes: [FailureType.PayloadsTooLarge],
+  },
 });
 
 /** Sent with the final-answer call when a budget limit stopped the turn. */
@@ -84,6 +103,8 @@ export interface TurnObserver {
   modelCallFinished(streamedText?: string | null): void;
   /** The turn's first model call listed its tools. */
   toolsListed(tools: ToolDefinition[], digest: string | undefined): void;
+  /** The listing left out these MCP servers (it could not list them); called only when there are some. */
+  serversUnavailable(servers: UnavailableServer[]): void;
   /** A tool call the model asked for is about to run (or to be answered without running). */
   toolStarted(call: ToolCall): void;
   /** A tool call has its message; `durationMs` is workflow time since the round's tool calls started. */
@@ -119,6 +140,8 @@ interface TurnState {
   tools: ReadonlyMap<string, ToolDefinition>;
   toolsDigest: string | undefined;
   toolsListed: boolean;
+  /** MCP servers the listing left out: the turn goes on without their tools. */
+  unavailableServers: UnavailableServer[];
   /** The time limit fired: what was in flight was cancelled by the budget, not by the user. */
   timedOut: boolean;
 }
@@ -151,7 +174,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
     timer.cancel();
   }
   if (stop.kind === 'budget' && wantsFinalAnswer(turn)) stop = withFinalAnswer(stop, await askModel(turn, true));
-  const result = turnResult(context, stop, turn.spend, turn.budget, Date.now());
+  const result = turnResult(context, stop, turn.spend, turn.budget, Date.now(), turn.unavailableServers);
   const { stopReason, rounds, toolCalls } = result;
   log.info('turn finished', { turn: context.turn, stopReason, rounds, toolCalls });
   return result;
@@ -172,6 +195,7 @@ function startTurn(context: TurnContext): TurnState {
     tools: new Map(),
     toolsDigest: undefined,
     toolsListed: false,
+    unavailableServers: [],
     timedOut: false,
   };
 }
@@ -221,7 +245,8 @@ function askModel(turn: TurnState, final: boolean): Promise<ModelStep> {
       {
         summary:
           `turn ${context.turn} · model ${turn.model ?? 'default'} · round ${round}` +
-          (final ? ' · final answer' : listTools ? ' · lists tools' : ''),
+          (final ? ' · final answer' : listTools ? ' · lists tools' : '') +
+          withoutServers(turn),
         retry: { maximumAttempts: context.settings.modelAttempts ?? DEFAULT_MODEL_ATTEMPTS },
       },
       [input],
@@ -236,9 +261,15 @@ function askModel(turn: TurnState, final: boolean): Promise<ModelStep> {
       (error: unknown): ModelStep => {
         context.observer.modelCallFinished();
         if (isCancellation(error)) return turn.timedOut ? { kind: 'budget', limit: 'time' } : { kind: 'cancelled' };
-        return { kind: 'error', error: describeFailure(error) };
+        return { kind: 'error', error: logRefusedPayload(describeFailure(error), `model call, round ${round}`) };
       },
     );
+}
+
+/** ` · without files, search` when the listing left servers out, so the Web UI shows it on every later model call. */
+function withoutServers(turn: TurnState): string {
+  const names = turn.unavailableServers.map(({ server }) => server);
+  return names.length > 0 ? ` · without ${names.join(', ')}` : '';
 }
 
 function modelCallInput(
@@ -278,6 +309,8 @@ function recordModelResult(turn: TurnState, result: ModelCallResult): void {
     turn.tools = new Map(result.turnSetup.tools.map((tool) => [tool.name, tool]));
     turn.toolsDigest = digestOfTools(result.turnSetup.tools);
     observer.toolsListed(result.turnSetup.tools, turn.toolsDigest);
+    turn.unavailableServers = result.turnSetup.unavailableServers ?? [];
+    if (turn.unavailableServers.length > 0) observer.serversUnavailable(turn.unavailableServers);
   }
   turn.spend.rounds++;
   turn.spend.usage = addUsage(turn.spend.usage, result.usage);
@@ -349,7 +382,20 @@ function toolFailureMessage(turn: TurnState, call: ToolCall, error: unknown): To
   if (isCancellation(error)) {
     return turn.timedOut ? SYNTHETIC_RESULTS.timeBudgetCancelled(call) : SYNTHETIC_RESULTS.cancelled(call);
   }
-  return SYNTHETIC_RESULTS.unavailable(call, describeFailure(error, 'ToolTimeout').message);
+  const failure = logRefusedPayload(describeFailure(error, 'ToolTimeout'), `tool ${call.name}`);
+  if (failure.type === FailureType.PayloadsTooLarge) return SYNTHETIC_RESULTS.resultTooLarge(call, failure.message);
+  return SYNTHETIC_RESULTS.unavailable(call, failure.message);
+}
+
+/**
+ * Logs an activity result that Temporal refused as too large (durable-agent bounds its results, so this means a
+ * namespace whose payload limit is lower than those bounds; see src/shared/payload-limits.ts).
+ */
+function logRefusedPayload(failure: TurnError, activity: string): TurnError {
+  if (failure.type === FailureType.PayloadsTooLarge) {
+    log.warn(`Temporal refused the result of the ${activity} as too large for a payload`, { error: failure.message });
+  }
+  return failure;
 }
 
 /** The failure type and message of a failed activity, for the turn result or a synthetic tool message. */

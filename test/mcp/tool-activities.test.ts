@@ -52,7 +52,7 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
     counterFile = path.join(temporaryDirectory(), 'events.jsonl');
     pool = createPool([testServerStdio('test', counterFile, { timeoutMs: 20_000 })]);
     activities = createToolActivities({ pool, maxResultChars: 500, heartbeatIntervalMs: 50 });
-    const listed = await new MockActivityEnvironment().run(activities.listTools);
+    const { tools: listed } = await new MockActivityEnvironment().run(activities.listTools);
     tools = new Map(listed.map((tool) => [tool.originalName, tool]));
   });
 
@@ -211,13 +211,14 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
 });
 
 describe('tool activities: failures before anything was sent', () => {
-  test('a server that cannot start: listTools fails retryable ToolTransportError naming the server', async () => {
+  test('a server that cannot start: listTools leaves it out and says why, without failing', async () => {
     const pool = createPool([stdioServer('broken', process.execPath, ['-e', 'process.exit(2)'])]);
     const activities = createToolActivities({ pool });
-    const failure = await rejectionOf(new MockActivityEnvironment().run(activities.listTools));
-    expect(failure).toBeInstanceOf(ApplicationFailure);
-    expect(failure).toMatchObject({ type: FailureType.ToolTransportError, nonRetryable: false });
-    expect((failure as Error).message).toContain('MCP server "broken": could not start');
+    const listing = await new MockActivityEnvironment().run(activities.listTools);
+    expect(listing).toEqual({
+      tools: [],
+      unavailable: [{ server: 'broken', reason: expect.stringContaining('MCP server "broken": could not start') }],
+    });
   });
 
   test('a call to a server that cannot start: retryable ToolTransportError, and the heartbeat says not_sent', async () => {
@@ -248,7 +249,7 @@ describe('tool activities over Streamable HTTP (our test server, in-process)', (
   test('connection cut mid-call of a tool with side effects: outcome_unknown; a lost session is re-opened silently', async () => {
     const pool = createPool([httpServer('web', server.url)]);
     const activities = createToolActivities({ pool });
-    const listed = await new MockActivityEnvironment().run(activities.listTools);
+    const { tools: listed } = await new MockActivityEnvironment().run(activities.listTools);
     const tool = (name: string) => listed.find((definition) => definition.originalName === name)!;
     const call = (name: string): CallToolInput => ({ toolCallId: 'c', tool: tool(name), arguments: {} });
 

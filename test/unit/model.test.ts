@@ -12,6 +12,7 @@ import {
   toOpenAITool,
 } from '../../src/activities/model.js';
 import { TranscriptCache, type TranscriptSource } from '../../src/activities/transcript-cache.js';
+import type { ToolListing } from '../../src/mcp/pool.js';
 import { estimateTokens } from '../../src/shared/context.js';
 import { chainDigest, EMPTY_DIGEST, prefixDigests } from '../../src/shared/digest.js';
 import { FailureType } from '../../src/shared/errors.js';
@@ -211,7 +212,7 @@ describe('callModel against the scripted model', () => {
     script: Script,
     source: StubSource,
     heartbeatIntervalMs?: number,
-    listTools?: () => Promise<ToolDefinition[]>,
+    listTools?: () => Promise<ToolListing>,
   ) {
     const model = await startScriptedModel({ script });
     started.push(model);
@@ -289,7 +290,7 @@ describe('callModel against the scripted model', () => {
       undefined,
       async () => {
         listed++;
-        return [readFile];
+        return { tools: [readFile], unavailable: [] };
       },
     );
     const first = await callModel(modelInput([system, question], [], { round: 1, listTools: true }));
