@@ -69,8 +69,20 @@ export interface ToolDefinition {
 }
 
 export interface TokenUsage {
+  /**
+   * @asType integer
+   * @minimum 0
+   */
   inputTokens: number;
+  /**
+   * @asType integer
+   * @minimum 0
+   */
   outputTokens: number;
+  /**
+   * @asType integer
+   * @minimum 0
+   */
   totalTokens: number;
 }
 
