@@ -23,6 +23,7 @@ import { streamSignal } from '../workflows/definitions.js';
 import type { ModelStreamOptions } from '../workflows/stream-events.js';
 import type { ToolListing } from '../mcp/pool.js';
 import { toModelFailure } from './model-errors.js';
+import { checkModelResult, fitModelAnswer, fitToolListOnce } from './payload-limits.js';
 import { TextPublisher, type StreamPublisher } from './text-publisher.js';
 import { ToolOffers } from './tool-limits.js';
 import type { TranscriptCache } from './transcript-cache.js';
@@ -69,6 +70,7 @@ export function idempotencyKey(input: Pick<ModelCallInput, 'workflowId' | 'runId
 
 export function createModelActivities(dependencies: ModelActivityDependencies) {
   const { openai, transcripts, defaultModel } = dependencies;
+  const fitToolList = fitToolListOnce();
   const heartbeatIntervalMs = dependencies.heartbeatIntervalMs ?? 2_000;
   const listTools = dependencies.listTools ?? (async (): Promise<ToolListing> => ({ tools: [], unavailable: [] }));
   const endpoint = (openai as { baseURL?: string }).baseURL ?? 'the model endpoint';
@@ -79,7 +81,10 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
       const context = Context.current();
       const [resolved, listed] = await Promise.all([
         transcripts.resolve(input),
-        input.listTools ? listTools() : undefined,
+        // The list is recorded in this call's result: cut to what a Temporal payload may carry before it is offered.
+        input.listTools
+          ? listTools().then((listing) => ({ ...listing, tools: fitToolList(listing.tools, context.log) }))
+          : undefined,
       ]);
       const { messages } = resolved;
       let { tools } = resolved;
@@ -143,18 +148,22 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
         clearInterval(heartbeat);
       }
 
-      const result = fromOpenAICompletion(completion, input.toolChoice === 'none');
+      // Bounded like every activity result (src/shared/payload-limits.ts): an endpoint may send megabytes.
+      const result = fitModelAnswer(fromOpenAICompletion(completion, input.toolChoice === 'none'), context.log);
+      const full: ModelCallResult =
+        listed === undefined
+          ? result
+          : {
+              ...result,
+              turnSetup: {
+                tools: listed.tools,
+                model: defaultModel,
+                ...(listed.unavailable.length > 0 ? { unavailableServers: listed.unavailable } : {}),
+              },
+            };
+      checkModelResult(full);
       transcripts.remember(input, result.message);
-      if (listed === undefined) return result;
-      const { unavailable } = listed;
-      return {
-        ...result,
-        turnSetup: {
-          tools: listed.tools,
-          model: defaultModel,
-          ...(unavailable.length > 0 ? { unavailableServers: unavailable } : {}),
-        },
-      };
+      return full;
     },
   };
 }

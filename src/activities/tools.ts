@@ -5,6 +5,8 @@ import type { CallToolInput, CallToolResult, ToolAnnotations, ToolDefinition } f
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../mcp/content.js';
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../mcp/errors.js';
 import type { McpPool, ToolListing } from '../mcp/pool.js';
+import { formatBytes, MAX_PART_BYTES } from '../shared/payload-limits.js';
+import { boundProgress, boundToolResult } from './payload-limits.js';
 
 /**
  * The tool side of the worker: `callTool`, the activity that runs one tool call, and `listTools`, which the model
@@ -34,7 +36,10 @@ export interface ToolCallHeartbeat {
 export interface ToolActivityDependencies {
   /** The worker's MCP pool (only these two methods are used). */
   pool: Pick<McpPool, 'listTools' | 'callTool'>;
-  /** Cap on a tool result's text for the model. Default {@link DEFAULT_TOOL_RESULT_MAX_CHARS}; use `config.toolResultMaxChars`. */
+  /**
+   * Cap on a tool result's text for the model. Default {@link DEFAULT_TOOL_RESULT_MAX_CHARS}; use
+   * `config.toolResultMaxChars`. Whatever it is, a result is also cut to fit a Temporal payload.
+   */
   maxResultChars?: number;
   /** Heartbeat interval while a call runs. Default {@link TOOL_HEARTBEAT_INTERVAL_MS}. */
   heartbeatIntervalMs?: number;
@@ -76,11 +81,17 @@ export function createToolActivities(deps: ToolActivityDependencies) {
             heartbeat = { phase: 'sent' };
           },
           onProgress: (progress) => {
-            heartbeat = { phase: 'sent', progress };
+            heartbeat = { phase: 'sent', progress: boundProgress(progress) };
             context.heartbeat(heartbeat);
           },
         });
-        const { text, truncated } = toolResultToText(result, maxResultChars);
+        // Cut to the setting and, whatever the setting, to what a Temporal payload may carry (src/shared/payload-limits.ts).
+        const { text, truncated, limitedBy } = toolResultToText(result, maxResultChars);
+        if (limitedBy === 'bytes') {
+          context.log.warn(
+            `The result of ${tool.name} was cut to ${formatBytes(MAX_PART_BYTES)} to fit a Temporal payload`,
+          );
+        }
         return { outcome: result.isError === true ? 'error' : 'ok', content: text, truncated };
       } catch (error) {
         if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason ?? error;
@@ -91,7 +102,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
         }
         const result = callToolFailure(error, tool);
         if (result instanceof Error) throw result;
-        return result;
+        return boundToolResult(result, maxResultChars);
       } finally {
         clearInterval(timer);
       }

@@ -11,11 +11,17 @@ export interface ToolCall {
   id: string;
   name: string;
   arguments: string;
+  /**
+   * Set when the model's arguments were too large to record (see src/shared/payload-limits.ts): their size in bytes.
+   * `arguments` is then `{}`, and the call is answered with an error instead of being run.
+   */
+  oversizedArgumentsBytes?: number;
 }
 
 /**
  * How a tool message came to be: `ok` and `error` are real results from the tool (`error` is MCP `isError: true`);
  * the others are synthetic results that durable-agent wrote so that every tool call gets exactly one tool message.
+ * `result_too_large`: the tool ran, but Temporal refused its result as too large for a payload.
  */
 export type ToolOutcome =
   | 'ok'
@@ -24,6 +30,7 @@ export type ToolOutcome =
   | 'unknown_tool'
   | 'unavailable'
   | 'outcome_unknown'
+  | 'result_too_large'
   | 'cancelled'
   | 'budget_exhausted';
 
@@ -62,8 +69,20 @@ export interface ToolDefinition {
 }
 
 export interface TokenUsage {
+  /**
+   * @asType integer
+   * @minimum 0
+   */
   inputTokens: number;
+  /**
+   * @asType integer
+   * @minimum 0
+   */
   outputTokens: number;
+  /**
+   * @asType integer
+   * @minimum 0
+   */
   totalTokens: number;
 }
 

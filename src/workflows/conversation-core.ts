@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { FailureType } from '../shared/errors.js';
+import { jsonBytes } from '../shared/payload-limits.js';
 import type { ChatMessage, ModelContextPage, ToolDefinition } from '../shared/types.js';
 import { carriedTranscript, RecentIds, validateMessage } from './conversation-state.js';
 import type {
@@ -21,12 +22,15 @@ export const DEFAULT_MAX_TURNS_PER_RUN = 100;
 /** Results of recent turns kept for asks that are retried after their turn finished. */
 export const RECENT_RESULTS = 20;
 /**
- * Recent results carried into the next run, in characters of JSON: an ask retried just after a rollover (its message
- * was carried and answered by a run that rolled over again at once) still gets its answer.
+ * Recent results carried into the next run, in bytes of JSON: an ask retried just after a rollover (its message was
+ * carried and answered by a run that rolled over again at once) still gets its answer.
  */
-export const MAX_CARRIED_RESULTS_CHARS = 64 * 1024;
-/** Largest page a query answers with, in characters of JSON: well under the 4 MB gRPC message limit. */
-export const MAX_PAGE_CHARS = 1_000_000;
+export const MAX_CARRIED_RESULTS_BYTES = 64 * 1024;
+/**
+ * Largest page a query answers with, in bytes of JSON (a character of Chinese is 3): with the turn's tool list
+ * (at most `MAX_PART_BYTES`) well under Temporal's 2 MiB payload limit and the 4 MB gRPC message limit.
+ */
+export const MAX_PAGE_BYTES = 1024 * 1024;
 
 /** What the conversation needs from its workflow, kept narrow so that unit tests run it without Temporal. */
 export interface ConversationHooks {
@@ -395,27 +399,27 @@ export class ConversationCore {
   }
 }
 
-/** The newest of `results` that fit {@link MAX_CARRIED_RESULTS_CHARS}, oldest first. */
+/** The newest of `results` that fit {@link MAX_CARRIED_RESULTS_BYTES}, oldest first. */
 function carriedResults(results: readonly TurnResult[]): TurnResult[] {
   const kept: TurnResult[] = [];
-  let chars = 0;
+  let bytes = 0;
   for (let index = results.length - 1; index >= 0; index--) {
     const result = results[index] as TurnResult;
-    chars += JSON.stringify(result).length;
-    if (chars > MAX_CARRIED_RESULTS_CHARS) break;
+    bytes += jsonBytes(result);
+    if (bytes > MAX_CARRIED_RESULTS_BYTES) break;
     kept.unshift(result);
   }
   return kept;
 }
 
-/** Items from `from`, at most `limit` and about {@link MAX_PAGE_CHARS} characters of JSON (always at least one). */
-export function page<T>(items: readonly T[], from: number, limit: number, maxChars = MAX_PAGE_CHARS): T[] {
+/** Items from `from`, at most `limit` and about {@link MAX_PAGE_BYTES} bytes of JSON (always at least one). */
+export function page<T>(items: readonly T[], from: number, limit: number, maxBytes = MAX_PAGE_BYTES): T[] {
   const result: T[] = [];
-  let chars = 0;
+  let bytes = 0;
   for (let index = Math.max(0, from); index < items.length && result.length < limit; index++) {
     const item = items[index] as T;
-    chars += JSON.stringify(item).length;
-    if (chars > maxChars && result.length > 0) break;
+    bytes += jsonBytes(item);
+    if (bytes > maxBytes && result.length > 0) break;
     result.push(item);
   }
   return result;

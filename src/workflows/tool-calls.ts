@@ -1,5 +1,6 @@
 import type { JsonObject, ToolCall, ToolDefinition, ToolMessage, ToolOutcome } from '../shared/types.js';
 import { errorMessage } from '../shared/errors.js';
+import { formatBytes, MAX_PART_BYTES, utf8Bytes } from '../shared/payload-limits.js';
 
 /**
  * The boundary between tool failures the model should see and failures the infrastructure retries: everything here
@@ -25,6 +26,12 @@ export function prepareToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolD
       call,
       message: toolMessage(call, 'unknown_tool', `Error: there is no tool named "${call.name}". ${list}`),
     };
+  }
+  // The worker drops arguments that do not fit in its result (oversizedArgumentsBytes); any larger than it keeps are
+  // refused too.
+  const argumentsBytes = call.oversizedArgumentsBytes ?? utf8Bytes(call.arguments);
+  if (call.oversizedArgumentsBytes !== undefined || argumentsBytes > MAX_PART_BYTES) {
+    return { kind: 'reject', call, message: SYNTHETIC_RESULTS.argumentsTooLarge(call, argumentsBytes) };
   }
   const text = call.arguments.trim() === '' ? '{}' : call.arguments;
   let parsed: unknown;
@@ -66,6 +73,22 @@ export const SYNTHETIC_RESULTS = {
       // repeat get this far (others get "outcome unknown"), so what matters is that there is no result.
       `Error: the tool ${call.name} is unavailable right now (${reason}) and gave no result. ` +
         'Continue without it or try again later.',
+    ),
+  argumentsTooLarge: (call: ToolCall, bytes: number) =>
+    toolMessage(
+      call,
+      'invalid_arguments',
+      `Error: the arguments for ${call.name} (${formatBytes(bytes)}) did not fit in the ${formatBytes(MAX_PART_BYTES)} ` +
+        "that one answer's tool calls can carry together, so the call was not run. Do the work in smaller calls " +
+        '(for example, write a large text in several parts).',
+    ),
+  resultTooLarge: (call: ToolCall, reason: string) =>
+    toolMessage(
+      call,
+      'result_too_large',
+      `Error: the call to ${call.name} ran, but its result was too large to be recorded in the workflow history ` +
+        `(Temporal refused it: ${reason}), so there is no result. It was not run again: any effect it has took place ` +
+        'once. If you need its output, ask for less of it (a smaller range, page or filter).',
     ),
   cancelled: (call: ToolCall) =>
     toolMessage(call, 'cancelled', 'The user interrupted the turn before this tool call finished; it was cancelled.'),

@@ -50,14 +50,26 @@ const { callModel } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   // The model activity heartbeats while it waits, so a dead worker is noticed in seconds, not minutes.
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    // A result Temporal refused as too large would be as large again (and a retry is a second paid call).
+    nonRetryableErrorTypes: [FailureType.PayloadsTooLarge],
+  },
 });
 
 const { callTool } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   // Tool calls heartbeat too; the heartbeat also records that a request was sent (see docs/mcp.md).
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    // The tool ran and its result was refused as too large: a retry would run it again for the same result.
+    nonRetryableErrorTypes: [FailureType.PayloadsTooLarge],
+  },
 });
 
 /** Sent with the final-answer call when a budget limit stopped the turn. */
@@ -249,7 +261,7 @@ function askModel(turn: TurnState, final: boolean): Promise<ModelStep> {
       (error: unknown): ModelStep => {
         context.observer.modelCallFinished();
         if (isCancellation(error)) return turn.timedOut ? { kind: 'budget', limit: 'time' } : { kind: 'cancelled' };
-        return { kind: 'error', error: describeFailure(error) };
+        return { kind: 'error', error: logRefusedPayload(describeFailure(error), `model call, round ${round}`) };
       },
     );
 }
@@ -370,7 +382,20 @@ function toolFailureMessage(turn: TurnState, call: ToolCall, error: unknown): To
   if (isCancellation(error)) {
     return turn.timedOut ? SYNTHETIC_RESULTS.timeBudgetCancelled(call) : SYNTHETIC_RESULTS.cancelled(call);
   }
-  return SYNTHETIC_RESULTS.unavailable(call, describeFailure(error, 'ToolTimeout').message);
+  const failure = logRefusedPayload(describeFailure(error, 'ToolTimeout'), `tool ${call.name}`);
+  if (failure.type === FailureType.PayloadsTooLarge) return SYNTHETIC_RESULTS.resultTooLarge(call, failure.message);
+  return SYNTHETIC_RESULTS.unavailable(call, failure.message);
+}
+
+/**
+ * Logs an activity result that Temporal refused as too large (durable-agent bounds its results, so this means a
+ * namespace whose payload limit is lower than those bounds; see src/shared/payload-limits.ts).
+ */
+function logRefusedPayload(failure: TurnError, activity: string): TurnError {
+  if (failure.type === FailureType.PayloadsTooLarge) {
+    log.warn(`Temporal refused the result of the ${activity} as too large for a payload`, { error: failure.message });
+  }
+  return failure;
 }
 
 /** The failure type and message of a failed activity, for the turn result or a synthetic tool message. */

@@ -5,8 +5,8 @@ import { ZERO_USAGE } from '../../src/shared/types.js';
 import {
   ConversationCore,
   type ConversationTurn,
-  MAX_CARRIED_RESULTS_CHARS,
-  MAX_PAGE_CHARS,
+  MAX_CARRIED_RESULTS_BYTES,
+  MAX_PAGE_BYTES,
   page,
   RECENT_RESULTS,
 } from '../../src/workflows/conversation-core.js';
@@ -364,7 +364,7 @@ describe('ConversationCore: rolling over and closing', () => {
     expect(await next.ask(message('m1'), () => Promise.reject(new Error('no wait expected')))).toEqual(answered);
     // Only as many as fit: a huge answer is not carried (its ask then says so instead).
     const { core: big } = conversation({ messages: [message('m2')] });
-    answerNext(big, { answer: 'x'.repeat(MAX_CARRIED_RESULTS_CHARS) });
+    answerNext(big, { answer: 'x'.repeat(MAX_CARRIED_RESULTS_BYTES) });
     expect(big.state().recentResults).toEqual([]);
   });
 
@@ -478,6 +478,9 @@ describe('ConversationCore: transcript pages', () => {
     expect(page(items, 0, 10, 30)).toEqual(items.slice(0, 2));
     expect(page(items, 0, 10, 5)).toEqual(items.slice(0, 1));
     expect(page(items, -3, 2)).toEqual(items.slice(0, 2));
-    expect(MAX_PAGE_CHARS).toBeLessThan(4 * 1024 * 1024);
+    // Bytes of JSON, not characters: Temporal limits a query's answer in bytes.
+    const chinese = ['字'.repeat(10), '字'.repeat(10)];
+    expect(page(chinese, 0, 10, 40)).toEqual(chinese.slice(0, 1));
+    expect(MAX_PAGE_BYTES).toBeLessThan(2 * 1024 * 1024);
   });
 });
