@@ -270,7 +270,7 @@ export function conversationWorkflowId(conversationId: string): string {
 
 /** Queue a user message (idempotent by message id). For backends that do not wait for the answer. */
 export const userMessageSignal = defineSignal<[IncomingMessage]>('userMessage');
-/** Queue a user message and wait for its turn's result. Rejected while ending or rolling over. */
+/** Queue a user message and wait for its turn's result. Refused after the end and while handing over to the next run. */
 export const askUpdate = defineUpdate<TurnResult, [IncomingMessage]>('ask');
 /** Stop the running turn; the conversation stays usable. */
 export const interruptSignal = defineSignal<[InterruptRequest?]>('interrupt');
