@@ -119,7 +119,9 @@ describe('a run started over closed runs of its conversation, without their stat
     expect(requestsOf(id)).toHaveLength(1);
 
     // An ask that also leaves the default policy is told the conversation ended, not answered by an empty one.
-    const asked = await askWithStart({ conversationId: id }, { id: 'q-3', content: 'Hello?' }).catch((error: unknown) => error);
+    const asked = await askWithStart({ conversationId: id }, { id: 'q-3', content: 'Hello?' }).catch(
+      (error: unknown) => error,
+    );
     expect(failureType(asked)).toBe(FailureType.ConversationEnded);
     await expect(client.ask(id, 'And now?')).rejects.toBeInstanceOf(ConversationEndedError);
     expect(requestsOf(id)).toHaveLength(1);
@@ -186,9 +188,9 @@ describe('a run started over closed runs of its conversation, without their stat
       () => client.status(id),
       (status) => !status.open,
     );
-    const firstOutcome = (await env.client.workflow
+    const firstOutcome = await env.client.workflow
       .getHandle<Conversation>(conversationWorkflowId(id), first.runId, { followRuns: false })
-      .result());
+      .result();
     const reopen = { conversationId: id, settings, state: firstOutcome.state, previousRunId: first.runId };
 
     // One client reopens from the first run's result, and that run closes again.
