@@ -6,7 +6,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpServerConfig } from '../../src/mcp/config.js';
-import type { ToolMessage } from '../../src/shared/types.js';
+import type { JsonObject, ToolMessage } from '../../src/shared/types.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { countTestServerEvents } from '../../src/testing/mcp-test-server.js';
@@ -77,7 +77,7 @@ async function startRun(script: Script, settings: ConversationSettings, mcpServe
       await agent.close();
       agent = await startTestAgent({ env, model, mcpServers, taskQueue });
     },
-    outcome: async () => (await handle.result()) as ConversationOutcome,
+    outcome: () => handle.result(),
   };
   return run;
 }
@@ -135,7 +135,7 @@ describe('a model round whose worker is stopped again and again', () => {
 });
 
 describe('a tool call whose worker is stopped while it runs (toolAttempts: 1)', () => {
-  const script: (tool: string, args?: Record<string, unknown>) => Script = (tool, args = {}) => [
+  const script = (tool: string, args: JsonObject = {}): Script => [
     { toolCalls: [{ name: `test__${tool}`, arguments: args }] },
     { content: 'Done.' },
   ];
