@@ -371,7 +371,7 @@ function toolFailureMessage(
   }
   const reason = describeFailure(error, 'ToolTimeout').message;
   return failedCallMayHaveRun(error, tool.annotations, lastAttempt)
-    ? SYNTHETIC_RESULTS.outcomeUnknown(call, `no attempt of the call reported a result (${reason})`)
+    ? SYNTHETIC_RESULTS.outcomeUnknown(call, `no attempt returned a result; the last: ${reason}`)
     : SYNTHETIC_RESULTS.unavailable(call, reason);
 }
 

@@ -91,6 +91,34 @@ describe('a failing tool', () => {
     expect(entry?.content).toMatch(/^Error: the tool ephemeral__lookup is unavailable right now/);
   });
 
+  it('a tool with side effects whose server is gone is "unavailable": its last failure proves nothing was sent', async () => {
+    let ran = 0;
+    const served = await serveMcpOverHttp(() => {
+      const server = new McpServer({ name: 'ephemeral', version: '1.0.0' });
+      server.registerTool('charge', { description: 'Charge a card.', annotations: { destructiveHint: true } }, () => {
+        ran++;
+        return { content: [{ type: 'text', text: 'charged' }] };
+      });
+      return server;
+    });
+    bed.onCleanup(() => served.close());
+    const agent = await agentWith(
+      [
+        async () => {
+          await served.close(); // gone before the call: every attempt is refused before anything is sent
+          return { toolCalls: [{ name: 'ephemeral__charge', arguments: {} }] };
+        },
+        { content: 'The payment service is down.' },
+      ],
+      { mcpServers: [{ ...bed.crm.config('ephemeral'), url: served.url }] },
+    );
+    const result = await agent.ask('Charge it', { settings: { toolAttempts: 2 } });
+    expect(result).toMatchObject({ stopReason: 'completed', toolCalls: 1 });
+    const [entry] = toolResults(agent.model.requests[1]!.messages);
+    expect(entry?.content).toMatch(/^Error: the tool ephemeral__charge is unavailable right now/);
+    expect(ran).toBe(0);
+  });
+
   it('a read-only tool that fails on every attempt is "unavailable" after exactly toolAttempts runs', async () => {
     const directory = mkdtempSync(path.join(tmpdir(), 'durable-agent-tool-attempts-'));
     bed.onCleanup(async () => rmSync(directory, { recursive: true, force: true }));
