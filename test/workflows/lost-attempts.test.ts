@@ -98,6 +98,11 @@ async function finalAttempts(handle: Handle): Promise<{ type: string; attempt: n
   return attempts;
 }
 
+/** A protobuf timestamp in milliseconds (0 when unset). */
+function milliseconds(time: { seconds?: { toString(): string } | null; nanos?: number | null } | null | undefined) {
+  return time ? Number(time.seconds?.toString() ?? 0) * 1000 + (time.nanos ?? 0) / 1e6 : 0;
+}
+
 function toolMessages(outcome: ConversationOutcome): ToolMessage[] {
   return outcome.state.transcript.filter((message): message is ToolMessage => message.role === 'tool');
 }
@@ -130,6 +135,38 @@ describe('a model round whose worker is stopped again and again', () => {
     const outcome = await run.outcome();
     expect(outcome.state.lastResult).toMatchObject({ stopReason: 'completed', answer: 'Still here.' });
     expect(run.model.requestsFor(run.workflowId).map((request) => request.status)[0]).toBe(500);
+    expect(await finalAttempts(run.handle)).toEqual([{ type: 'callModel', attempt: 3 }]);
+  });
+});
+
+describe('model errors around a lost attempt', () => {
+  it('lost attempts: the count survives a lost attempt: error, stop, error ends the turn with modelAttempts: 2', async () => {
+    // The second attempt's error is held back and its worker stopped meanwhile (after it heartbeated the count on).
+    const run = await startRun(
+      [
+        { error: { status: 500 } },
+        { error: { status: 500 }, delayMs: 600_000 },
+        { error: { status: 500 } },
+        { content: 'Too late.' },
+      ],
+      { modelAttempts: 2 },
+    );
+    await waitFor(() => run.model.requestsFor(run.workflowId).length === 2, 30_000, 'the second attempt');
+    await waitFor(
+      async () => {
+        const pending = (await run.handle.describe()).raw.pendingActivities ?? [];
+        return pending.some(
+          (activity) =>
+            activity.attempt === 2 && milliseconds(activity.lastHeartbeatTime) > milliseconds(activity.lastStartedTime),
+        );
+      },
+      30_000,
+      'a heartbeat of the second attempt',
+    );
+    await run.replaceWorker();
+    const outcome = await run.outcome();
+    expect(outcome.state.lastResult).toMatchObject({ stopReason: 'error:ModelServerError', answer: null });
+    expect(run.model.requestsFor(run.workflowId)).toHaveLength(3);
     expect(await finalAttempts(run.handle)).toEqual([{ type: 'callModel', attempt: 3 }]);
   });
 });
