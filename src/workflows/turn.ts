@@ -30,9 +30,16 @@ import {
   type TurnBudget,
   type TurnSpend,
 } from './budget.js';
+import { DEFAULT_MODEL_ATTEMPTS, DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
 import type { ConversationSettings } from './definitions.js';
 import { DEFAULT_STREAM, type ModelStreamOptions } from './stream-events.js';
-import { allowToolCalls, type PreparedToolCall, prepareToolCall, SYNTHETIC_RESULTS } from './tool-calls.js';
+import {
+  allowToolCalls,
+  failedCallMayHaveRun,
+  type PreparedToolCall,
+  prepareToolCall,
+  SYNTHETIC_RESULTS,
+} from './tool-calls.js';
 import type { Transcript } from './transcript.js';
 import {
   type ModelStep,
@@ -43,9 +50,8 @@ import {
   withFinalAnswer,
 } from './turn-result.js';
 
-const DEFAULT_MODEL_ATTEMPTS = 5;
-const DEFAULT_TOOL_ATTEMPTS = 3;
-
+// Each call sets `maximumAttempts`: its error attempts (counted by the activity) plus the attempts it may lose to
+// workers that die or shut down (see attempts.ts).
 const { callModel } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   // The model activity heartbeats while it waits, so a dead worker is noticed in seconds, not minutes.
@@ -247,7 +253,7 @@ function askModel(turn: TurnState, final: boolean): Promise<ModelStep> {
           `turn ${context.turn} · model ${turn.model ?? 'default'} · round ${round}` +
           (final ? ' · final answer' : listTools ? ' · lists tools' : '') +
           withoutServers(turn),
-        retry: { maximumAttempts: context.settings.modelAttempts ?? DEFAULT_MODEL_ATTEMPTS },
+        retry: { maximumAttempts: maximumAttempts(modelAttempts(context.settings)) },
       },
       [input],
     )
@@ -298,6 +304,8 @@ function modelCallInput(
     // Only when on, so the activity input of a conversation that does not stream is unchanged.
     ...(stream ? { stream } : {}),
     ...(listTools ? { listTools } : {}),
+    // Only when not the default, likewise: the activity counts its failed attempts against it.
+    ...(modelAttempts(settings) !== DEFAULT_MODEL_ATTEMPTS ? { modelAttempts: modelAttempts(settings) } : {}),
   };
 }
 
@@ -349,13 +357,14 @@ async function dispatchToolCall(
   turn: TurnState,
   { call, tool, arguments: toolArguments }: Extract<PreparedToolCall, { kind: 'dispatch' }>,
 ): Promise<ToolMessage> {
-  const { settings } = turn.context;
+  const toolAttempts = errorAttemptsAllowed(turn.context.settings.toolAttempts, DEFAULT_TOOL_ATTEMPTS);
+  const lastAttempt = maximumAttempts(toolAttempts);
   try {
     const result = await callTool.executeWithOptions(
       {
         summary: `turn ${turn.context.turn} · tool ${call.name}`,
         startToCloseTimeout: tool.timeoutMs + 10_000,
-        retry: { maximumAttempts: settings.toolAttempts ?? DEFAULT_TOOL_ATTEMPTS },
+        retry: { maximumAttempts: lastAttempt },
       },
       [
         {
@@ -368,23 +377,36 @@ async function dispatchToolCall(
             timeoutMs: tool.timeoutMs,
           },
           arguments: toolArguments,
+          // Only when not the default, so the input stays as it was: the activity counts its failed attempts.
+          ...(toolAttempts !== DEFAULT_TOOL_ATTEMPTS ? { toolAttempts } : {}),
         },
       ],
     );
     return { role: 'tool', toolCallId: call.id, name: call.name, outcome: result.outcome, content: result.content };
   } catch (error) {
-    return toolFailureMessage(turn, call, error);
+    return toolFailureMessage(turn, call, tool, error, lastAttempt);
   }
 }
 
-/** The message the model gets for a tool call whose activity did not return a result. */
-function toolFailureMessage(turn: TurnState, call: ToolCall, error: unknown): ToolMessage {
+/**
+ * The message the model gets for a tool call whose activity did not return a result: "unavailable" only when the call
+ * cannot have run or is safe to repeat, since that message invites the model to try again later.
+ */
+function toolFailureMessage(
+  turn: TurnState,
+  call: ToolCall,
+  tool: ToolDefinition,
+  error: unknown,
+  lastAttempt: number,
+): ToolMessage {
   if (isCancellation(error)) {
     return turn.timedOut ? SYNTHETIC_RESULTS.timeBudgetCancelled(call) : SYNTHETIC_RESULTS.cancelled(call);
   }
   const failure = logRefusedPayload(describeFailure(error, 'ToolTimeout'), `tool ${call.name}`);
   if (failure.type === FailureType.PayloadsTooLarge) return SYNTHETIC_RESULTS.resultTooLarge(call, failure.message);
-  return SYNTHETIC_RESULTS.unavailable(call, failure.message);
+  return failedCallMayHaveRun(error, tool.annotations, lastAttempt)
+    ? SYNTHETIC_RESULTS.outcomeUnknown(call, `no attempt returned a result; the last: ${failure.message}`)
+    : SYNTHETIC_RESULTS.unavailable(call, failure.message);
 }
 
 /**
@@ -398,6 +420,11 @@ function logRefusedPayload(failure: TurnError, activity: string): TurnError {
   return failure;
 }
 
+/** The conversation's model error attempts (`modelAttempts`, at least 1). */
+function modelAttempts(settings: ConversationSettings): number {
+  return errorAttemptsAllowed(settings.modelAttempts, DEFAULT_MODEL_ATTEMPTS);
+}
+
 /** The failure type and message of a failed activity, for the turn result or a synthetic tool message. */
 export function describeFailure(error: unknown, timeoutType: string = FailureType.ModelTimeout): TurnError {
   const cause = error instanceof ActivityFailure ? error.cause : error;
@@ -405,7 +432,8 @@ export function describeFailure(error: unknown, timeoutType: string = FailureTyp
     return { type: cause.type ?? 'ApplicationFailure', message: cause.message };
   }
   if (cause instanceof TimeoutFailure) {
-    return { type: timeoutType, message: "timed out (the activity's timeout was reached on every attempt)" };
+    // Attempts lost this way are not counted against modelAttempts/toolAttempts, so the last one is not the only one.
+    return { type: timeoutType, message: "timed out (the activity's last attempt reached its timeout)" };
   }
   return { type: 'Unknown', message: errorMessage(cause) };
 }
