@@ -20,8 +20,10 @@ import type {
   ToolDefinition,
 } from '../shared/types.js';
 import { streamSignal } from '../workflows/definitions.js';
+import { DEFAULT_MODEL_ATTEMPTS, errorAttemptsAllowed } from '../workflows/attempts.js';
 import type { ModelStreamOptions } from '../workflows/stream-events.js';
 import type { ToolListing } from '../mcp/pool.js';
+import { countingFailedAttempts, heartbeatKeepingCount } from './attempts.js';
 import { toModelFailure } from './model-errors.js';
 import { checkModelResult, fitModelAnswer, fitToolListOnce } from './payload-limits.js';
 import { TextPublisher, type StreamPublisher } from './text-publisher.js';
@@ -76,7 +78,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
   const endpoint = (openai as { baseURL?: string }).baseURL ?? 'the model endpoint';
   const toolOffers = new ToolOffers();
 
-  return {
+  const oneAttempt = {
     async callModel(input: ModelCallInput & ModelStreamOptions): Promise<ModelCallResult> {
       const context = Context.current();
       const [resolved, listed] = await Promise.all([
@@ -117,7 +119,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
 
       // The first heartbeat comes after an interval, not at once: most calls finish before it, and a heartbeat is a
       // server write. The heartbeat timeout (30 s) leaves room for several intervals.
-      const heartbeat = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
+      const heartbeat = setInterval(() => heartbeatKeepingCount(context), heartbeatIntervalMs);
       let completion: ChatCompletion;
       try {
         const options = {
@@ -165,6 +167,13 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
       transcripts.remember(input, result.message);
       return full;
     },
+  };
+  return {
+    /** One model call; an attempt that fails with an error counts against `modelAttempts` (see ./attempts.ts). */
+    callModel: (input: ModelCallInput & ModelStreamOptions): Promise<ModelCallResult> =>
+      countingFailedAttempts(errorAttemptsAllowed(input.modelAttempts, DEFAULT_MODEL_ATTEMPTS), () =>
+        oneAttempt.callModel(input),
+      ),
   };
 }
 

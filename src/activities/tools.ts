@@ -1,11 +1,14 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, errorMessage } from '../shared/errors.js';
-import type { CallToolInput, CallToolResult, ToolAnnotations, ToolDefinition } from '../shared/types.js';
+import type { CallToolInput, CallToolResult, ToolDefinition } from '../shared/types.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../mcp/content.js';
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../mcp/errors.js';
 import type { McpPool, ToolListing } from '../mcp/pool.js';
 import { formatBytes, MAX_PART_BYTES } from '../shared/payload-limits.js';
+import { DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed } from '../workflows/attempts.js';
+import { isSafeToRepeat, outcomeUnknownText } from '../workflows/tool-calls.js';
+import { failedAttempt, heartbeatKeepingCount, type FailedAttemptsRecord } from './attempts.js';
 import { boundProgress, boundToolResult } from './payload-limits.js';
 
 /**
@@ -25,7 +28,7 @@ export const TOOL_HEARTBEAT_INTERVAL_MS = 2_000;
  * number as it fails; that record is the only thing that lets a retry call a tool that is not safe to repeat (see
  * docs/mcp.md). `connecting` and `sent` are what the periodic heartbeat shows while a call runs.
  */
-export interface ToolCallHeartbeat {
+export interface ToolCallHeartbeat extends FailedAttemptsRecord {
   phase: 'connecting' | 'sent' | 'not_sent';
   /** The attempt that recorded `not_sent`. */
   attempt?: number;
@@ -70,7 +73,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
         );
       }
       let heartbeat: ToolCallHeartbeat = { phase: 'connecting' };
-      const timer = setInterval(() => context.heartbeat(heartbeat), heartbeatIntervalMs);
+      const timer = setInterval(() => heartbeatKeepingCount(context, heartbeat), heartbeatIntervalMs);
       try {
         const result = await deps.pool.callTool(input.tool, input.arguments, {
           signal: context.cancellationSignal,
@@ -82,7 +85,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
           },
           onProgress: (progress) => {
             heartbeat = { phase: 'sent', progress: boundProgress(progress) };
-            context.heartbeat(heartbeat);
+            heartbeatKeepingCount(context, heartbeat);
           },
         });
         // Cut to the setting and, whatever the setting, to what a Temporal payload may carry (src/shared/payload-limits.ts).
@@ -98,10 +101,12 @@ export function createToolActivities(deps: ToolActivityDependencies) {
         if (error instanceof McpTransportError && !error.requestSent) {
           // Tell the next attempt that this one's request never left, so it calls the tool again. The worker sends
           // the last heartbeat of an attempt with its failure.
-          context.heartbeat({ phase: 'not_sent', attempt: context.info.attempt } satisfies ToolCallHeartbeat);
+          heartbeat = { phase: 'not_sent', attempt: context.info.attempt };
+          heartbeatKeepingCount(context, heartbeat);
         }
         const result = callToolFailure(error, tool);
-        if (result instanceof Error) throw result;
+        // A failure (not a result for the model) counts against `toolAttempts`, recorded with the heartbeat above.
+        if (result instanceof Error) throw failedAttempt(context, toolAttemptsAllowed(input), result, heartbeat);
         return boundToolResult(result, maxResultChars);
       } finally {
         clearInterval(timer);
@@ -112,10 +117,8 @@ export function createToolActivities(deps: ToolActivityDependencies) {
 
 export type ToolActivities = ReturnType<typeof createToolActivities>;
 
-/** True when the server marks the tool read-only or idempotent, so running it twice does no harm. */
-export function isSafeToRepeat(annotations: ToolAnnotations): boolean {
-  return annotations.readOnlyHint === true || annotations.idempotentHint === true;
-}
+/** The rule lives with the workflow's, which must agree with it (src/workflows/tool-calls.ts). */
+export { isSafeToRepeat };
 
 /**
  * The one place that decides what a failed tool call becomes (see docs/mcp.md). Returns a result for the model, or
@@ -164,12 +167,14 @@ function transportFailure(error: unknown, server: string, requestSent: boolean):
 export function outcomeUnknown(toolName: string, reason: string): CallToolResult {
   return {
     outcome: 'outcome_unknown',
-    content:
-      `The call to ${toolName} may or may not have taken effect: ${reason}. It was not retried automatically ` +
-      'because running it twice could repeat its effect. Check the current state (for example with a read-only ' +
-      'tool) before calling it again.',
+    content: outcomeUnknownText(toolName, reason),
     truncated: false,
   };
+}
+
+/** The transport failures this call may have before its failure is final (`toolAttempts`, see ./attempts.ts). */
+function toolAttemptsAllowed(input: CallToolInput): number {
+  return errorAttemptsAllowed(input.toolAttempts, DEFAULT_TOOL_ATTEMPTS);
 }
 
 /** True only when the attempt just before this one recorded, as it failed, that its request never left. */

@@ -93,6 +93,8 @@ export interface CallToolInput {
   toolCallId: string;
   tool: Pick<ToolDefinition, 'name' | 'server' | 'originalName' | 'annotations' | 'timeoutMs'>;
   arguments: JsonObject;
+  /** The conversation's `toolAttempts`, only when not the default (the activity counts its failed attempts). */
+  toolAttempts?: number;
 }
 
 /**
@@ -141,6 +143,8 @@ export interface ModelCallInput {
    * `toolsDigest` is then `undefined`.
    */
   listTools?: true;
+  /** The conversation's `modelAttempts`, only when not the default (the activity counts its failed attempts). */
+  modelAttempts?: number;
 }
 
 /** What the turn's first model call found: recorded once per turn, used by every later call of the turn. */

@@ -52,13 +52,17 @@ export interface ConversationSettings {
   /** When a limit is reached, make one final model call with tools disabled; default true. */
   finalAnswer?: boolean;
   /**
-   * Attempts per model call (HTTP 408/409/429/5xx retry); default 5.
+   * Attempts per model call that may fail with a model error (HTTP 408/409/429/5xx, a timeout or dropped connection,
+   * an invalid answer) before the turn ends with that error; default 5, at least 1. Attempts lost to a worker that died
+   * or shut down mid-call do not count: each call may lose up to 10 more (`LOST_ATTEMPTS_ALLOWED`, docs/reliability.md).
    * @asType integer
    * @minimum 1
    */
   modelAttempts?: number;
   /**
-   * Attempts per tool call for transport failures; default 3.
+   * Attempts per tool call that may fail with a transport error (the MCP server could not be reached, or a read-only
+   * or idempotent call's connection broke or timed out) before the model is told the tool is unavailable; default 3,
+   * at least 1. Attempts lost to a worker that died or shut down do not count, as for `modelAttempts`.
    * @asType integer
    * @minimum 1
    */
