@@ -3,6 +3,7 @@ import type OpenAI from 'openai';
 import type { McpPool } from '../mcp/pool.js';
 import type { CallToolInput, ModelCallInput } from '../shared/types.js';
 import { modelContextQuery, streamSignal } from '../workflows/definitions.js';
+import { createEarlierRunActivities } from './earlier-runs.js';
 import { createModelActivities, type ChatCompletionsClient } from './model.js';
 import { createToolActivities } from './tools.js';
 import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './transcript-cache.js';
@@ -46,6 +47,7 @@ export function createActivities(dependencies: ActivityDependencies) {
   return {
     callModel: (input: ModelCallInput) => model.callModel(input),
     callTool: (input: CallToolInput) => tools.callTool(input),
+    ...createEarlierRunActivities(dependencies.temporal),
   };
 }
 

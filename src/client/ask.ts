@@ -101,7 +101,7 @@ async function askUntilAnswered(
         continue;
       }
       throwIfRefused(conversationId, error);
-      if (!isResourceExhausted(error)) throw error;
+      if (!isResourceExhausted(error)) throw (await endedError(runs, conversationId, error)) ?? error;
       if (options.onTooManyUpdates === 'throw') throw new TooManyUpdatesError(conversationId, { cause: error });
       await send(conversationId, message.content, { messageId: message.id, settings: options.settings });
       return await waitForAnswer(runs, conversationId, message, signal);
@@ -145,7 +145,8 @@ async function waitForAnswer(
     return await Promise.race([polled, asked]);
   } catch (error) {
     throwIfRefused(conversationId, error);
-    throw error;
+    // A run that closed under the waiting message (`workflow execution already completed`): say why it closed.
+    throw (await endedError(runs, conversationId, error)) ?? error;
   } finally {
     done.abort();
     signal.removeEventListener('abort', stop);
@@ -163,6 +164,24 @@ function throwIfRefused(conversationId: string, error: unknown): void {
   }
   if (failure?.type === FailureType.ConversationEnded) {
     throw new ConversationEndedError(conversationId, 'ended', undefined, { cause: error });
+  }
+}
+
+/**
+ * `ConversationEndedError` when the conversation has ended (or its run failed or was terminated), to throw instead of
+ * the Temporal error `cause` that a call to its closed run raised; `undefined` when it has not ended.
+ */
+async function endedError(
+  runs: ConversationRuns,
+  conversationId: string,
+  cause: unknown,
+): Promise<ConversationEndedError | undefined> {
+  try {
+    await runs.resolve(conversationId, undefined, { mustExist: true });
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ConversationEndedError)) return undefined;
+    return new ConversationEndedError(conversationId, error.reason, undefined, { cause });
   }
 }
 

@@ -156,16 +156,20 @@ export class ConversationRuns {
     settings: ConversationSettings | undefined,
   ): Promise<Target> {
     const outcome = await this.outcome(conversationId, runId);
-    if (outcome.closedBecause === 'ended') throw new ConversationEndedError(conversationId, 'ended');
-    const previous = await this.startInput(conversationId, runId);
-    const reopenSettings = settings ?? previous?.settings;
+    if (outcome.closedBecause === 'ended' || outcome.state.ended) {
+      throw new ConversationEndedError(conversationId, 'ended');
+    }
+    // The outcome carries the run's settings; runs closed by workers before it did are read from their first event.
+    const previous = outcome.settings === undefined ? await this.startInput(conversationId, runId) : undefined;
+    const reopenSettings = settings ?? outcome.settings ?? previous?.settings;
+    const closeWhenIdle = outcome.closeWhenIdle ?? previous?.closeWhenIdle;
     return {
       kind: 'reopen',
       runId,
       input: {
         conversationId,
         ...(reopenSettings ? { settings: reopenSettings } : {}),
-        ...(previous?.closeWhenIdle ? { closeWhenIdle: true } : {}),
+        ...(closeWhenIdle ? { closeWhenIdle: true } : {}),
         state: outcome.state,
         previousRunId: runId,
       },

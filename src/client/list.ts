@@ -4,6 +4,23 @@ import type { ConversationPhase } from '../workflows/definitions.js';
 import { CONVERSATION_WORKFLOW_TYPE, ENDED_STATUSES } from './conversation-runs.js';
 import type { ConversationSummary, ListOptions } from './types.js';
 
+const OURS = `WorkflowType = '${CONVERSATION_WORKFLOW_TYPE}'`;
+const status = SearchAttribute.status.name;
+const BROKEN = `ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut', 'Canceled')`;
+
+/**
+ * Visibility queries that list each conversation once, by its state (docs/protocol.md, "Listing conversations"): for
+ * the Web UI's filter, `temporal workflow list --query`, or any SDK's list call. An open conversation has one running
+ * run; the runs it continued from and the closed runs a reopened conversation left behind keep the status they last
+ * had, so the open states are asked of running runs only. An ended conversation has one run that says `ended` (a run
+ * started over it later only keeps it readable and sets no status), or it broke: its run failed or was terminated.
+ */
+export const CONVERSATION_QUERIES = {
+  running: `${OURS} AND ExecutionStatus = 'Running' AND ${status} = 'running'`,
+  idle: `${OURS} AND ExecutionStatus = 'Running' AND ${status} = 'idle'`,
+  ended: `${OURS} AND (${status} = 'ended' OR ${BROKEN})`,
+} as const;
+
 /**
  * Conversations, newest first, one entry each (its latest run), filtered by state through the search attributes.
  * Visibility is eventually consistent: a conversation changed a moment ago may show its previous state.
@@ -17,26 +34,31 @@ export async function listConversations(client: Client, options: ListOptions = {
   const summaries: ConversationSummary[] = [];
   for await (const execution of client.workflow.list({ query, pageSize: Math.min(1000, limit * 2) })) {
     if (seen.has(execution.workflowId)) continue;
+    const executionStatus = execution.status.name;
+    const recorded = execution.typedSearchAttributes.get(SearchAttribute.status);
+    // A run that set no status only kept an ended conversation readable, or handed over to the one it found closed.
+    if (recorded === undefined && executionStatus === 'COMPLETED') continue;
+    // Closed idle runs of a conversation that reopened since are not its state; ended and broken runs are final.
+    const final = recorded === 'ended' || ENDED_STATUSES[executionStatus] !== undefined;
+    if (executionStatus !== 'RUNNING' && !final && !(await isLatestRun(client, execution))) continue;
     seen.add(execution.workflowId);
-    // A reopened conversation keeps its earlier closed runs: only the latest run speaks for it.
-    if (execution.status.name !== 'RUNNING' && !(await isLatestRun(client, execution))) continue;
     summaries.push(toSummary(execution));
     if (summaries.length >= limit) break;
   }
   return summaries;
 }
 
-/** The visibility query of `list`: our workflow type, no continued-as-new runs, the state asked for, the caller's. */
+/**
+ * The visibility query of `list`: the documented one for running and ended; idle ones also closed idle (they reopen on
+ * the next message), and without a state every run that did not continue as new (each checked above).
+ */
 function listQuery(options: ListOptions): string {
-  const conditions = [`WorkflowType = '${CONVERSATION_WORKFLOW_TYPE}'`, `ExecutionStatus != 'ContinuedAsNew'`];
-  const status = SearchAttribute.status.name;
-  if (options.status === 'running') conditions.push(`${status} = 'running'`, `ExecutionStatus = 'Running'`);
-  if (options.status === 'idle') {
-    conditions.push(`${status} = 'idle'`, `ExecutionStatus IN ('Running', 'Completed')`);
-  }
-  if (options.status === 'ended') {
-    conditions.push(`(${status} = 'ended' OR ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut', 'Canceled'))`);
-  }
+  const conditions = [
+    options.status === 'running' || options.status === 'ended'
+      ? CONVERSATION_QUERIES[options.status]
+      : `${OURS} AND ExecutionStatus != 'ContinuedAsNew'`,
+  ];
+  if (options.status === 'idle') conditions.push(`${status} = 'idle'`, `ExecutionStatus IN ('Running', 'Completed')`);
   if (options.query?.trim()) conditions.push(`(${options.query})`);
   return conditions.join(' AND ');
 }

@@ -22,6 +22,11 @@ export const DEFAULT_MAX_TURNS_PER_RUN = 100;
 /** Results of recent turns kept for asks that are retried after their turn finished. */
 export const RECENT_RESULTS = 20;
 /**
+ * Recent results carried into the next run, in bytes of JSON: an ask retried just after a rollover (its message was
+ * carried and answered by a run that rolled over again at once) still gets its answer.
+ */
+export const MAX_CARRIED_RESULTS_BYTES = 64 * 1024;
+/**
  * Largest page a query answers with, in bytes of JSON (a character of Chinese is 3): with the turn's tool list
  * (at most `MAX_PART_BYTES`) well under Temporal's 2 MiB payload limit and the 4 MB gRPC message limit.
  */
@@ -63,6 +68,7 @@ export class ConversationCore {
   readonly events: EventLog;
   private readonly transcriptOffset: number;
   private readonly previousRunId: string | undefined;
+  private readonly closeWhenIdle: boolean;
   private turns: number;
   private turnsThisRun = 0;
   private readonly queue: IncomingMessage[] = [];
@@ -70,8 +76,10 @@ export class ConversationCore {
   private readonly recentResults: TurnResult[] = [];
   private lastResult: TurnResult | undefined;
   private ending = false;
+  /** The run is handing over to the next (continue-as-new): new asks are refused until the next run takes them. */
+  private handingOver = false;
   private current: RunningTurn | undefined;
-  /** Messages whose `ask` update is waiting for an answer. */
+  /** Messages whose `ask` update waits for an answer from this run. */
   private readonly waitingAsks = new Set<string>();
   private tools: ToolDefinition[] | undefined;
   private toolsDigest: string | undefined;
@@ -84,6 +92,9 @@ export class ConversationCore {
     this.conversationId = input.conversationId;
     this.settings = input.settings ?? {};
     this.previousRunId = input.previousRunId;
+    this.closeWhenIdle = input.closeWhenIdle === true;
+    // A run started from an ended conversation's state (see earlier-runs.ts) only keeps it readable.
+    this.ending = carried?.ended === true;
     const systemPrompt = this.settings.systemPrompt;
     const initial: ChatMessage[] =
       carried?.transcript ?? (systemPrompt ? [{ role: 'system', content: systemPrompt }] : []);
@@ -92,6 +103,7 @@ export class ConversationCore {
     this.turns = carried?.turns ?? 0;
     this.seen = new RecentIds(carried?.seenMessageIds ?? []);
     this.lastResult = carried?.lastResult;
+    this.recentResults.push(...(carried?.recentResults ?? []));
     this.events = new EventLog(carried?.streamOffset ?? 0, carried?.streamEvents);
     // Carried messages were seen (and remembered) by the previous run already.
     this.queue.push(...(carried?.queue ?? []));
@@ -122,7 +134,10 @@ export class ConversationCore {
     return this.queue.length > 0 || this.ending || this.rollingOver;
   }
 
-  /** A queued message has an `ask` waiting for it: the run answers it before it rolls over. */
+  /**
+   * A queued message has an `ask` waiting for it that this run answers before it rolls over (asks that came while the
+   * rollover was due are not counted: their messages go to the next run).
+   */
   get asksWaiting(): boolean {
     return this.queue.some((queued) => this.waitingAsks.has(queued.id));
   }
@@ -142,7 +157,7 @@ export class ConversationCore {
     if (this.enqueue(message)) this.hooks.changed();
   }
 
-  /** The `ask` update's validator: rejects bad input, and new asks while ending or rolling over. */
+  /** The `ask` update's validator: rejects bad input, and new asks while ending or handing over to the next run. */
   validateAsk(message: IncomingMessage): void {
     validateMessage(message, this.settings);
     if (this.ending) {
@@ -152,16 +167,19 @@ export class ConversationCore {
         message: `Conversation ${this.conversationId} has ended; start a new conversation to continue.`,
       });
     }
-    if (this.rollingOver && this.resultOf(message.id) === undefined) {
+    if (this.handingOver && this.resultOf(message.id) === undefined) {
       throw ApplicationFailure.create({
         type: FailureType.ConversationRollingOver,
-        message: `Conversation ${this.conversationId} is continuing as new; send the message again to the new run.`,
+        message: `Conversation ${this.conversationId} is continuing as new; ask again (same message id) in a moment.`,
       });
     }
   }
 
   /**
    * The `ask` update: the earlier result of a retried ask, or queue the message and wait for its turn's result.
+   * An ask that comes while the rollover is due is not answered by this run: its message is carried to the next run
+   * (keeping its place in the queue) and the ask fails with `ConversationRollingOver` when this run hands over, so
+   * the client asks again, with the same id, and the next run answers it. Steady asks cannot postpone the rollover.
    * `wait` resolves once its argument holds (the workflow passes Temporal's `condition`).
    */
   async ask(message: IncomingMessage, wait: (settled: () => boolean) => Promise<void>): Promise<TurnResult> {
@@ -177,19 +195,37 @@ export class ConversationCore {
     }
     this.enqueue(message);
     this.hooks.changed();
-    this.waitingAsks.add(message.id);
+    const answeredHere = !this.rollingOver;
+    if (answeredHere) this.waitingAsks.add(message.id);
     try {
-      await wait(() => this.resultOf(message.id) !== undefined || this.phase === 'ended');
+      await wait(() => this.resultOf(message.id) !== undefined || this.phase === 'ended' || this.handingOver);
     } finally {
       this.waitingAsks.delete(message.id);
     }
     const result = this.resultOf(message.id);
     if (result) return result;
+    if (this.phase === 'ended') {
+      throw ApplicationFailure.create({
+        type: FailureType.ConversationEnded,
+        nonRetryable: true,
+        message: `Conversation ${this.conversationId} ended before message ${message.id} was answered.`,
+      });
+    }
     throw ApplicationFailure.create({
-      type: FailureType.ConversationEnded,
-      nonRetryable: true,
-      message: `Conversation ${this.conversationId} ended before message ${message.id} was answered.`,
+      type: FailureType.ConversationRollingOver,
+      message:
+        `Conversation ${this.conversationId} continued as new before message ${message.id} was answered; the ` +
+        'message was carried over: ask again with the same id to get its answer.',
     });
+  }
+
+  /**
+   * The run hands over to the next (continue-as-new): asks that still wait fail with `ConversationRollingOver` (their
+   * messages are carried), and new ones are refused until the next run takes them.
+   */
+  handOver(): void {
+    this.handingOver = true;
+    this.hooks.changed();
   }
 
   /** The `interrupt` signal: cancel the running turn, if there is one. */
@@ -258,8 +294,8 @@ export class ConversationCore {
 
   /**
    * The next message to answer, taken from the queue; `undefined` when the run should roll over first. While rolling
-   * over, it answers only up to the last message an `ask` waits for (new asks are rejected meanwhile); messages that
-   * came by signal are carried to the next run, so steady traffic cannot postpone it forever.
+   * over, it answers only up to the last message an `ask` from before the rollover was due waits for; later messages
+   * (signals, and asks that came meanwhile) are carried to the next run, so steady traffic cannot postpone it forever.
    */
   nextMessage(): IncomingMessage | undefined {
     const answerNext = this.rollingOver ? this.asksWaiting : this.queue.length > 0;
@@ -298,10 +334,16 @@ export class ConversationCore {
     if (this.recentResults.length > RECENT_RESULTS) this.recentResults.shift();
   }
 
-  /** The run closes: what it returns, with the state the next run starts from. */
+  /** The run closes: what it returns, with the state and settings the run that reopens it starts from. */
   close(closedBecause: ConversationOutcome['closedBecause']): ConversationOutcome {
     this.ending = closedBecause === 'ended';
-    return { conversationId: this.conversationId, closedBecause, state: this.state() };
+    return {
+      conversationId: this.conversationId,
+      closedBecause,
+      state: this.state(),
+      settings: this.settings,
+      ...(this.closeWhenIdle ? { closeWhenIdle: true } : {}),
+    };
   }
 
   /** What this run hands to the next (continue-as-new) or returns when it closes. */
@@ -316,8 +358,10 @@ export class ConversationCore {
       queue: [...this.queue],
       seenMessageIds: this.seen.toArray(),
       ...(this.lastResult ? { lastResult: this.lastResult } : {}),
+      ...(this.ending ? {} : { recentResults: carriedResults(this.recentResults) }),
       streamOffset: this.events.nextOffset,
       ...(streamEvents.length > 0 ? { streamEvents } : {}),
+      ...(this.ending ? { ended: true } : {}),
     };
   }
 
@@ -353,6 +397,19 @@ export class ConversationCore {
       interrupted: () => running.interrupted,
     };
   }
+}
+
+/** The newest of `results` that fit {@link MAX_CARRIED_RESULTS_BYTES}, oldest first. */
+function carriedResults(results: readonly TurnResult[]): TurnResult[] {
+  const kept: TurnResult[] = [];
+  let bytes = 0;
+  for (let index = results.length - 1; index >= 0; index--) {
+    const result = results[index] as TurnResult;
+    bytes += jsonBytes(result);
+    if (bytes > MAX_CARRIED_RESULTS_BYTES) break;
+    kept.unshift(result);
+  }
+  return kept;
 }
 
 /** Items from `from`, at most `limit` and about {@link MAX_PAGE_BYTES} bytes of JSON (always at least one). */

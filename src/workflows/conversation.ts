@@ -4,15 +4,18 @@ import {
   condition,
   continueAsNew,
   log,
+  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
 import { ConversationCore } from './conversation-core.js';
 import {
   askUpdate,
   type ConversationInput,
   type ConversationOutcome,
   endSignal,
+  handlerDescriptions as described,
   type IncomingMessage,
   interruptSignal,
   modelContextQuery,
@@ -20,11 +23,20 @@ import {
   transcriptQuery,
   userMessageSignal,
 } from './definitions.js';
+import { continuedInput, lookBack, type EarlierRun } from './earlier-runs.js';
 import { handleEventStream } from './event-polls.js';
 import { runTurn } from './turn.js';
 import { Visibility } from './visibility.js';
 
 export { DEFAULT_MAX_TURNS_PER_RUN } from './conversation-core.js';
+
+// Local: a visibility list and a describe or two, before the run answers anything; no task queue round trip. Retried
+// for a minute; if it still fails, the run goes on as if it found nothing (and says so in the log).
+const { findEarlierRun } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  scheduleToCloseTimeout: '1 minute',
+  retry: { initialInterval: '500 milliseconds' },
+});
 
 /**
  * One conversation: a queue of user messages answered one turn at a time, driven by signals and updates,
@@ -41,20 +53,46 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     warn: (message, attributes) => log.warn(message, attributes),
   });
   const { settings } = conversation;
-  const publish = () => visibility.publish(conversation.status());
+  // A run started from an ended conversation's state only keeps it readable: it shows in no list of its own.
+  const listed = input.state?.ended !== true;
+  const publish = () =>
+    listed ? visibility.publish(conversation.status()) : visibility.describe(conversation.status());
 
   // Keep this order: signals and updates that arrived before their handler are delivered as it is set, so the order
   // of these calls is part of what replay must reproduce.
-  setHandler(userMessageSignal, (message) => conversation.receive(message));
+  setHandler(userMessageSignal, (message) => conversation.receive(message), { description: described.userMessage });
   setHandler(askUpdate, (message) => conversation.ask(message, (settled) => condition(settled)), {
     validator: (message: IncomingMessage) => conversation.validateAsk(message),
+    description: described.ask,
   });
-  setHandler(interruptSignal, (request) => conversation.interrupt(request?.reason));
+  setHandler(interruptSignal, (request) => conversation.interrupt(request?.reason), {
+    description: described.interrupt,
+  });
   const polls = handleEventStream(conversation.events, conversationId);
-  setHandler(endSignal, () => conversation.end());
-  setHandler(statusQuery, () => conversation.status());
-  setHandler(transcriptQuery, (request) => conversation.transcriptPage(request));
-  setHandler(modelContextQuery, (request) => conversation.modelContext(request));
+  setHandler(endSignal, () => conversation.end(), { description: described.end });
+  setHandler(statusQuery, () => conversation.status(), { description: described.status });
+  setHandler(transcriptQuery, (request) => conversation.transcriptPage(request), { description: described.transcript });
+  setHandler(modelContextQuery, (request) => conversation.modelContext(request), {
+    description: described.modelContext,
+  });
+
+  // A run that did not continue from another may have been started over closed runs of the same id, by a client that
+  // did not carry their state (earlier-runs.ts): it looks back before it answers anything, and continues from them.
+  if (info.continuedFromExecutionRunId === undefined) {
+    const earlier = await lookForEarlierRun();
+    const found = lookBack(input, earlier);
+    if (found.kind !== 'go-on') {
+      log.warn('this run was started over closed runs of its conversation without their state; continuing from them', {
+        conversationId,
+        earlierRunId: found.runId,
+        ended: found.kind === 'ended',
+      });
+      if (found.kind === 'ended') conversation.end();
+      conversation.handOver();
+      await handlersFinished();
+      return continueAsNew<typeof conversationWorkflow>(continuedInput(input, earlier, conversation.state()));
+    }
+  }
 
   // A run that starts with a message starts its turn in this same workflow task, which publishes `running`.
   if (conversation.queued === 0) publish();
@@ -79,8 +117,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     if (conversation.ended) break;
     const message = conversation.nextMessage();
     if (message === undefined) {
+      conversation.handOver();
       await handlersFinished();
-      if (conversation.asksWaiting) continue;
       return continueAsNew<typeof conversationWorkflow>({
         conversationId,
         settings,
@@ -101,6 +139,18 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
 
   await handlersFinished();
   return close('ended');
+
+  async function lookForEarlierRun(): Promise<EarlierRun> {
+    try {
+      return await findEarlierRun({ workflowId: info.workflowId, runId: info.runId });
+    } catch (error) {
+      log.warn('could not look for earlier runs of this conversation; going on as if there were none', {
+        conversationId,
+        error: String(error),
+      });
+      return { found: false, unavailable: String(error) };
+    }
+  }
 
   /** Wait for the handlers before the run closes or continues as new; waiting event polls are answered first. */
   async function handlersFinished(): Promise<void> {

@@ -222,6 +222,8 @@ export interface ConversationState {
   queue: IncomingMessage[];
   seenMessageIds: string[];
   lastResult?: TurnResult;
+  /** Results of the latest turns (as many as fit 64 KiB), for asks retried with the same id after the rollover. */
+  recentResults?: TurnResult[];
   /**
    * Offset of the next stream event, so offsets keep growing across runs; default 0.
    * @asType integer
@@ -230,6 +232,8 @@ export interface ConversationState {
   streamOffset?: number;
   /** The latest turn's stream events, for subscribers that were between two polls; left out once ended. */
   streamEvents?: StreamEvent[];
+  /** The conversation has ended: a run started from this state takes no messages and closes at once. */
+  ended?: boolean;
 }
 
 /** The start argument of `conversationWorkflow`. */
@@ -247,13 +251,20 @@ export interface ConversationInput {
   previousRunId?: string;
 }
 
-/** The result of a conversation run that closed (a run that continues as new has none). */
+/**
+ * The result of a conversation run that closed (a run that continues as new has none): why, and everything a run that
+ * reopens the conversation needs.
+ */
 export interface ConversationOutcome {
   conversationId: string;
   /** `ended` by the `end` signal, `idle` after `idleTimeoutMs` without a message, `completed` with `closeWhenIdle`. */
   closedBecause: 'ended' | 'idle' | 'completed';
   /** What a new run over this one starts from to reopen the conversation. */
   state: ConversationState;
+  /** The run's settings, for the run that reopens the conversation (docs/protocol.md, "Reopening"). */
+  settings?: ConversationSettings;
+  /** The run was a one-shot (`closeWhenIdle`); a run that reopens it closes when idle too. */
+  closeWhenIdle?: boolean;
 }
 
 /** The workflow id of a conversation: readable in the Web UI and derived, so clients never need a lookup. */
@@ -263,7 +274,7 @@ export function conversationWorkflowId(conversationId: string): string {
 
 /** Queue a user message (idempotent by message id). For backends that do not wait for the answer. */
 export const userMessageSignal = defineSignal<[IncomingMessage]>('userMessage');
-/** Queue a user message and wait for its turn's result. Rejected while ending or rolling over. */
+/** Queue a user message and wait for its turn's result. Refused after the end and while handing over to the next run. */
 export const askUpdate = defineUpdate<TurnResult, [IncomingMessage]>('ask');
 /** Stop the running turn; the conversation stays usable. */
 export const interruptSignal = defineSignal<[InterruptRequest?]>('interrupt');
@@ -274,6 +285,30 @@ export const statusQuery = defineQuery<ConversationStatus>('status');
 export const transcriptQuery = defineQuery<TranscriptPage, [TranscriptRequest?]>('transcript');
 /** For workers: a page of this run's transcript (run-relative indexes) and the current turn's tools. */
 export const modelContextQuery = defineQuery<ModelContextPage, [{ from: number; limit: number }]>('modelContext');
+
+/**
+ * What each handler does, as the Web UI and `temporal workflow metadata` show it (the `description` given to
+ * `setHandler`). The public ones are the protocol of docs/protocol.md; the internal ones serve durable-agent's own
+ * worker and client and may change in any release.
+ */
+export const handlerDescriptions = {
+  userMessage:
+    'Public. Queue a user message { id, content } without waiting. Idempotent by id: a message id seen before is ' +
+    'ignored; an invalid message, or one after the end, is ignored (and logged). See docs/protocol.md.',
+  ask:
+    'Public. Queue a user message { id, content } and wait for its TurnResult; use the message id as the update id. ' +
+    'Fails with type InvalidMessage, ConversationEnded, or ConversationRollingOver (ask again with the same id).',
+  interrupt: 'Public. Stop the running turn ({ reason? }); the conversation stays open and answers the next message.',
+  end: 'Public. End the conversation after the current turn ({ reason? }); it takes no more messages.',
+  status: 'Public. The ConversationStatus: phase, turns, queue, the running turn and the last TurnResult.',
+  transcript:
+    'Public. A page of the transcript ({ from?, limit? }) with whole-conversation indexes; earlier turns are in the ' +
+    'run named by previousRunId.',
+  modelContext: "Internal: the worker's model activity reads the transcript with it. Do not use.",
+  stream: "Internal: the worker's model activity sends streamed text with it. Do not send.",
+  pollEvents:
+    "Internal: durable-agent's own event stream subscription (docs/streaming.md); its shape may change. Do not use.",
+} as const;
 
 /** For the model activity: a batch of the text it is streaming (see stream-events.ts). */
 export const streamSignal = defineSignal<[StreamBatch]>('stream');

@@ -1,5 +1,5 @@
 import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
-import { pollEventsUpdate, streamSignal } from './definitions.js';
+import { handlerDescriptions, pollEventsUpdate, streamSignal } from './definitions.js';
 import {
   DEFAULT_POLL_WAIT_MS,
   type EventLog,
@@ -70,11 +70,16 @@ export class EventPolls {
  */
 export function handleEventStream(events: EventLog, conversationId: string): EventPolls {
   const polls = new EventPolls(events, conversationId);
-  setHandler(streamSignal, (batch) => {
-    events.acceptBatch(batch);
-  });
+  setHandler(
+    streamSignal,
+    (batch) => {
+      events.acceptBatch(batch);
+    },
+    { description: handlerDescriptions.stream },
+  );
   setHandler(pollEventsUpdate, (request) => polls.poll(request, (ready, timeoutMs) => condition(ready, timeoutMs)), {
     validator: (request: PollEventsRequest | undefined) => polls.validate(request),
+    description: handlerDescriptions.pollEvents,
   });
   return polls;
 }

@@ -1,7 +1,7 @@
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DurableAgentClient, TooManyUpdatesError } from '../../src/client/index.js';
+import { ConversationEndedError, DurableAgentClient, TooManyUpdatesError } from '../../src/client/index.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { poll, ScriptBook } from './helpers.js';
@@ -65,4 +65,20 @@ it('too many updates in flight: by default the message is sent as a signal and i
     'slow question',
     'second',
   ]);
+});
+
+it('too many updates in flight: a message still waiting when the conversation ends fails with ConversationEndedError', async () => {
+  const id = book.conversation('ended', [{ content: 'slow answer', delayMs: 3_000 }, { content: 'never asked' }]);
+  const { first } = await busy(id);
+  const second = client.ask(id, 'second').catch((failure: unknown) => failure);
+  // The second message is queued by signal (the fallback) before the end: it is never answered.
+  await poll(
+    () => client.status(id),
+    (status) => status.queued === 1,
+  );
+  await client.end(id);
+  expect(await first).toMatchObject({ answer: 'slow answer' });
+  const error = await second;
+  expect(error).toBeInstanceOf(ConversationEndedError);
+  expect((error as ConversationEndedError).reason).toBe('ended');
 });

@@ -5,6 +5,7 @@ import { ZERO_USAGE } from '../../src/shared/types.js';
 import {
   ConversationCore,
   type ConversationTurn,
+  MAX_CARRIED_RESULTS_BYTES,
   MAX_PAGE_BYTES,
   page,
   RECENT_RESULTS,
@@ -283,13 +284,17 @@ describe('ConversationCore: ask', () => {
     await expect(asked).rejects.toMatchObject({ type: FailureType.ConversationEnded });
   });
 
-  it('ask validator: rejects bad input, asks after the end, and new asks while rolling over', () => {
+  it('ask validator: rejects bad input, asks after the end, and new asks only while handing over', () => {
     const { core, hooks } = conversation({ messages: [message('m1')] });
     const result = answerNext(core);
 
     expect(failureType(() => core.validateAsk({ id: 'x', content: '' }))).toBe(FailureType.InvalidMessage);
     expect(failureType(() => core.validateAsk(message('m2')))).toBeUndefined();
     hooks.suggested = true;
+    // The rollover is due, but the run has not handed over yet: the ask is taken (and carried, see below).
+    expect(core.rollingOver).toBe(true);
+    expect(failureType(() => core.validateAsk(message('m2')))).toBeUndefined();
+    core.handOver();
     expect(failureType(() => core.validateAsk(message('m2')))).toBe(FailureType.ConversationRollingOver);
     // A retry of an answered ask is still answered from the recent results.
     expect(failureType(() => core.validateAsk(message(result.messageId)))).toBeUndefined();
@@ -322,6 +327,45 @@ describe('ConversationCore: rolling over and closing', () => {
     expect(core.asksWaiting).toBe(false);
     expect(core.nextMessage()).toBeUndefined();
     expect(core.state().queue).toEqual([message('m3')]);
+  });
+
+  it('rollover: an ask that comes while the rollover is due is carried, and fails as rolling over at the handover', async () => {
+    const { core, hooks } = conversation({ settings: { maxTurnsPerRun: 1 }, messages: [message('m1')] });
+    const turn = core.startTurn(core.nextMessage()!, () => undefined);
+    // The run's last turn is under way: the ask is taken, but it will not be answered by this run.
+    expect(core.rollingOver).toBe(true);
+    const wait = manualWait();
+    const asked = core.ask(message('m2'), wait.wait);
+    core.receive(message('m3'));
+    core.finishTurn(resultFor(turn));
+
+    expect(core.asksWaiting).toBe(false);
+    expect(core.nextMessage()).toBeUndefined();
+    expect(wait.settled()).toBe(false);
+    core.handOver();
+    expect(wait.settled()).toBe(true);
+    wait.release();
+    await expect(asked).rejects.toMatchObject({ type: FailureType.ConversationRollingOver, nonRetryable: false });
+    // Both messages go to the next run, in the order they came; a retried ask there finds its message queued.
+    expect(core.state().queue).toEqual([message('m2'), message('m3')]);
+    const next = conversation({ state: core.state() }).core;
+    void next.ask(message('m2'), () => new Promise(() => undefined));
+    expect(next.state().queue).toEqual([message('m2'), message('m3')]);
+    expect(answerNext(next).messageId).toBe('m2');
+    expect(hooks.warnings).toEqual([]);
+  });
+
+  it('rollover: an ask retried after the run that answered it rolled over gets the answer from the carried results', async () => {
+    const { core } = conversation({ settings: { maxTurnsPerRun: 1 }, messages: [message('m1')] });
+    const answered = answerNext(core);
+    const next = conversation({ state: core.state() }).core;
+
+    expect(failureType(() => next.validateAsk(message('m1')))).toBeUndefined();
+    expect(await next.ask(message('m1'), () => Promise.reject(new Error('no wait expected')))).toEqual(answered);
+    // Only as many as fit: a huge answer is not carried (its ask then says so instead).
+    const { core: big } = conversation({ messages: [message('m2')] });
+    answerNext(big, { answer: 'x'.repeat(MAX_CARRIED_RESULTS_BYTES) });
+    expect(big.state().recentResults).toEqual([]);
   });
 
   it('state: carries the transcript, turns, queue, remembered ids, last result and the stream position', () => {
@@ -359,6 +403,37 @@ describe('ConversationCore: rolling over and closing', () => {
     expect(outcome.state).not.toHaveProperty('streamEvents');
     expect(outcome.state.streamOffset).toBe(2);
     expect(ended.phase).toBe('ended');
+  });
+
+  it('close: the outcome carries what reopening needs: the settings and whether the run was a one-shot', () => {
+    const settings = { systemPrompt: 'Be brief.', idleTimeoutMs: 1_000 };
+    const idle = conversation({ settings, messages: [message('m1')] }).core;
+    answerNext(idle);
+    expect(idle.close('idle')).toMatchObject({ settings, state: { turns: 1 } });
+    expect(idle.close('idle')).not.toHaveProperty('closeWhenIdle');
+    const oneShot = conversation({ closeWhenIdle: true, messages: [message('m1')] }).core;
+    answerNext(oneShot);
+    expect(oneShot.close('completed')).toMatchObject({ closeWhenIdle: true, settings: {} });
+  });
+
+  it('close: an ended conversation’s state says so; a run started from it takes nothing and ends at once', () => {
+    const ended = conversation({ messages: [message('m1')] }).core;
+    answerNext(ended);
+    ended.end();
+    const { state } = ended.close('ended');
+    expect(state).toMatchObject({ ended: true, turns: 1, seenMessageIds: ['m1'] });
+
+    const { core, hooks } = conversation({ state, previousRunId: 'run-1' });
+    expect(core.phase).toBe('ended');
+    expect(core.hasWork).toBe(true);
+    expect(failureType(() => core.validateAsk(message('m2')))).toBe(FailureType.ConversationEnded);
+    core.receive(message('m2'));
+    expect(core.queued).toBe(0);
+    expect(hooks.warnings.map((warning) => warning.message)).toEqual([
+      'ignored a message sent after the conversation ended',
+    ]);
+    expect(core.transcriptPage(undefined)).toMatchObject({ total: 1, previousRunId: 'run-1' });
+    expect(core.close('ended').state).toMatchObject({ ended: true, turns: 1, seenMessageIds: ['m1'] });
   });
 });
 

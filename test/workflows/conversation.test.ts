@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowUpdateFailedError, WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { FailureType } from '../../src/shared/errors.js';
@@ -10,6 +10,7 @@ import {
   type ConversationStatus,
   type TurnResult,
   endSignal,
+  handlerDescriptions,
   interruptSignal,
   statusQuery,
   transcriptQuery,
@@ -162,9 +163,11 @@ describe('interrupt and end', () => {
     const outcome = (await handle.result()) as ConversationOutcome; // time skips the idle hour
     expect(outcome.closedBecause).toBe('idle');
     expect(outcome.state.turns).toBe(1);
+    // The result carries everything the reopening run needs (docs/protocol.md, "Reopening"): no history to read.
+    expect(outcome.settings).toEqual(settings);
 
     const reopened = await agent.startConversation('idle', {
-      settings,
+      settings: outcome.settings,
       state: outcome.state,
       previousRunId: handle.firstExecutionRunId,
     });
@@ -177,9 +180,25 @@ describe('interrupt and end', () => {
 });
 
 describe('continue-as-new', () => {
+  /** Ask until the latest run answers: while the conversation hands over, asks fail as rolling over. */
+  async function askLatest(workflowId: string, question: { id: string; content: string }): Promise<TurnResult> {
+    const latest = bed.env.client.workflow.getHandle<typeof conversationWorkflow>(workflowId);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await latest.executeUpdate(askUpdate, { args: [question], updateId: question.id });
+      } catch (error) {
+        const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+        const rolling = cause instanceof ApplicationFailure && cause.type === FailureType.ConversationRollingOver;
+        if (!rolling || attempt >= 50) throw error;
+        await sleep(100);
+      }
+    }
+  }
+
   it('rolls over after maxTurnsPerRun, carrying the transcript, queue and remembered ids', async () => {
     const agent = await agentWith([
       { content: 'answer one', delayMs: 1_000 },
+      { content: 'answer carried' },
       { content: 'answer two' },
       { content: 'answer three' },
     ]);
@@ -188,43 +207,74 @@ describe('continue-as-new', () => {
     await handle.signal(userMessageSignal, first);
     await waitForStatus(handle, (status) => status.phase === 'running');
 
-    // The run's last turn is under way: a new ask is turned away so the client retries on the next run…
-    const rolling = await rejection(handle.executeUpdate(askUpdate, { args: [message('rejected')] }));
-    expect(rolling.type).toBe(FailureType.ConversationRollingOver);
-    // …while a signalled message is queued and carried over.
+    // The run's last turn is under way. A new ask is taken, not refused; this run will not answer it, so it ends as
+    // rolling over when the run hands over, and its message goes to the next run, ahead of a later signal.
+    const carried = message('carried');
+    const accepted = await handle.startUpdate(askUpdate, {
+      args: [carried],
+      updateId: carried.id,
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
+    });
     await handle.signal(userMessageSignal, message('two'));
+    const handedOver = await rejection(accepted.result());
+    expect(handedOver.type).toBe(FailureType.ConversationRollingOver);
+    expect(handedOver.message).toMatch(/carried over: ask again with the same id/);
 
-    const { firstExecutionRunId } = handle;
+    // Asked again with the same id, the next run answers it.
+    expect(await askLatest(handle.workflowId, carried)).toMatchObject({ turn: 2, answer: 'answer carried' });
     const latest = agent.env.client.workflow.getHandle<typeof conversationWorkflow>(handle.workflowId);
-    let description = await latest.describe();
-    for (let attempt = 0; attempt < 100 && description.runId === firstExecutionRunId; attempt++) {
-      await sleep(100);
-      description = await latest.describe();
-    }
-    expect(description.runId).not.toBe(firstExecutionRunId);
+    expect((await latest.describe()).runId).not.toBe(handle.firstExecutionRunId);
 
     await latest.signal(userMessageSignal, first); // remembered across the rollover: ignored
     // With one turn per run, every turn is a run's last: retry while it rolls over, as the client does.
-    const question = message('three');
-    let third: TurnResult | undefined;
-    for (let attempt = 0; attempt < 50 && third === undefined; attempt++) {
-      try {
-        third = await latest.executeUpdate(askUpdate, { args: [question] });
-      } catch (error) {
-        const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
-        if (!(cause instanceof ApplicationFailure) || cause.type !== FailureType.ConversationRollingOver) throw error;
-        await sleep(100);
-      }
-    }
-    expect(third).toMatchObject({ turn: 3, answer: 'answer three' });
+    const third = await askLatest(handle.workflowId, message('three'));
+    expect(third).toMatchObject({ turn: 4, answer: 'answer three' });
 
-    const page = await agent.env.client.workflow
-      .getHandle<typeof conversationWorkflow>(handle.workflowId)
-      .query(transcriptQuery, { from: 0 });
-    expect(page.total).toBe(6);
+    const page = await latest.query(transcriptQuery, { from: 0 });
+    expect(page.total).toBe(8);
     expect(page.messages.map((entry) => entry.content)).toContain('three');
     expect(page.previousRunId).toBeDefined();
     const users = agent.model.requests.map((request) => request.messages.at(-1)?.content);
-    expect(users).toEqual(['one', 'two', 'three']);
+    expect(users).toEqual(['one', 'carried', 'two', 'three']);
+  });
+});
+
+describe('handler metadata', () => {
+  it('every handler has a description, shown by the Web UI and `temporal workflow metadata`', async () => {
+    const agent = await agentWith([]);
+    const handle = await agent.startConversation('metadata');
+    interface Definition {
+      name: string;
+      description?: string;
+    }
+    const metadata = await handle.query<{
+      definition: { queryDefinitions: Definition[]; signalDefinitions: Definition[]; updateDefinitions: Definition[] };
+    }>('__temporal_workflow_metadata');
+    const { queryDefinitions, signalDefinitions, updateDefinitions } = metadata.definition;
+    const described = (definitions: Definition[]) =>
+      Object.fromEntries(
+        definitions
+          .filter((definition) => !definition.name.startsWith('__'))
+          .map((definition) => [definition.name, definition.description]),
+      );
+    expect(described(signalDefinitions)).toEqual({
+      userMessage: handlerDescriptions.userMessage,
+      interrupt: handlerDescriptions.interrupt,
+      end: handlerDescriptions.end,
+      stream: handlerDescriptions.stream,
+    });
+    expect(described(updateDefinitions)).toEqual({
+      ask: handlerDescriptions.ask,
+      pollEvents: handlerDescriptions.pollEvents,
+    });
+    expect(described(queryDefinitions)).toEqual({
+      status: handlerDescriptions.status,
+      transcript: handlerDescriptions.transcript,
+      modelContext: handlerDescriptions.modelContext,
+    });
+    for (const internal of ['stream', 'pollEvents', 'modelContext'] as const) {
+      expect(handlerDescriptions[internal]).toMatch(/^Internal/);
+    }
+    await handle.signal(endSignal, {});
   });
 });
