@@ -9,10 +9,10 @@ type Status = Parameters<ReturnType<typeof defaultGrpcRetryOptions>['retryableDe
 /** gRPC status codes used here (from @grpc/grpc-js, which the Temporal client depends on). */
 const GrpcStatus = { CANCELLED: 1, RESOURCE_EXHAUSTED: 8 } as const;
 
-/** Longest pause between two attempts, so that a cancelled call settles within it. */
-export const MAX_RETRY_DELAY_MS = 1_000;
-/** Attempts per call: about as long as the SDK's default (10 attempts up to 5 s apart) with shorter pauses. */
-export const MAX_ATTEMPTS = 25;
+/** Longest pause between two attempts, so that a call cancelled between two attempts settles within it. */
+export const MAX_RETRY_DELAY_MS = 500;
+/** Attempts per call: about 20 s of retries, as the SDK's default (10 attempts up to 5 s apart), in shorter steps. */
+export const MAX_ATTEMPTS = 40;
 /** Pause before sending again an update that reached a run in its last workflow task (the next run takes it). */
 export const CLOSING_RETRY_DELAY_MS = 100;
 
@@ -27,7 +27,8 @@ export const CLOSING_RETRY_DELAY_MS = 100;
  * - An update refused because its run is closing ("workflow is closing", RESOURCE_EXHAUSTED) is sent again after
  *   {@link CLOSING_RETRY_DELAY_MS}, not after the 1.7 s and up of RESOURCE_EXHAUSTED: the next run takes it at once.
  *
- * Pauses are capped at {@link MAX_RETRY_DELAY_MS}, so a call cancelled between two attempts settles within a second.
+ * Pauses are capped at {@link MAX_RETRY_DELAY_MS}, so a call cancelled between two attempts settles within half a
+ * second.
  * @internal
  */
 export function cancellableRetryInterceptor(): Interceptor {

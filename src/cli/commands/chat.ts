@@ -6,8 +6,10 @@ export function chatCommand() {
   const command = addSettingsOptions(
     new Command('chat')
       .description(
-        'Chat interactively: shows each tool call as it starts and finishes and a spinner while the model works. ' +
-          'Ctrl-C interrupts the running turn; a second Ctrl-C (or Ctrl-C at the prompt, or Ctrl-D) leaves.',
+        'Chat interactively: shows each tool call as it starts and finishes and a spinner while the model works, and ' +
+          'turns sent from elsewhere as they stream. Ctrl-C interrupts the running turn; a second Ctrl-C (or Ctrl-C ' +
+          'at the prompt, or Ctrl-D) leaves. Errors go to stderr; the exit code is that of the first message not ' +
+          'answered (docs/cli.md), 0 when all were.',
       )
       .addOption(conversationOption()),
   );
@@ -17,7 +19,7 @@ export function chatCommand() {
       import('../chat-session.js'),
       import('../../client/turn-progress.js'),
     ]);
-    await withClient((client) =>
+    const exitCode = await withClient((client) =>
       runChatSession({
         client,
         conversationId: id,
@@ -26,5 +28,6 @@ export function chatCommand() {
         progress: new StreamingProgressSource(client.client),
       }),
     );
+    if (exitCode !== 0) process.exitCode = exitCode;
   });
 }
