@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableAgentClient, subscribe } from '../../src/client/index.js';
+import { loadConfig } from '../../src/config.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import type { StreamEvent } from '../../src/workflows/stream-events.js';
@@ -17,7 +18,10 @@ beforeAll(async () => {
   env = await createLocalEnvironment();
   agent = await startTestAgent({ env, script: book.script });
   asker = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue });
-  connected = await DurableAgentClient.connect({ temporal: { address: env.address }, taskQueue: agent.taskQueue });
+  connected = await DurableAgentClient.connect({
+    temporal: { ...loadConfig({}).temporal, address: env.address },
+    taskQueue: agent.taskQueue,
+  });
 });
 
 afterAll(async () => {
