@@ -92,26 +92,15 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     // Inline, not in a function of its own: an extra await here could reorder commands against the recorded histories
     // when one activation resolves several things at once.
     const scope = new CancellationScope();
-    polls.closing = false;
     const turn = conversation.startTurn(message, () => scope.cancel());
     publish();
     const result = await scope.run(() => runTurn({ ...turn, workflowId: info.workflowId, runId: info.runId }));
     conversation.finishTurn(result);
-    // A run that closes after this turn says so with the turn's last events: its subscribers then wait for the next
-    // run instead of polling this one in its last workflow task (Temporal refuses an update there).
-    polls.closing = closesAfterTurn();
     publish();
   }
 
   await handlersFinished();
   return close('ended');
-
-  /** The run closes once this turn is done: it ends, rolls over, or closes as soon as no message is queued. */
-  function closesAfterTurn(): boolean {
-    if (conversation.ended) return true;
-    if (conversation.rollingOver) return !conversation.asksWaiting;
-    return input.closeWhenIdle === true && conversation.queued === 0;
-  }
 
   /** Wait for the handlers before the run closes or continues as new; waiting event polls are answered first. */
   async function handlersFinished(): Promise<void> {
