@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Cost of a tool call through the MCP pool: the first call (cold: start or connect, initialize, list tools, call)
-// and later calls on the open connection (warm), over stdio and Streamable HTTP.
+// and later calls on the open connection (warm), over stdio and Streamable HTTP; and the cost of a turn's listing on
+// an open connection (every turn lists each server again: one tools/list round trip).
 // Run after a build:  npx tsc -p tsconfig.build.json && node scripts/measure-mcp.mjs [--cold N] [--warm N]
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -68,7 +69,7 @@ async function measure(label, server, tool, args) {
   }
   // The same warm call through the tool activity (real activity context: heartbeat timer, conversion).
   const activities = createToolActivities({ pool });
-  const [definition] = (await pool.listTools()).filter((candidate) => candidate.originalName === tool);
+  const [definition] = (await pool.listTools()).tools.filter((candidate) => candidate.originalName === tool);
   const input = { toolCallId: 'measure', tool: definition, arguments: args };
   const environment = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
   const activity = [];
@@ -77,8 +78,23 @@ async function measure(label, server, tool, args) {
     await environment.run(activities.callTool, input);
     activity.push(performance.now() - started);
   }
+  // What each turn's first model call spends listing this server's tools again on the open connection.
+  const listing = [];
+  for (let turn = 0; turn < WARM_CALLS; turn += 1) {
+    const started = performance.now();
+    await pool.listTools();
+    listing.push(performance.now() - started);
+  }
+  const tools = (await pool.listTools()).tools.length;
   await pool.close();
-  return { label, cold: summary(cold), warm: summary(warm), activity: summary(activity) };
+  return {
+    label,
+    tools,
+    cold: summary(cold),
+    warm: summary(warm),
+    activity: summary(activity),
+    listing: summary(listing),
+  };
 }
 
 async function freePort() {
@@ -134,8 +150,13 @@ console.log(
   `Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), ${os.platform()}`,
 );
 console.log(`cold runs: ${COLD_RUNS}, warm calls: ${WARM_CALLS}; times in ms, median / p95\n`);
-console.log('| server, transport | first call (cold) | warm call, pool | warm call, activity |');
-console.log('|---|---|---|---|');
+console.log(
+  '| server, transport | first call (cold) | warm call, pool | warm call, activity | listing per turn (tools) |',
+);
+console.log('|---|---|---|---|---|');
 for (const result of results) {
-  console.log(`| ${result.label} | ${format(result.cold)} | ${format(result.warm)} | ${format(result.activity)} |`);
+  console.log(
+    `| ${result.label} | ${format(result.cold)} | ${format(result.warm)} | ${format(result.activity)} | ` +
+      `${format(result.listing)} (${result.tools}) |`,
+  );
 }

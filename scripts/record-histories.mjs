@@ -10,12 +10,10 @@
 // incompatible change needs `patched()` or worker versioning instead, and the old fixtures must keep replaying. Say in
 // the commit message that the fixtures were regenerated and why (docs/reliability.md, "Replay").
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import proto from '@temporalio/proto';
-import { patchProtobufRoot } from '@temporalio/proto/lib/patch-protobuf-root.js';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { McpPool } from '../dist/mcp/pool.js';
@@ -32,19 +30,6 @@ import {
   statusQuery,
   userMessageSignal,
 } from '../dist/workflows/definitions.js';
-
-/**
- * `historyToJSON` of @temporalio/common, with the protobufjs copy that @temporalio/proto's types come from. The lock file
- * installs protobufjs 8 three times (nested under proto, common and worker, because 7.x sits at the top for grpc), and
- * the SDK's own helper then fails its `instanceof Type` check ("type must be a Type"). test/replay/history-json.ts
- * reads the files back the same way.
- */
-function historyToJSON(history) {
-  const protoRequire = createRequire(createRequire(import.meta.url).resolve('@temporalio/proto'));
-  const { toJson } = protoRequire('protobufjs/ext/protojson');
-  const historyType = patchProtobufRoot(proto).lookupType('temporal.api.history.v1.History');
-  return toJson(historyType, proto.temporal.api.history.v1.History.fromObject(history));
-}
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const fixtures = path.join(root, 'test/fixtures/histories');
@@ -210,8 +195,8 @@ async function main(names) {
         const histories = await runHistories(env.client, handle.workflowId, handle.firstExecutionRunId);
         histories.forEach((history, index) => {
           const file = histories.length === 1 ? `${name}.json` : `${name}.run-${index + 1}.json`;
-          const json = JSON.stringify(historyToJSON(history), null, 2);
-          writeFileSync(path.join(fixtures, file), `${json}\n`);
+          // The SDK's converter writes the JSON of `temporal workflow show --output json`, indented by two.
+          writeFileSync(path.join(fixtures, file), `${historyToJSON(history)}\n`);
           console.log(`${file}: ${history.events?.length ?? 0} events`);
         });
         console.log(`${name}: recorded in ${((Date.now() - started) / 1000).toFixed(1)} s`);

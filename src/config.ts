@@ -2,6 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { MAX_TOOL_RESULT_CHARS } from './shared/payload-limits.js';
 
 /**
  * All configuration that durable-agent reads from the environment, read and validated in one place.
@@ -146,7 +147,10 @@ export interface Config {
   devPort: number;
   /** `DURABLE_AGENT_UI_PORT`, default 8233: Web UI port of the embedded dev server. */
   uiPort: number;
-  /** `DURABLE_AGENT_TOOL_RESULT_MAX_CHARS`, default 20000: longer tool results are cut with a marker. */
+  /**
+   * `DURABLE_AGENT_TOOL_RESULT_MAX_CHARS`, default 20000, 100 to 262144: longer tool results are cut with a marker
+   * (and any result to what a Temporal payload may carry).
+   */
   toolResultMaxChars: number;
   /** `TEMPORAL_CLI_PATH`: use this `temporal` binary instead of provisioning one. */
   temporalCliPath: string | undefined;
@@ -189,7 +193,15 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     mcpConfigPath: read(env, 'DURABLE_AGENT_MCP_CONFIG'),
     devPort: readPort(env, 'DURABLE_AGENT_DEV_PORT', 7233),
     uiPort: readPort(env, 'DURABLE_AGENT_UI_PORT', 8233),
-    toolResultMaxChars: readInteger(env, 'DURABLE_AGENT_TOOL_RESULT_MAX_CHARS', 20_000, 100),
+    toolResultMaxChars: readInteger(
+      env,
+      'DURABLE_AGENT_TOOL_RESULT_MAX_CHARS',
+      20_000,
+      100,
+      MAX_TOOL_RESULT_CHARS,
+      // The upper bound keeps a result within what a Temporal payload may carry (src/shared/payload-limits.ts).
+      `a whole number from 100 to ${MAX_TOOL_RESULT_CHARS} (a tool result is recorded in a Temporal payload)`,
+    ),
     temporalCliPath: read(env, 'TEMPORAL_CLI_PATH'),
     testServerPath: read(env, 'TEMPORAL_TEST_SERVER_PATH'),
   };

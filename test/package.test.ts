@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 /** Vitest's loader forgives what Node's does not (named imports from CommonJS, for one): load the build with Node. */
@@ -29,5 +30,24 @@ describe('the built package', () => {
 
   it('durable-agent/workflows loads under plain Node and exports the conversation workflow', () => {
     expect(exportsUnderNode('durable-agent/workflows')).toEqual(['conversationWorkflow']);
+  });
+
+  it('ships the JSON Schemas: npm pack includes every schemas/*.schema.json', () => {
+    const output = execFileSync(
+      process.platform === 'win32' ? 'npm.cmd' : 'npm',
+      ['pack', '--dry-run', '--json', '--ignore-scripts'],
+      {
+        cwd: new URL('..', import.meta.url),
+        encoding: 'utf8',
+      },
+    );
+    const [{ files }] = JSON.parse(output) as [{ files: { path: string }[] }];
+    const schemas = readdirSync(new URL('../schemas/', import.meta.url)).filter((file) =>
+      file.endsWith('.schema.json'),
+    );
+    expect(schemas.length).toBeGreaterThan(0);
+    expect(files.map((file) => file.path).filter((file) => file.startsWith('schemas/'))).toEqual(
+      expect.arrayContaining(schemas.map((file) => `schemas/${file}`)),
+    );
   });
 });

@@ -26,7 +26,7 @@ async function createInProcessDriver(config: {
 
   const runTurn = async (conversation: string, messages: ChatCompletionMessageParam[], spec: TurnSpec) => {
     const mcp = timedPool(pool, clock, () => conversation);
-    const tools = await mcp.listTools();
+    const { tools } = await mcp.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     messages.push({ role: 'user', content: promptOf(spec) });
     for (let round = 1; round <= MAX_ROUNDS; round++) {

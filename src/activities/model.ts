@@ -20,8 +20,12 @@ import type {
   ToolDefinition,
 } from '../shared/types.js';
 import { streamSignal } from '../workflows/definitions.js';
+import { DEFAULT_MODEL_ATTEMPTS, errorAttemptsAllowed } from '../workflows/attempts.js';
 import type { ModelStreamOptions } from '../workflows/stream-events.js';
+import type { ToolListing } from '../mcp/pool.js';
+import { countingFailedAttempts, heartbeatKeepingCount } from './attempts.js';
 import { toModelFailure } from './model-errors.js';
+import { checkModelResult, fitModelAnswer, fitToolListOnce } from './payload-limits.js';
 import { TextPublisher, type StreamPublisher } from './text-publisher.js';
 import { ToolOffers } from './tool-limits.js';
 import type { TranscriptCache } from './transcript-cache.js';
@@ -46,8 +50,11 @@ export interface ChatCompletionsClient {
 export interface ModelActivityDependencies {
   openai: ChatCompletionsClient | OpenAI;
   transcripts: TranscriptCache;
-  /** Lists the tools of every MCP server, for a call with `listTools` (the turn's first). Default: no tools. */
-  listTools?: () => Promise<ToolDefinition[]>;
+  /**
+   * Lists the tools of every MCP server, for a call with `listTools` (the turn's first), and the servers left out
+   * because they could not be listed. Default: no tools.
+   */
+  listTools?: () => Promise<ToolListing>;
   /** Model used when the conversation names none. */
   defaultModel: string;
   /** How often to heartbeat while waiting for the model. Default 2 seconds. */
@@ -65,23 +72,27 @@ export function idempotencyKey(input: Pick<ModelCallInput, 'workflowId' | 'runId
 
 export function createModelActivities(dependencies: ModelActivityDependencies) {
   const { openai, transcripts, defaultModel } = dependencies;
+  const fitToolList = fitToolListOnce();
   const heartbeatIntervalMs = dependencies.heartbeatIntervalMs ?? 2_000;
-  const listTools = dependencies.listTools ?? (async (): Promise<ToolDefinition[]> => []);
+  const listTools = dependencies.listTools ?? (async (): Promise<ToolListing> => ({ tools: [], unavailable: [] }));
   const endpoint = (openai as { baseURL?: string }).baseURL ?? 'the model endpoint';
   const toolOffers = new ToolOffers();
 
-  return {
+  const oneAttempt = {
     async callModel(input: ModelCallInput & ModelStreamOptions): Promise<ModelCallResult> {
       const context = Context.current();
       const [resolved, listed] = await Promise.all([
         transcripts.resolve(input),
-        input.listTools ? listTools() : undefined,
+        // The list is recorded in this call's result: cut to what a Temporal payload may carry before it is offered.
+        input.listTools
+          ? listTools().then((listing) => ({ ...listing, tools: fitToolList(listing.tools, context.log) }))
+          : undefined,
       ]);
       const { messages } = resolved;
       let { tools } = resolved;
       if (listed !== undefined) {
-        tools = listed;
-        transcripts.rememberTools(input, listed);
+        tools = listed.tools;
+        transcripts.rememberTools(input, listed.tools);
       }
       const trimmed = trimToContext(messages, input.maxInputTokens);
       const wire = trimmed.messages.map(toOpenAIMessage);
@@ -108,7 +119,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
 
       // The first heartbeat comes after an interval, not at once: most calls finish before it, and a heartbeat is a
       // server write. The heartbeat timeout (30 s) leaves room for several intervals.
-      const heartbeat = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
+      const heartbeat = setInterval(() => heartbeatKeepingCount(context), heartbeatIntervalMs);
       let completion: ChatCompletion;
       try {
         const options = {
@@ -139,10 +150,30 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
         clearInterval(heartbeat);
       }
 
-      const result = fromOpenAICompletion(completion, input.toolChoice === 'none');
+      // Bounded like every activity result (src/shared/payload-limits.ts): an endpoint may send megabytes.
+      const result = fitModelAnswer(fromOpenAICompletion(completion, input.toolChoice === 'none'), context.log);
+      const full: ModelCallResult =
+        listed === undefined
+          ? result
+          : {
+              ...result,
+              turnSetup: {
+                tools: listed.tools,
+                model: defaultModel,
+                ...(listed.unavailable.length > 0 ? { unavailableServers: listed.unavailable } : {}),
+              },
+            };
+      checkModelResult(full);
       transcripts.remember(input, result.message);
-      return listed === undefined ? result : { ...result, turnSetup: { tools: listed, model: defaultModel } };
+      return full;
     },
+  };
+  return {
+    /** One model call; an attempt that fails with an error counts against `modelAttempts` (see ./attempts.ts). */
+    callModel: (input: ModelCallInput & ModelStreamOptions): Promise<ModelCallResult> =>
+      countingFailedAttempts(errorAttemptsAllowed(input.modelAttempts, DEFAULT_MODEL_ATTEMPTS), () =>
+        oneAttempt.callModel(input),
+      ),
   };
 }
 

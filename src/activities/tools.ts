@@ -1,16 +1,23 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, errorMessage } from '../shared/errors.js';
-import type { CallToolInput, CallToolResult, ToolAnnotations, ToolDefinition } from '../shared/types.js';
+import type { CallToolInput, CallToolResult, ToolDefinition } from '../shared/types.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../mcp/content.js';
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../mcp/errors.js';
-import type { McpPool } from '../mcp/pool.js';
+import type { McpPool, ToolListing } from '../mcp/pool.js';
+import { formatBytes, MAX_PART_BYTES } from '../shared/payload-limits.js';
+import { DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed } from '../workflows/attempts.js';
+import { isSafeToRepeat, outcomeUnknownText } from '../workflows/tool-calls.js';
+import { failedAttempt, heartbeatKeepingCount, type FailedAttemptsRecord } from './attempts.js';
+import { boundProgress, boundToolResult } from './payload-limits.js';
 
 /**
  * The tool side of the worker: `callTool`, the activity that runs one tool call, and `listTools`, which the model
  * activity runs for the turn's first model call (`listTools` in its input; the tools come back in `turnSetup`), so a
  * turn records its tools without an activity of its own. Each tool call is its own activity, so Temporal retries it
  * on its own and a completed call is never run again when the turn resumes.
+ *
+ * Every error text here comes from the pool with the servers' secrets already redacted (src/mcp/redaction.ts).
  */
 
 /** How often a running tool call heartbeats; well inside the ~10 s heartbeat timeout the workflow sets. */
@@ -21,7 +28,7 @@ export const TOOL_HEARTBEAT_INTERVAL_MS = 2_000;
  * number as it fails; that record is the only thing that lets a retry call a tool that is not safe to repeat (see
  * docs/mcp.md). `connecting` and `sent` are what the periodic heartbeat shows while a call runs.
  */
-export interface ToolCallHeartbeat {
+export interface ToolCallHeartbeat extends FailedAttemptsRecord {
   phase: 'connecting' | 'sent' | 'not_sent';
   /** The attempt that recorded `not_sent`. */
   attempt?: number;
@@ -32,7 +39,10 @@ export interface ToolCallHeartbeat {
 export interface ToolActivityDependencies {
   /** The worker's MCP pool (only these two methods are used). */
   pool: Pick<McpPool, 'listTools' | 'callTool'>;
-  /** Cap on a tool result's text for the model. Default {@link DEFAULT_TOOL_RESULT_MAX_CHARS}; use `config.toolResultMaxChars`. */
+  /**
+   * Cap on a tool result's text for the model. Default {@link DEFAULT_TOOL_RESULT_MAX_CHARS}; use
+   * `config.toolResultMaxChars`. Whatever it is, a result is also cut to fit a Temporal payload.
+   */
   maxResultChars?: number;
   /** Heartbeat interval while a call runs. Default {@link TOOL_HEARTBEAT_INTERVAL_MS}. */
   heartbeatIntervalMs?: number;
@@ -44,16 +54,11 @@ export function createToolActivities(deps: ToolActivityDependencies) {
 
   return {
     /**
-     * The namespaced tools of every enabled MCP server, as plain JSON. Not an activity: the model activity calls it,
-     * and fails (retryable, so Temporal retries that model call) naming any server that is down.
+     * The namespaced tools of every enabled MCP server that could be listed, as plain JSON, and the servers that could
+     * not (left out of the turn, with the reason). Not an activity: the model activity calls it. It does not fail
+     * for a server that is down: one broken server must not stop turns that the others can serve.
      */
-    listTools: async (): Promise<ToolDefinition[]> => {
-      try {
-        return await deps.pool.listTools();
-      } catch (error) {
-        throw listToolsFailure(error);
-      }
-    },
+    listTools: (): Promise<ToolListing> => deps.pool.listTools(),
 
     /** Run one tool call the workflow has validated. See docs/mcp.md for what each failure becomes. */
     callTool: async (input: CallToolInput): Promise<CallToolResult> => {
@@ -68,7 +73,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
         );
       }
       let heartbeat: ToolCallHeartbeat = { phase: 'connecting' };
-      const timer = setInterval(() => context.heartbeat(heartbeat), heartbeatIntervalMs);
+      const timer = setInterval(() => heartbeatKeepingCount(context, heartbeat), heartbeatIntervalMs);
       try {
         const result = await deps.pool.callTool(input.tool, input.arguments, {
           signal: context.cancellationSignal,
@@ -79,22 +84,30 @@ export function createToolActivities(deps: ToolActivityDependencies) {
             heartbeat = { phase: 'sent' };
           },
           onProgress: (progress) => {
-            heartbeat = { phase: 'sent', progress };
-            context.heartbeat(heartbeat);
+            heartbeat = { phase: 'sent', progress: boundProgress(progress) };
+            heartbeatKeepingCount(context, heartbeat);
           },
         });
-        const { text, truncated } = toolResultToText(result, maxResultChars);
+        // Cut to the setting and, whatever the setting, to what a Temporal payload may carry (src/shared/payload-limits.ts).
+        const { text, truncated, limitedBy } = toolResultToText(result, maxResultChars);
+        if (limitedBy === 'bytes') {
+          context.log.warn(
+            `The result of ${tool.name} was cut to ${formatBytes(MAX_PART_BYTES)} to fit a Temporal payload`,
+          );
+        }
         return { outcome: result.isError === true ? 'error' : 'ok', content: text, truncated };
       } catch (error) {
         if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason ?? error;
         if (error instanceof McpTransportError && !error.requestSent) {
           // Tell the next attempt that this one's request never left, so it calls the tool again. The worker sends
           // the last heartbeat of an attempt with its failure.
-          context.heartbeat({ phase: 'not_sent', attempt: context.info.attempt } satisfies ToolCallHeartbeat);
+          heartbeat = { phase: 'not_sent', attempt: context.info.attempt };
+          heartbeatKeepingCount(context, heartbeat);
         }
         const result = callToolFailure(error, tool);
-        if (result instanceof Error) throw result;
-        return result;
+        // A failure (not a result for the model) counts against `toolAttempts`, recorded with the heartbeat above.
+        if (result instanceof Error) throw failedAttempt(context, toolAttemptsAllowed(input), result, heartbeat);
+        return boundToolResult(result, maxResultChars);
       } finally {
         clearInterval(timer);
       }
@@ -104,10 +117,8 @@ export function createToolActivities(deps: ToolActivityDependencies) {
 
 export type ToolActivities = ReturnType<typeof createToolActivities>;
 
-/** True when the server marks the tool read-only or idempotent, so running it twice does no harm. */
-export function isSafeToRepeat(annotations: ToolAnnotations): boolean {
-  return annotations.readOnlyHint === true || annotations.idempotentHint === true;
-}
+/** The rule lives with the workflow's, which must agree with it (src/workflows/tool-calls.ts). */
+export { isSafeToRepeat };
 
 /**
  * The one place that decides what a failed tool call becomes (see docs/mcp.md). Returns a result for the model, or
@@ -141,16 +152,8 @@ export function callToolFailure(
   return transportFailure(error, tool.server, requestSent);
 }
 
-/**
- * What a failure of `listTools` becomes, failing the model call that listed: listing runs no tool, so always a
- * (normally retryable) `ToolTransportError` naming the server.
- */
-export function listToolsFailure(error: unknown): ApplicationFailure {
-  return transportFailure(error, undefined, false);
-}
-
 /** A `ToolTransportError`; `server` names the server when the error itself does not (it is no `McpTransportError`). */
-function transportFailure(error: unknown, server: string | undefined, requestSent: boolean): ApplicationFailure {
+function transportFailure(error: unknown, server: string, requestSent: boolean): ApplicationFailure {
   return ApplicationFailure.create({
     type: FailureType.ToolTransportError,
     message: errorMessage(error),
@@ -164,12 +167,14 @@ function transportFailure(error: unknown, server: string | undefined, requestSen
 export function outcomeUnknown(toolName: string, reason: string): CallToolResult {
   return {
     outcome: 'outcome_unknown',
-    content:
-      `The call to ${toolName} may or may not have taken effect: ${reason}. It was not retried automatically ` +
-      'because running it twice could repeat its effect. Check the current state (for example with a read-only ' +
-      'tool) before calling it again.',
+    content: outcomeUnknownText(toolName, reason),
     truncated: false,
   };
+}
+
+/** The transport failures this call may have before its failure is final (`toolAttempts`, see ./attempts.ts). */
+function toolAttemptsAllowed(input: CallToolInput): number {
+  return errorAttemptsAllowed(input.toolAttempts, DEFAULT_TOOL_ATTEMPTS);
 }
 
 /** True only when the attempt just before this one recorded, as it failed, that its request never left. */

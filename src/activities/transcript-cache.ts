@@ -57,6 +57,10 @@ export class TranscriptCache {
     if (entry !== undefined && entry.digests[count] === digest) {
       this.stats.hits++;
       this.truncate(entry, count);
+    } else if (entry !== undefined && entry.messages.length < count && (await this.extend(entry, input, key))) {
+      // The prefix goes past what this worker holds: messages too large to send with the input (see
+      // Transcript.nextModelInput) or a round another worker ran. Only those were read.
+      this.stats.misses++;
     } else {
       this.stats.misses++;
       entry = await this.fetch(input, key);
@@ -100,6 +104,21 @@ export class TranscriptCache {
   clear(): void {
     this.entries.clear();
     this.totalChars = 0;
+  }
+
+  /**
+   * Read the messages between the cached ones and the named prefix. The chained digest at the prefix covers the cached
+   * messages too, so a match proves the whole copy; on any failure the copy is put back as it was, for a full fetch.
+   */
+  private async extend(entry: Entry, input: ModelCallInput, key: string): Promise<boolean> {
+    const cached = entry.messages.length;
+    try {
+      await this.fill(entry, input, key);
+      return true;
+    } catch {
+      this.truncate(entry, cached);
+      return false;
+    }
   }
 
   private async fetch(input: ModelCallInput, key: string): Promise<Entry> {

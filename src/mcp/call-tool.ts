@@ -3,7 +3,13 @@ import { errorMessage } from '../shared/errors.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
 import { linkSignal, untilAborted } from './abort-signals.js';
 import { isToolAllowed } from './config.js';
-import { describeRequestFailure, McpProtocolError, McpToolNotConfiguredError, McpTransportError } from './errors.js';
+import {
+  describeRequestFailure,
+  McpProtocolError,
+  McpToolNotConfiguredError,
+  McpTransportError,
+  rejectionText,
+} from './errors.js';
 import { stderrHint, type ServerConnection, type Session } from './server-connection.js';
 
 /** A tool to call: a definition from `McpPool.listTools`, or the workflow's recorded copy of one. */
@@ -98,6 +104,17 @@ function callFailure(
           name,
           failure.code,
         ),
+        resendable: false,
+      };
+    case 'rejected':
+      server.discard(session, `the server refused a request (HTTP ${failure.status})`);
+      return {
+        error: new McpTransportError(`${where}: the server ${rejectionText(failure.status)} (${errorMessage(error)})`, {
+          server: name,
+          requestSent: false,
+          retryable: false,
+          cause: error,
+        }),
         resendable: false,
       };
     case 'session_lost':

@@ -40,12 +40,19 @@ interface CommonServerConfig {
   timeoutMs: number;
   /** A disabled server is neither started nor offered to the model. Default false. */
   disabled: boolean;
+  /**
+   * The `${VAR}`s expanded in this entry, by name, with the values they had. The pool redacts these values (and every
+   * header and env value) from whatever it reports (src/mcp/redaction.ts). Absent when the config was built in code.
+   */
+  variables?: Record<string, string>;
 }
 
 /** A server the worker starts as a child process and talks to over stdin/stdout. */
 export interface StdioServerConfig extends CommonServerConfig {
   transport: 'stdio';
   command: string;
+  /** `command` as written in the file, before `${VAR}` expansion: what error messages quote. Default `command`. */
+  commandAsWritten?: string;
   args: string[];
   /**
    * Extra environment of the child process. The child also inherits a few safe variables (PATH, HOME, USER, SHELL,
@@ -60,6 +67,8 @@ export interface StdioServerConfig extends CommonServerConfig {
 export interface HttpServerConfig extends CommonServerConfig {
   transport: 'http';
   url: string;
+  /** `url` as written in the file, before `${VAR}` expansion: what error messages quote. Default `url`. */
+  urlAsWritten?: string;
   headers: Record<string, string>;
 }
 
@@ -182,7 +191,8 @@ function parseServer(where: Where, value: unknown, env: Env, baseDirectory: stri
     timeoutMs: parseTimeout(where, value.timeoutMs),
     disabled: optionalBoolean(where, value, 'disabled') ?? false,
   };
-  const expand = (text: string, key: string) => expandVariables(text, env, where, key);
+  const variables: Record<string, string> = {};
+  const expand = (text: string, key: string) => expandVariables(text, env, where, key, variables);
 
   if (transport === 'stdio') {
     const command = requiredString(where, value, 'command');
@@ -195,9 +205,11 @@ function parseServer(where: Where, value: unknown, env: Env, baseDirectory: stri
       ...common,
       transport,
       command: expand(command, 'command'),
+      commandAsWritten: command,
       args,
       env: childEnv,
       cwd: cwdText === undefined ? undefined : path.resolve(baseDirectory, expand(cwdText, 'cwd')),
+      variables,
     };
   }
 
@@ -215,7 +227,7 @@ function parseServer(where: Where, value: unknown, env: Env, baseDirectory: stri
   const headers = mapValues(optionalStringRecord(where, value, 'headers') ?? {}, (text, key) =>
     expand(text, `headers.${key}`),
   );
-  return { ...common, transport, url, headers };
+  return { ...common, transport, url, urlAsWritten: urlText, headers, variables };
 }
 
 function parseTransport(where: Where, value: Record<string, unknown>): 'stdio' | 'http' {
@@ -255,14 +267,15 @@ function parseTimeout(where: Where, value: unknown): number {
  * Expand `${VAR}` (an error when VAR is unset) and `${VAR:-fallback}` (fallback when VAR is unset or empty).
  * `$$` is a literal `$`, so a value can contain `${` without expansion.
  */
-function expandVariables(text: string, env: Env, where: Where, key: string): string {
+function expandVariables(text: string, env: Env, where: Where, key: string, expanded: Record<string, string>): string {
   return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}/g, (match, name: string, _, fallback) => {
     if (match === '$$') return '$';
     const value = env[name];
-    if (fallback !== undefined) return value === undefined || value === '' ? (fallback as string) : value;
+    if (fallback !== undefined && (value === undefined || value === '')) return fallback as string;
     if (value === undefined) {
       throw where.error(key, `environment variable ${name} is not set (referenced as \${${name}}).`);
     }
+    expanded[name] = value;
     return value;
   });
 }

@@ -1,19 +1,24 @@
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
+import {
+  formatBytes,
+  MAX_PART_BYTES,
+  truncateText as truncateToLimits,
+  type TruncatedText,
+} from '../shared/payload-limits.js';
 
 /**
  * MCP tool results → the text the model reads. The model gets text only: binary content (images, audio, blobs) is
  * described in a short placeholder instead of being pasted as base64, which would waste the context window and
- * bloat workflow history. The result is capped with an explicit marker so the model knows it saw only a part.
+ * bloat workflow history. The result is capped with an explicit marker so the model knows it saw only a part: at
+ * `maxChars` characters (the setting) and, whatever the setting, at `maxBytes` bytes of JSON, so that the activity's
+ * result stays under Temporal's payload warning (see src/shared/payload-limits.ts).
  */
 
 /** Default cap on a tool result's text, as `config.toolResultMaxChars`. */
 export const DEFAULT_TOOL_RESULT_MAX_CHARS = 20_000;
 
-export interface ToolResultText {
-  text: string;
-  /** True when the text was cut to fit `maxChars`. */
-  truncated: boolean;
-}
+/** The text for the model; `truncated` when it was cut, `limitedBy` saying whether by characters or bytes. */
+export type ToolResultText = TruncatedText;
 
 /** The parts of an MCP `tools/call` result that the conversion reads (older servers may send `toolResult`). */
 export type McpToolResult = Partial<Pick<CallToolResult, 'content' | 'structuredContent' | 'isError'>> & {
@@ -21,7 +26,8 @@ export type McpToolResult = Partial<Pick<CallToolResult, 'content' | 'structured
 };
 
 /**
- * Convert an MCP tool result to text for the model, at most `maxChars` characters long (marker included).
+ * Convert an MCP tool result to text for the model, at most `maxChars` characters long and `maxBytes` bytes of JSON
+ * (marker included).
  * `structuredContent` is added as JSON only when no text block carries the result: the spec asks servers to send its
  * JSON as text too, and servers that send something else as text (server-filesystem sends the file, and
  * `{"content": <the file>}` as structured content) would otherwise have the model read everything twice.
@@ -29,6 +35,7 @@ export type McpToolResult = Partial<Pick<CallToolResult, 'content' | 'structured
 export function toolResultToText(
   result: McpToolResult,
   maxChars: number = DEFAULT_TOOL_RESULT_MAX_CHARS,
+  maxBytes: number = MAX_PART_BYTES,
 ): ToolResultText {
   const blocks = result.content ?? [];
   const parts = blocks.map(contentBlockToText);
@@ -39,7 +46,7 @@ export function toolResultToText(
   if (parts.length === 0 && result.toolResult !== undefined) {
     parts.push(typeof result.toolResult === 'string' ? result.toolResult : stringifyJson(result.toolResult));
   }
-  return truncateText(parts.join('\n'), maxChars);
+  return truncateText(parts.join('\n'), maxChars, maxBytes);
 }
 
 /** One content block as text: text as is, binary content as a placeholder naming its type and size. */
@@ -75,17 +82,15 @@ export function contentBlockToText(block: ContentBlock): string {
 }
 
 /**
- * Cut `text` to at most `maxChars` characters including the marker `\n…[truncated: N of M characters shown]`.
- * Never splits a surrogate pair.
+ * Cut `text` to at most `maxChars` characters and `maxBytes` bytes of JSON, including the marker
+ * `\n…[truncated: N of M characters shown]`. Never splits a surrogate pair.
  */
-export function truncateText(text: string, maxChars: number = DEFAULT_TOOL_RESULT_MAX_CHARS): ToolResultText {
-  if (text.length <= maxChars) return { text, truncated: false };
-  const marker = (shown: number) => `\n…[truncated: ${shown} of ${text.length} characters shown]`;
-  // The marker's length depends on the number it shows; the longest it can be is with `text.length` digits.
-  let shown = Math.max(0, maxChars - marker(text.length).length);
-  const last = text.charCodeAt(shown - 1);
-  if (shown > 0 && last >= 0xd800 && last <= 0xdbff) shown -= 1;
-  return { text: text.slice(0, shown) + marker(shown), truncated: true };
+export function truncateText(
+  text: string,
+  maxChars: number = DEFAULT_TOOL_RESULT_MAX_CHARS,
+  maxBytes: number = MAX_PART_BYTES,
+): ToolResultText {
+  return truncateToLimits(text, maxChars, maxBytes);
 }
 
 /** Bytes encoded by a base64 string (without decoding it). */
@@ -93,12 +98,6 @@ function base64Bytes(data: string): number {
   const length = data.replace(/\s/g, '').length;
   const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
   return Math.max(0, Math.floor((length * 3) / 4) - padding);
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
 function stringifyJson(value: unknown): string {

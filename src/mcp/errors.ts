@@ -66,6 +66,8 @@ const NOT_SENT_NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'
 export type RequestFailure =
   | { kind: 'session_lost' }
   | { kind: 'not_sent'; retryable: boolean }
+  /** An HTTP 4xx answer that retrying cannot change (401/403: our credentials; others: the request or URL). */
+  | { kind: 'rejected'; status: number }
   | { kind: 'sent'; timedOut: boolean; connectionBroken: boolean }
   | { kind: 'protocol'; code: number };
 
@@ -78,9 +80,7 @@ export function describeRequestFailure(error: unknown): RequestFailure {
     // Servers built from the SDK's own examples (server-everything among them) answer an unknown session with
     // 400 "No valid session ID provided" instead of 404; a 400 means nothing ran, so treating it alike is safe.
     if (status === 400 && /session/i.test(error.message)) return { kind: 'session_lost' };
-    if (status === 401 || status === 403) return { kind: 'not_sent', retryable: false };
-    if (status >= 400 && status < 500 && status !== 408 && status !== 429)
-      return { kind: 'not_sent', retryable: false };
+    if (isFinalHttpStatus(status)) return { kind: 'rejected', status };
     return { kind: 'sent', timedOut: false, connectionBroken: status < 0 };
   }
   if (error instanceof McpError) {
@@ -97,6 +97,43 @@ export function describeRequestFailure(error: unknown): RequestFailure {
     if (NOT_SENT_NETWORK_CODES.has(networkErrorCode(error) ?? '')) return { kind: 'not_sent', retryable: true };
   }
   return { kind: 'sent', timedOut: false, connectionBroken: true };
+}
+
+/** How a failure to start a server or to open a session (spawn, `initialize`) is to be read. */
+export type ConnectFailure =
+  /** Retrying cannot help without a person: the command is missing or not executable, or the URL answered 4xx. */
+  | { kind: 'cannot_start'; code: string }
+  | { kind: 'rejected'; status: number }
+  /** Anything else (refused, reset, timed out, exited at start, 5xx): it may work on the next attempt. */
+  | { kind: 'unreachable' };
+
+/** Spawn errors that mean the command cannot be run as configured. */
+const CANNOT_START_CODES = new Set(['ENOENT', 'EACCES', 'ENOTDIR', 'EISDIR']);
+
+export function describeConnectFailure(error: unknown): ConnectFailure {
+  if (error instanceof StreamableHTTPError) {
+    // No session exists yet, so a 404 is the URL's, not a forgotten session's.
+    const status = error.code ?? 0;
+    if (isFinalHttpStatus(status) || status === 404) return { kind: 'rejected', status };
+    return { kind: 'unreachable' };
+  }
+  const code = error instanceof Error ? networkErrorCode(error) : undefined;
+  if (code !== undefined && CANNOT_START_CODES.has(code)) return { kind: 'cannot_start', code };
+  return { kind: 'unreachable' };
+}
+
+/** What an HTTP 4xx answer means for the configuration, for error messages. */
+export function rejectionText(status: number): string {
+  if (status === 401 || status === 403) {
+    return `rejected our credentials (HTTP ${status}): check the headers in the MCP config`;
+  }
+  if (status === 404) return 'has no MCP endpoint there (HTTP 404): check the url in the MCP config';
+  return `refused the request (HTTP ${status})`;
+}
+
+/** A 4xx other than 404 (a lost session, within a session), 408 (timeout) and 429 (rate limit): no retry changes it. */
+function isFinalHttpStatus(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 404 && status !== 408 && status !== 429;
 }
 
 /** `fetch` wraps socket errors: `TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })`. */

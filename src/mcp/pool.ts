@@ -1,10 +1,10 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { errorMessage } from '../shared/errors.js';
 import { packageVersion } from '../shared/package-version.js';
-import type { JsonObject, ToolDefinition } from '../shared/types.js';
+import type { JsonObject, ToolDefinition, UnavailableServer } from '../shared/types.js';
 import { callServerTool, type McpCallOptions, type McpToolTarget } from './call-tool.js';
 import type { McpConfig, McpServerConfig } from './config.js';
-import { McpToolNotConfiguredError, McpTransportError } from './errors.js';
+import { McpToolNotConfiguredError } from './errors.js';
+import { DEFAULT_OUTAGE_BACKOFF_MS, DEFAULT_OUTAGE_MAX_BACKOFF_MS } from './outages.js';
 import { ServerConnection, type ConnectionSettings, type McpLogger } from './server-connection.js';
 import { toToolDefinitions } from './tool-definitions.js';
 
@@ -16,7 +16,11 @@ export type { McpCallOptions, McpLogger, McpToolTarget };
  * Connections open on first use (concurrent first callers share one attempt) and are dropped when the transport
  * closes (a stdio server exited), when a request shows the connection is broken, or when an HTTP server no longer
  * knows the session; the next use opens a new one (src/mcp/server-connection.ts). Tool lists are cached per
- * connection and dropped when the server sends `notifications/tools/list_changed`.
+ * connection for calls, dropped when the server sends `notifications/tools/list_changed`, and listed afresh for every
+ * turn (`listTools`).
+ *
+ * Everything the pool returns or throws has the server's secrets redacted (src/mcp/redaction.ts): it reaches workflow
+ * history, stream events and the model.
  */
 
 /** Default timeout of starting a server (spawn + `initialize`) and of listing its tools. */
@@ -32,8 +36,22 @@ export interface McpPoolOptions {
    * The last lines are also kept and quoted when the server fails to start or dies.
    */
   onServerStderr?: (server: string, line: string) => void;
-  /** Default: warnings to `console.warn`, debug messages dropped. */
+  /** Default: warnings to `console.warn`, info to `console.info`, debug messages dropped. */
   logger?: McpLogger;
+  /**
+   * After a server fails to be listed, `listTools` leaves it out without trying it again for this long, doubled per
+   * failure in a row up to `outageMaxBackoffMs`. Defaults {@link DEFAULT_OUTAGE_BACKOFF_MS} and
+   * {@link DEFAULT_OUTAGE_MAX_BACKOFF_MS}.
+   */
+  outageBackoffMs?: number;
+  outageMaxBackoffMs?: number;
+}
+
+/** A turn's tools: those of every enabled server that could be listed, and the servers that could not. */
+export interface ToolListing {
+  tools: ToolDefinition[];
+  /** In configuration order; `reason` is the redacted error of the last attempt. */
+  unavailable: UnavailableServer[];
 }
 
 /** What {@link McpPool.status} reports per server, for diagnostics and tests. */
@@ -48,10 +66,13 @@ export interface McpServerStatus {
   pid: number | undefined;
   /** Session id of the current Streamable HTTP connection. */
   sessionId: string | undefined;
+  /** Why the last listing failed, while the server is down. */
+  unavailable: string | undefined;
 }
 
 const defaultLogger: McpLogger = {
   warn: (message, meta) => console.warn(message, meta ?? ''),
+  info: (message, meta) => console.info(message, meta ?? ''),
   debug: () => undefined,
 };
 
@@ -59,11 +80,19 @@ export class McpPool {
   private readonly servers = new Map<string, ServerConnection>();
 
   constructor(config: McpConfig | McpServerConfig[], options: McpPoolOptions = {}) {
+    const logger = options.logger ?? defaultLogger;
     const settings: ConnectionSettings = {
       clientInfo: options.clientInfo ?? { name: 'durable-agent', version: packageVersion() },
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       onServerStderr: options.onServerStderr ?? ((server, line) => process.stderr.write(`[mcp ${server}] ${line}\n`)),
-      logger: options.logger ?? defaultLogger,
+      logger: {
+        warn: (message, meta) => logger.warn(message, meta),
+        info: (message, meta) => (logger.info ?? logger.warn).call(logger, message, meta),
+        debug: (message, meta) => logger.debug(message, meta),
+      },
+      outageBackoffMs: options.outageBackoffMs ?? DEFAULT_OUTAGE_BACKOFF_MS,
+      outageMaxBackoffMs: options.outageMaxBackoffMs ?? DEFAULT_OUTAGE_MAX_BACKOFF_MS,
+      now: () => Date.now(),
     };
     for (const server of Array.isArray(config) ? config : config.servers) {
       this.servers.set(server.name, new ServerConnection(server, settings));
@@ -76,24 +105,23 @@ export class McpPool {
   }
 
   /**
-   * All tools of all enabled servers, namespaced `server__tool`, with allow/deny applied, in configuration order.
-   * Connects to servers that are not connected yet. If any server cannot be reached, fails with an
-   * {@link McpTransportError} naming every such server: a turn records its tool list once, so a silently shorter
-   * list would hide a server for the whole turn.
+   * The tools for a turn: all tools of all enabled servers, namespaced `server__tool`, with allow/deny applied, in
+   * configuration order. Every server is listed afresh (one `tools/list` per connected server; servers not connected
+   * yet are started or connected), in parallel. Never fails: a server that cannot be started, reached or listed is
+   * left out and named in `unavailable` with the reason, and is not tried again before its backoff has run out
+   * (src/mcp/outages.ts), so one broken server costs the others nothing.
    */
-  async listTools(): Promise<ToolDefinition[]> {
+  async listTools(): Promise<ToolListing> {
     const servers = this.enabledServers();
-    const results = await Promise.allSettled(servers.map((server) => server.listTools()));
-    const failures = results.flatMap((result, index) =>
-      result.status === 'rejected' ? [{ server: servers[index]!.config.name, error: result.reason as unknown }] : [],
-    );
-    if (failures.length > 0) throw listingFailure(failures);
-    return toToolDefinitions(
-      servers.map((server, index) => ({
-        config: server.config,
-        tools: (results[index] as PromiseFulfilledResult<Tool[]>).value,
-      })),
-    );
+    const listings = await Promise.all(servers.map((server) => server.listForTurn()));
+    const listed: Array<{ config: McpServerConfig; tools: Tool[] }> = [];
+    const unavailable: UnavailableServer[] = [];
+    listings.forEach((listing, index) => {
+      const server = servers[index]!;
+      if ('tools' in listing) listed.push({ config: server.config, tools: listing.tools });
+      else unavailable.push({ server: server.config.name, reason: server.redactor.text(listing.unavailable) });
+    });
+    return { tools: toToolDefinitions(listed), unavailable };
   }
 
   /**
@@ -113,7 +141,11 @@ export class McpPool {
         target.originalName,
       );
     }
-    return callServerTool(server, target, args, options);
+    try {
+      return await callServerTool(server, target, args, options);
+    } catch (error) {
+      throw server.redactor.error(error);
+    }
   }
 
   /** Per-server connection state, for diagnostics and tests. */
@@ -126,6 +158,7 @@ export class McpPool {
       connects: server.connects,
       pid: server.pid,
       sessionId: server.sessionId,
+      unavailable: server.outage === undefined ? undefined : server.redactor.text(server.outage.reason),
     }));
   }
 
@@ -141,10 +174,4 @@ export class McpPool {
   private enabledServers(): ServerConnection[] {
     return [...this.servers.values()].filter((server) => !server.config.disabled);
   }
-}
-
-/** One error for a tool list that some servers could not give, naming each of them (the first is its `server`). */
-function listingFailure(failures: Array<{ server: string; error: unknown }>): McpTransportError {
-  const message = failures.map(({ error }) => errorMessage(error)).join('; ');
-  return new McpTransportError(message, { server: failures[0]!.server, requestSent: false, cause: failures[0]!.error });
 }

@@ -4,7 +4,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '../shared/errors.js';
 import { isToolAllowed, type McpServerConfig } from './config.js';
-import { describeRequestFailure, McpTransportError } from './errors.js';
+import { connectFailure, couldNotReach, listingFailure } from './connection-failures.js';
+import { describeRequestFailure } from './errors.js';
+import { ServerOutages, type Outage } from './outages.js';
+import { redactorFor, type Redactor } from './redaction.js';
 
 /** Lines of a stdio server's stderr kept to explain why it failed to start or died. */
 const STDERR_TAIL_LINES = 20;
@@ -12,6 +15,8 @@ const STDERR_TAIL_LINES = 20;
 /** The logging the pool needs; Temporal's `Runtime.instance().logger` and `console` both fit. */
 export interface McpLogger {
   warn(message: string, meta?: Record<string, unknown>): void;
+  /** Default: `warn`. */
+  info?(message: string, meta?: Record<string, unknown>): void;
   debug(message: string, meta?: Record<string, unknown>): void;
 }
 
@@ -20,8 +25,15 @@ export interface ConnectionSettings {
   clientInfo: { name: string; version: string };
   connectTimeoutMs: number;
   onServerStderr: (server: string, line: string) => void;
-  logger: McpLogger;
+  logger: Required<McpLogger>;
+  /** Backoff of the tool listing after a server's first failure in a row, doubled per failure up to the max. */
+  outageBackoffMs: number;
+  outageMaxBackoffMs: number;
+  now: () => number;
 }
+
+/** What a turn's listing got from one server: its tools, or why it is left out. */
+export type ServerListing = { tools: Tool[] } | { unavailable: string };
 
 /** One initialized MCP session with a server: a started process (stdio) or an HTTP session. */
 export interface Session {
@@ -36,11 +48,18 @@ export interface Session {
 /**
  * The connection to one configured server over the worker's life. A session is opened on first use (concurrent first
  * callers share one attempt) and dropped when the transport closes (a stdio server exited) or when a caller finds it
- * broken ({@link discard}); the next use opens a new one. The tool list is cached per session.
+ * broken ({@link discard}); the next use opens a new one. The tool list is cached per session for calls, and listed
+ * afresh for each turn ({@link listForTurn}).
+ *
+ * Its secrets never leave it unredacted: its log lines and forwarded stderr go through {@link redactor} here, and the
+ * pool passes everything it returns or throws for this server through it (src/mcp/redaction.ts).
  */
 export class ServerConnection {
   /** How many sessions have been opened so far. */
   connects = 0;
+  readonly redactor: Redactor;
+  private readonly outages: ServerOutages;
+  private readonly log: Required<McpLogger>;
   private session: Session | undefined;
   private opening: Promise<Session> | undefined;
   private closed = false;
@@ -48,7 +67,37 @@ export class ServerConnection {
   constructor(
     readonly config: McpServerConfig,
     private readonly settings: ConnectionSettings,
-  ) {}
+  ) {
+    const redactor = redactorFor(config);
+    this.redactor = redactor;
+    const { logger } = settings;
+    this.log = {
+      warn: (message, meta) => logger.warn(redactor.text(message), meta),
+      info: (message, meta) => logger.info(redactor.text(message), meta),
+      debug: (message, meta) => logger.debug(redactor.text(message), meta),
+    };
+    const name = config.name;
+    this.outages = new ServerOutages({
+      backoffMs: settings.outageBackoffMs,
+      maxBackoffMs: settings.outageMaxBackoffMs,
+      now: settings.now,
+      onDown: (reason, retryInMs) =>
+        this.log.warn(
+          `MCP server "${name}" is unavailable; its tools are left out of turns until it answers again ` +
+            `(next try in ${Math.round(retryInMs / 1000)} s or later): ${reason}`,
+        ),
+      onBack: (downForMs, failures) =>
+        this.log.info(
+          `MCP server "${name}" is available again after ${Math.round(downForMs / 1000)} s ` +
+            `(${failures} failed attempt${failures === 1 ? '' : 's'}); its tools are offered again.`,
+        ),
+    });
+  }
+
+  /** The current outage (the last listing failed), if any. */
+  get outage(): Outage | undefined {
+    return this.outages.current;
+  }
 
   /** True while there is an open session to reuse. */
   get connected(): boolean {
@@ -79,27 +128,57 @@ export class ServerConnection {
     return this.opening;
   }
 
-  /** The server's tools (allow/deny applied), opening a session if there is none. */
-  async listTools(): Promise<Tool[]> {
-    return this.sessionTools(await this.open());
+  /**
+   * The server's tools for a turn, or why it is left out of the turn. Never fails: a server that cannot be started,
+   * reached or listed is reported unavailable, and not tried again by later listings until its backoff has run out
+   * (src/mcp/outages.ts).
+   *
+   * An open session is listed again (one `tools/list` round trip) rather than trusted: an HTTP server that was
+   * restarted or redeployed may offer other tools, and may not know the session any more. A session that turns out to
+   * be gone is replaced once, at once: listing has no side effect.
+   */
+  async listForTurn(): Promise<ServerListing> {
+    const outage = this.outages.current;
+    if (outage !== undefined && !this.outages.mayTry()) return { unavailable: outage.reason };
+    try {
+      const tools = await this.freshTools();
+      this.outages.succeeded();
+      return { tools };
+    } catch (error) {
+      const reason = errorMessage(error);
+      // A worker that is shutting down has not seen the server fail.
+      if (!this.closed) this.outages.failed(reason);
+      return { unavailable: reason };
+    }
+  }
+
+  private async freshTools(): Promise<Tool[]> {
+    const reused = this.connected;
+    const session = await this.open();
+    if (!reused) return this.sessionTools(session);
+    try {
+      return await this.sessionTools(session, { fresh: true });
+    } catch (error) {
+      // Still open: the server answered the listing with an error, which a new session would not change.
+      if (!session.closed) throw error;
+      return this.sessionTools(await this.open());
+    }
   }
 
   /**
-   * The tools of `session`, listed (all pages) once per session and again after `tools/list_changed`. A failure to
-   * list drops the session unless the server answered with an error, and always fails as "not sent".
+   * The tools of `session`, listed (all pages) once per session, again after `tools/list_changed`, and again when
+   * `fresh`. A failure to list drops the session unless the server answered with an error, and always fails as "not
+   * sent".
    */
-  sessionTools(session: Session): Promise<Tool[]> {
-    if (session.tools !== undefined) return session.tools;
+  sessionTools(session: Session, options: { fresh?: boolean } = {}): Promise<Tool[]> {
+    if (session.tools !== undefined && options.fresh !== true) return session.tools;
     const promise = listAllTools(session.client, this.settings.connectTimeoutMs).then(
       (tools) => tools.filter((tool) => isToolAllowed(this.config, tool.name)),
       (error: unknown) => {
         if (session.tools === promise) session.tools = undefined;
-        const broken = describeRequestFailure(error).kind !== 'protocol';
-        if (broken) this.discard(session, `listing tools failed: ${errorMessage(error)}`);
-        throw new McpTransportError(
-          `MCP server "${this.config.name}" could not list its tools: ${errorMessage(error)}${stderrHint(session)}`,
-          { server: this.config.name, requestSent: false, cause: error },
-        );
+        const failure = describeRequestFailure(error);
+        if (failure.kind !== 'protocol') this.discard(session, `listing tools failed: ${errorMessage(error)}`);
+        throw listingFailure(this.config, failure, error, stderrHint(session));
       },
     );
     session.tools = promise;
@@ -110,7 +189,7 @@ export class ServerConnection {
   discard(session: Session, reason: string): void {
     if (this.session === session) {
       this.session = undefined;
-      this.settings.logger.warn(`MCP server "${this.config.name}": dropping the connection, ${reason}`);
+      this.log.warn(`MCP server "${this.config.name}": dropping the connection, ${reason}`);
     }
     session.closed = true;
     void closeSession(session);
@@ -131,7 +210,7 @@ export class ServerConnection {
       await session.client.connect(session.transport, { timeout: this.settings.connectTimeoutMs });
     } catch (error) {
       await closeSession(session);
-      throw couldNotReach(this.config, `${errorMessage(error)}${stderrHint(session)}`, error);
+      throw connectFailure(this.config, error, stderrHint(session));
     }
     if (this.closed) {
       await closeSession(session);
@@ -142,7 +221,7 @@ export class ServerConnection {
   }
 
   private createSession(): Session {
-    const { config, settings } = this;
+    const { config, settings, log } = this;
     const client = new Client(settings.clientInfo, { capabilities: {} });
     const transport =
       config.transport === 'stdio'
@@ -160,13 +239,13 @@ export class ServerConnection {
       session.closed = true;
       if (this.session === session) {
         this.session = undefined;
-        settings.logger.debug(`MCP server "${config.name}" disconnected; the next call reconnects.`);
+        log.debug(`MCP server "${config.name}" disconnected; the next call reconnects.`);
       }
     };
-    client.onerror = (error) => settings.logger.debug(`MCP server "${config.name}": ${errorMessage(error)}`);
+    client.onerror = (error) => log.debug(`MCP server "${config.name}": ${errorMessage(error)}`);
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       session.tools = undefined;
-      settings.logger.debug(`MCP server "${config.name}" changed its tool list.`);
+      log.debug(`MCP server "${config.name}" changed its tool list.`);
     });
     return session;
   }
@@ -176,26 +255,15 @@ export class ServerConnection {
     transport.stderr?.on('data', (chunk: Buffer) => {
       const lines = (partial + chunk.toString('utf8')).split('\n');
       partial = lines.pop() ?? '';
-      for (const line of lines) {
+      for (const raw of lines) {
+        // A server that prints its key must not put it in the worker's log either.
+        const line = this.redactor.text(raw);
         session.stderrTail.push(line);
         if (session.stderrTail.length > STDERR_TAIL_LINES) session.stderrTail.shift();
         this.settings.onServerStderr(this.config.name, line);
       }
     });
   }
-}
-
-/**
- * The one error for a server that could not be started or reached (or not any more, the pool being closed). Nothing
- * was sent, so it is retryable: the next attempt reconnects, on this worker or another.
- */
-export function couldNotReach(config: McpServerConfig, problem: string, cause?: unknown): McpTransportError {
-  const target = config.transport === 'stdio' ? `start "${config.command}"` : `reach ${config.url}`;
-  return new McpTransportError(`MCP server "${config.name}": could not ${target}: ${problem}`, {
-    server: config.name,
-    requestSent: false,
-    cause,
-  });
 }
 
 /** The last lines of a stdio server's stderr, to end an error message with ('' when it wrote none). */

@@ -18,6 +18,8 @@ export const FailureType = {
   ModelContextLengthExceeded: 'ModelContextLengthExceeded',
   ModelContentFiltered: 'ModelContentFiltered',
   ModelInvalidResponse: 'ModelInvalidResponse',
+  /** The model's answer is too large for an activity result even after cutting its text and arguments. */
+  ModelResponseTooLarge: 'ModelResponseTooLarge',
   /** The worker could not rebuild the transcript prefix the workflow named (retryable). */
   TranscriptUnavailable: 'TranscriptUnavailable',
 
@@ -26,6 +28,14 @@ export const FailureType = {
   ToolTransportError: 'ToolTransportError',
   /** No configured MCP server provides this tool (non-retryable). */
   ToolNotConfigured: 'ToolNotConfigured',
+
+  /**
+   * Raised by the Temporal worker itself, not by durable-agent: it refused to send an activity's result (or heartbeat)
+   * larger than the namespace's payload limit. durable-agent's own bounds keep results under that limit; this shows
+   * only on a namespace whose limit is lower. Non-retryable in the workflow's retry policies: a retry would run the
+   * tool again for the same result.
+   */
+  PayloadsTooLarge: 'PayloadsTooLarge',
 
   // Conversation workflow.
   ConversationEnded: 'ConversationEnded',

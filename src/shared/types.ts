@@ -11,11 +11,17 @@ export interface ToolCall {
   id: string;
   name: string;
   arguments: string;
+  /**
+   * Set when the model's arguments were too large to record (see src/shared/payload-limits.ts): their size in bytes.
+   * `arguments` is then `{}`, and the call is answered with an error instead of being run.
+   */
+  oversizedArgumentsBytes?: number;
 }
 
 /**
  * How a tool message came to be: `ok` and `error` are real results from the tool (`error` is MCP `isError: true`);
  * the others are synthetic results that durable-agent wrote so that every tool call gets exactly one tool message.
+ * `result_too_large`: the tool ran, but Temporal refused its result as too large for a payload.
  */
 export type ToolOutcome =
   | 'ok'
@@ -24,6 +30,7 @@ export type ToolOutcome =
   | 'unknown_tool'
   | 'unavailable'
   | 'outcome_unknown'
+  | 'result_too_large'
   | 'cancelled'
   | 'budget_exhausted';
 
@@ -62,8 +69,20 @@ export interface ToolDefinition {
 }
 
 export interface TokenUsage {
+  /**
+   * @asType integer
+   * @minimum 0
+   */
   inputTokens: number;
+  /**
+   * @asType integer
+   * @minimum 0
+   */
   outputTokens: number;
+  /**
+   * @asType integer
+   * @minimum 0
+   */
   totalTokens: number;
 }
 
@@ -74,6 +93,8 @@ export interface CallToolInput {
   toolCallId: string;
   tool: Pick<ToolDefinition, 'name' | 'server' | 'originalName' | 'annotations' | 'timeoutMs'>;
   arguments: JsonObject;
+  /** The conversation's `toolAttempts`, only when not the default (the activity counts its failed attempts). */
+  toolAttempts?: number;
 }
 
 /**
@@ -122,6 +143,8 @@ export interface ModelCallInput {
    * `toolsDigest` is then `undefined`.
    */
   listTools?: true;
+  /** The conversation's `modelAttempts`, only when not the default (the activity counts its failed attempts). */
+  modelAttempts?: number;
 }
 
 /** What the turn's first model call found: recorded once per turn, used by every later call of the turn. */
@@ -130,6 +153,8 @@ export interface TurnSetup {
   tools: ToolDefinition[];
   /** The model that answers when the conversation names none (the worker's default). */
   model: string;
+  /** MCP servers left out of this turn's tools because they could not be listed; absent when none were. */
+  unavailableServers?: UnavailableServer[];
 }
 
 export interface ModelCallResult {
@@ -148,4 +173,11 @@ export interface ModelContextPage {
   total: number;
   tools: ToolDefinition[] | undefined;
   toolsDigest: string | undefined;
+}
+
+/** An MCP server left out of a turn's tools because it could not be started, reached or listed. */
+export interface UnavailableServer {
+  server: string;
+  /** Why, as the worker saw it (secrets redacted). */
+  reason: string;
 }

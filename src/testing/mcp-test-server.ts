@@ -179,13 +179,13 @@ function createTestServer(recorder: Recorder, crash: Crash): McpServer {
   server.registerTool(
     'big',
     {
-      description: 'Returns `chars` characters of text.',
-      inputSchema: { chars: z.number().int().min(0) },
+      description: 'Returns `chars` characters of text: `unit` (default the digits) repeated.',
+      inputSchema: { chars: z.number().int().min(0), unit: z.string().min(1).default('0123456789') },
       annotations: readOnly,
     },
-    async ({ chars }) => {
+    async ({ chars, unit }) => {
       recorder.call('big');
-      return text('0123456789'.repeat(Math.ceil(chars / 10)).slice(0, chars));
+      return text(unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars));
     },
   );
   server.registerTool(

@@ -2,13 +2,29 @@ import type { TokenUsage } from '../shared/types.js';
 
 /** Limits of one turn. Every limit is checked before each model or tool call, from what the workflow recorded. */
 export interface TurnBudget {
-  /** Model calls in one turn, not counting the final-answer call. Default {@link DEFAULT_MAX_ROUNDS}. */
+  /**
+   * Model calls in one turn, not counting the final-answer call. Default {@link DEFAULT_MAX_ROUNDS}.
+   * @asType integer
+   * @minimum 0
+   */
   maxRounds: number;
-  /** Tool calls dispatched in one turn. Default {@link DEFAULT_MAX_TOOL_CALLS}. */
+  /**
+   * Tool calls dispatched in one turn. Default {@link DEFAULT_MAX_TOOL_CALLS}.
+   * @asType integer
+   * @minimum 0
+   */
   maxToolCalls: number;
-  /** Total tokens (input + output, from each call's `usage`) in one turn. Default {@link DEFAULT_MAX_TOKENS}. */
+  /**
+   * Total tokens (input + output, from each call's `usage`) in one turn. Default {@link DEFAULT_MAX_TOKENS}.
+   * @asType integer
+   * @minimum 0
+   */
   maxTokens: number;
-  /** Workflow time for one turn, in milliseconds. Default {@link DEFAULT_MAX_DURATION_MS} (10 minutes). */
+  /**
+   * Workflow time for one turn, in milliseconds. Default {@link DEFAULT_MAX_DURATION_MS} (10 minutes).
+   * @asType integer
+   * @minimum 0
+   */
   maxDurationMs: number;
 }
 

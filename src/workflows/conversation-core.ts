@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { FailureType } from '../shared/errors.js';
+import { jsonBytes } from '../shared/payload-limits.js';
 import type { ChatMessage, ModelContextPage, ToolDefinition } from '../shared/types.js';
 import { carriedTranscript, RecentIds, validateMessage } from './conversation-state.js';
 import type {
@@ -20,8 +21,11 @@ import type { TurnResult } from './turn-result.js';
 export const DEFAULT_MAX_TURNS_PER_RUN = 100;
 /** Results of recent turns kept for asks that are retried after their turn finished. */
 export const RECENT_RESULTS = 20;
-/** Largest page a query answers with, in characters of JSON: well under the 4 MB gRPC message limit. */
-export const MAX_PAGE_CHARS = 1_000_000;
+/**
+ * Largest page a query answers with, in bytes of JSON (a character of Chinese is 3): with the turn's tool list
+ * (at most `MAX_PART_BYTES`) well under Temporal's 2 MiB payload limit and the 4 MB gRPC message limit.
+ */
+export const MAX_PAGE_BYTES = 1024 * 1024;
 
 /** What the conversation needs from its workflow, kept narrow so that unit tests run it without Temporal. */
 export interface ConversationHooks {
@@ -343,6 +347,7 @@ export class ConversationCore {
         this.tools = tools;
         this.toolsDigest = digest;
       },
+      serversUnavailable: (servers) => events.append({ type: 'servers_unavailable', turn, servers }),
       toolStarted: (call) => events.startToolCall(turn, call),
       toolFinished: (message, durationMs) => events.finishToolCall(turn, message, durationMs),
       interrupted: () => running.interrupted,
@@ -350,14 +355,14 @@ export class ConversationCore {
   }
 }
 
-/** Items from `from`, at most `limit` and about {@link MAX_PAGE_CHARS} characters of JSON (always at least one). */
-export function page<T>(items: readonly T[], from: number, limit: number, maxChars = MAX_PAGE_CHARS): T[] {
+/** Items from `from`, at most `limit` and about {@link MAX_PAGE_BYTES} bytes of JSON (always at least one). */
+export function page<T>(items: readonly T[], from: number, limit: number, maxBytes = MAX_PAGE_BYTES): T[] {
   const result: T[] = [];
-  let chars = 0;
+  let bytes = 0;
   for (let index = Math.max(0, from); index < items.length && result.length < limit; index++) {
     const item = items[index] as T;
-    chars += JSON.stringify(item).length;
-    if (chars > maxChars && result.length > 0) break;
+    bytes += jsonBytes(item);
+    if (bytes > maxBytes && result.length > 0) break;
     result.push(item);
   }
   return result;

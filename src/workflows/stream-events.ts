@@ -1,4 +1,4 @@
-import type { TokenUsage, ToolCall, ToolMessage, ToolOutcome } from '../shared/types.js';
+import type { TokenUsage, ToolCall, ToolMessage, ToolOutcome, UnavailableServer } from '../shared/types.js';
 import type { StopReason, TurnResult } from './turn-result.js';
 
 /**
@@ -36,6 +36,16 @@ export interface TextDeltaEvent {
   text: string;
 }
 
+/**
+ * The turn's first model call could not list these MCP servers: the turn goes on without their tools (the model is
+ * not offered them). Comes after that call's `model_attempt_started`; the turn's result names them again.
+ */
+export interface ServersUnavailableEvent {
+  type: 'servers_unavailable';
+  turn: number;
+  servers: UnavailableServer[];
+}
+
 export interface ToolCallStartedEvent {
   type: 'tool_call_started';
   turn: number;
@@ -70,6 +80,7 @@ export type StreamEventBody =
   | TurnStartedEvent
   | ModelAttemptStartedEvent
   | TextDeltaEvent
+  | ServersUnavailableEvent
   | ToolCallStartedEvent
   | ToolCallFinishedEvent
   | TurnFinishedEvent;

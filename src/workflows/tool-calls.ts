@@ -1,5 +1,14 @@
-import type { JsonObject, ToolCall, ToolDefinition, ToolMessage, ToolOutcome } from '../shared/types.js';
-import { errorMessage } from '../shared/errors.js';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
+import type {
+  JsonObject,
+  ToolAnnotations,
+  ToolCall,
+  ToolDefinition,
+  ToolMessage,
+  ToolOutcome,
+} from '../shared/types.js';
+import { errorMessage, FailureType } from '../shared/errors.js';
+import { formatBytes, MAX_PART_BYTES, utf8Bytes } from '../shared/payload-limits.js';
 
 /**
  * The boundary between tool failures the model should see and failures the infrastructure retries: everything here
@@ -25,6 +34,12 @@ export function prepareToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolD
       call,
       message: toolMessage(call, 'unknown_tool', `Error: there is no tool named "${call.name}". ${list}`),
     };
+  }
+  // The worker drops arguments that do not fit in its result (oversizedArgumentsBytes); any larger than it keeps are
+  // refused too.
+  const argumentsBytes = call.oversizedArgumentsBytes ?? utf8Bytes(call.arguments);
+  if (call.oversizedArgumentsBytes !== undefined || argumentsBytes > MAX_PART_BYTES) {
+    return { kind: 'reject', call, message: SYNTHETIC_RESULTS.argumentsTooLarge(call, argumentsBytes) };
   }
   const text = call.arguments.trim() === '' ? '{}' : call.arguments;
   let parsed: unknown;
@@ -63,10 +78,28 @@ export const SYNTHETIC_RESULTS = {
       call,
       'unavailable',
       // Not "it did not run": an attempt that timed out may have reached the server. Only tools that are safe to
-      // repeat get this far (others get "outcome unknown"), so what matters is that there is no result.
+      // repeat, and calls whose last failure proves the request never left, get this (see `failedCallMayHaveRun`).
       `Error: the tool ${call.name} is unavailable right now (${reason}) and gave no result. ` +
         'Continue without it or try again later.',
     ),
+  argumentsTooLarge: (call: ToolCall, bytes: number) =>
+    toolMessage(
+      call,
+      'invalid_arguments',
+      `Error: the arguments for ${call.name} (${formatBytes(bytes)}) did not fit in the ${formatBytes(MAX_PART_BYTES)} ` +
+        "that one answer's tool calls can carry together, so the call was not run. Do the work in smaller calls " +
+        '(for example, write a large text in several parts).',
+    ),
+  resultTooLarge: (call: ToolCall, reason: string) =>
+    toolMessage(
+      call,
+      'result_too_large',
+      `Error: the call to ${call.name} ran, but its result was too large to be recorded in the workflow history ` +
+        `(Temporal refused it: ${reason}), so there is no result. It was not run again: any effect it has took place ` +
+        'once. If you need its output, ask for less of it (a smaller range, page or filter).',
+    ),
+  outcomeUnknown: (call: ToolCall, reason: string) =>
+    toolMessage(call, 'outcome_unknown', outcomeUnknownText(call.name, reason)),
   cancelled: (call: ToolCall) =>
     toolMessage(call, 'cancelled', 'The user interrupted the turn before this tool call finished; it was cancelled.'),
   budgetExhausted: (call: ToolCall, limit: string) =>
@@ -101,4 +134,46 @@ export function allowToolCalls(
     left--;
     return entry;
   });
+}
+
+/** True when the server marks the tool read-only or idempotent, so running it twice does no harm. */
+export function isSafeToRepeat(annotations: ToolAnnotations): boolean {
+  return annotations.readOnlyHint === true || annotations.idempotentHint === true;
+}
+
+/**
+ * What the model is told about a call that is not safe to repeat and may or may not have run; the activity gives the
+ * same text when it does not repeat such a call (docs/mcp.md).
+ */
+export function outcomeUnknownText(toolName: string, reason: string): string {
+  return (
+    `The call to ${toolName} may or may not have taken effect: ${reason}. It was not retried automatically ` +
+    'because running it twice could repeat its effect. Check the current state (for example with a read-only ' +
+    'tool) before calling it again.'
+  );
+}
+
+/**
+ * Whether a tool call whose activity failed for good (not cancelled by the turn) may have run, so that the model must
+ * hear "outcome unknown", not "unavailable, try again later". Read-only and idempotent tools: no, what matters is that
+ * there is no result. Any other tool: yes, unless the last failure proves that its request was never sent:
+ * - the activity's own failures say so: `ToolNotConfigured`, and `ToolTransportError` with `requestSent: false`;
+ * - a timeout (the worker running the last attempt died or hung) only when that attempt recorded `not_sent` in its
+ *   heartbeat details (docs/mcp.md), which `lastAttempt`, the retry policy's `maximumAttempts`, identifies.
+ * Anything else (a worker shut down mid-call, an attempt lost after it recorded `sent` or nothing) may have run.
+ */
+export function failedCallMayHaveRun(error: unknown, annotations: ToolAnnotations, lastAttempt: number): boolean {
+  if (isSafeToRepeat(annotations)) return false;
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof ApplicationFailure) {
+    if (cause.type === FailureType.ToolNotConfigured) return false;
+    const details = cause.details?.[0] as { requestSent?: unknown } | undefined;
+    return !(cause.type === FailureType.ToolTransportError && details?.requestSent === false);
+  }
+  if (cause instanceof TimeoutFailure && error instanceof ActivityFailure) {
+    const details = cause.lastHeartbeatDetails as { phase?: unknown; attempt?: unknown } | undefined;
+    const lastAttemptFailed = error.retryState === 'MAXIMUM_ATTEMPTS_REACHED';
+    return !(lastAttemptFailed && details?.phase === 'not_sent' && details.attempt === lastAttempt);
+  }
+  return true;
 }

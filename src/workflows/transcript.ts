@@ -1,4 +1,5 @@
 import { chainDigest, EMPTY_DIGEST } from '../shared/digest.js';
+import { MAX_PART_BYTES, tailWithinBytes } from '../shared/payload-limits.js';
 import type { ChatMessage, TranscriptPosition } from '../shared/types.js';
 
 /**
@@ -39,9 +40,15 @@ export class Transcript {
     return { count, digest };
   }
 
-  /** The prefix to name and the messages to send in full for the next model call. */
-  nextModelInput(): { prefix: TranscriptPosition; newMessages: ChatMessage[] } {
-    return { prefix: this.position(this.sharedCount), newMessages: this.messages.slice(this.sharedCount) };
+  /**
+   * The prefix to name and the messages to send in full for the next model call. The messages sent stay within
+   * `maxBytes` of JSON, so the activity's input fits a Temporal payload: those that do not fit (the first ones: a
+   * round's large tool results, say) join the prefix, and the worker reads them from the workflow by query.
+   */
+  nextModelInput(maxBytes: number = MAX_PART_BYTES): { prefix: TranscriptPosition; newMessages: ChatMessage[] } {
+    const unshared = this.messages.slice(this.sharedCount);
+    const start = tailWithinBytes(unshared, maxBytes);
+    return { prefix: this.position(this.sharedCount + start), newMessages: unshared.slice(start) };
   }
 
   /** The worker that made the last model call holds everything up to and including its answer. */

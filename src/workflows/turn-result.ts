@@ -1,6 +1,10 @@
-import type { AssistantMessage, TokenUsage } from '../shared/types.js';
+import type { AssistantMessage, TokenUsage, UnavailableServer } from '../shared/types.js';
 import { type BudgetLimit, overrun, type TurnBudget, type TurnSpend } from './budget.js';
 
+/**
+ * Why a turn stopped: `completed` (the model answered), `budget:<limit>` (a limit of the turn's budget was reached),
+ * `cancelled` (interrupted), or `error:<type>` (it failed; the result's `error` says how).
+ */
 export type StopReason = 'completed' | `budget:${BudgetLimit}` | 'cancelled' | `error:${string}`;
 
 /** Why a turn failed, as its result and its `turn_finished` event carry it. */
@@ -11,20 +15,41 @@ export interface TurnError {
 
 export interface TurnResult {
   conversationId: string;
+  /**
+   * The turn's number in the conversation, from 1.
+   * @asType integer
+   * @minimum 1
+   */
   turn: number;
   /** Id of the user message this turn answered. */
   messageId: string;
   /** The model's answer; `null` when the turn ended without one (cancelled, an error, or a budget stop without a final call). */
   answer: string | null;
   stopReason: StopReason;
-  /** Model calls made, including the final-answer call. */
+  /**
+   * Model calls made, including the final-answer call.
+   * @asType integer
+   * @minimum 0
+   */
   rounds: number;
+  /**
+   * Tool calls dispatched.
+   * @asType integer
+   * @minimum 0
+   */
   toolCalls: number;
   usage: TokenUsage;
+  /**
+   * Workflow time the turn took, in milliseconds.
+   * @asType integer
+   * @minimum 0
+   */
   durationMs: number;
   /** How far the final-answer call went past the budget, per limit. */
   overrun?: Partial<Record<BudgetLimit, number>>;
   error?: TurnError;
+  /** MCP servers whose tools this turn went without, because they could not be listed; absent when none. */
+  unavailableServers?: UnavailableServer[];
 }
 
 /**
@@ -54,13 +79,17 @@ export interface TurnIdentity {
   messageId: string;
 }
 
-/** The result of a turn that stopped with `stop` after spending `spend`, at workflow time `now`. Pure. */
+/**
+ * The result of a turn that stopped with `stop` after spending `spend`, at workflow time `now`, without the tools of
+ * `unavailableServers`. Pure.
+ */
 export function turnResult(
   identity: TurnIdentity,
   stop: TurnStop,
   spend: TurnSpend,
   budget: TurnBudget,
   now: number,
+  unavailableServers: readonly UnavailableServer[] = [],
 ): TurnResult {
   const over = overrun(spend, budget, now);
   const error = stop.kind === 'error' || stop.kind === 'budget' ? stop.error : undefined;
@@ -76,6 +105,7 @@ export function turnResult(
     durationMs: now - spend.startedAt,
     ...(Object.keys(over).length > 0 ? { overrun: over } : {}),
     ...(error ? { error } : {}),
+    ...(unavailableServers.length > 0 ? { unavailableServers: [...unavailableServers] } : {}),
   };
 }
 

@@ -11,7 +11,14 @@ import {
 import type { Activities } from '../activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { FailureType, errorMessage } from '../shared/errors.js';
-import type { ModelCallInput, ModelCallResult, ToolCall, ToolDefinition, ToolMessage } from '../shared/types.js';
+import type {
+  ModelCallInput,
+  ModelCallResult,
+  ToolCall,
+  ToolDefinition,
+  ToolMessage,
+  UnavailableServer,
+} from '../shared/types.js';
 import { ZERO_USAGE } from '../shared/types.js';
 import {
   addUsage,
@@ -23,9 +30,16 @@ import {
   type TurnBudget,
   type TurnSpend,
 } from './budget.js';
+import { DEFAULT_MODEL_ATTEMPTS, DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
 import type { ConversationSettings } from './definitions.js';
 import { DEFAULT_STREAM, type ModelStreamOptions } from './stream-events.js';
-import { allowToolCalls, type PreparedToolCall, prepareToolCall, SYNTHETIC_RESULTS } from './tool-calls.js';
+import {
+  allowToolCalls,
+  failedCallMayHaveRun,
+  type PreparedToolCall,
+  prepareToolCall,
+  SYNTHETIC_RESULTS,
+} from './tool-calls.js';
 import type { Transcript } from './transcript.js';
 import {
   type ModelStep,
@@ -36,21 +50,32 @@ import {
   withFinalAnswer,
 } from './turn-result.js';
 
-const DEFAULT_MODEL_ATTEMPTS = 5;
-const DEFAULT_TOOL_ATTEMPTS = 3;
-
+// Each call sets `maximumAttempts`: its error attempts (counted by the activity) plus the attempts it may lose to
+// workers that die or shut down (see attempts.ts).
 const { callModel } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   // The model activity heartbeats while it waits, so a dead worker is noticed in seconds, not minutes.
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    // A result Temporal refused as too large would be as large again (and a retry is a second paid call).
+    nonRetryableErrorTypes: [FailureType.PayloadsTooLarge],
+  },
 });
 
 const { callTool } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   // Tool calls heartbeat too; the heartbeat also records that a request was sent (see docs/mcp.md).
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    // The tool ran and its result was refused as too large: a retry would run it again for the same result.
+    nonRetryableErrorTypes: [FailureType.PayloadsTooLarge],
+  },
 });
 
 /** Sent with the final-answer call when a budget limit stopped the turn. */
@@ -84,6 +109,8 @@ export interface TurnObserver {
   modelCallFinished(streamedText?: string | null): void;
   /** The turn's first model call listed its tools. */
   toolsListed(tools: ToolDefinition[], digest: string | undefined): void;
+  /** The listing left out these MCP servers (it could not list them); called only when there are some. */
+  serversUnavailable(servers: UnavailableServer[]): void;
   /** A tool call the model asked for is about to run (or to be answered without running). */
   toolStarted(call: ToolCall): void;
   /** A tool call has its message; `durationMs` is workflow time since the round's tool calls started. */
@@ -119,6 +146,8 @@ interface TurnState {
   tools: ReadonlyMap<string, ToolDefinition>;
   toolsDigest: string | undefined;
   toolsListed: boolean;
+  /** MCP servers the listing left out: the turn goes on without their tools. */
+  unavailableServers: UnavailableServer[];
   /** The time limit fired: what was in flight was cancelled by the budget, not by the user. */
   timedOut: boolean;
 }
@@ -151,7 +180,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
     timer.cancel();
   }
   if (stop.kind === 'budget' && wantsFinalAnswer(turn)) stop = withFinalAnswer(stop, await askModel(turn, true));
-  const result = turnResult(context, stop, turn.spend, turn.budget, Date.now());
+  const result = turnResult(context, stop, turn.spend, turn.budget, Date.now(), turn.unavailableServers);
   const { stopReason, rounds, toolCalls } = result;
   log.info('turn finished', { turn: context.turn, stopReason, rounds, toolCalls });
   return result;
@@ -172,6 +201,7 @@ function startTurn(context: TurnContext): TurnState {
     tools: new Map(),
     toolsDigest: undefined,
     toolsListed: false,
+    unavailableServers: [],
     timedOut: false,
   };
 }
@@ -221,8 +251,9 @@ function askModel(turn: TurnState, final: boolean): Promise<ModelStep> {
       {
         summary:
           `turn ${context.turn} · model ${turn.model ?? 'default'} · round ${round}` +
-          (final ? ' · final answer' : listTools ? ' · lists tools' : ''),
-        retry: { maximumAttempts: context.settings.modelAttempts ?? DEFAULT_MODEL_ATTEMPTS },
+          (final ? ' · final answer' : listTools ? ' · lists tools' : '') +
+          withoutServers(turn),
+        retry: { maximumAttempts: maximumAttempts(modelAttempts(context.settings)) },
       },
       [input],
     )
@@ -236,9 +267,15 @@ function askModel(turn: TurnState, final: boolean): Promise<ModelStep> {
       (error: unknown): ModelStep => {
         context.observer.modelCallFinished();
         if (isCancellation(error)) return turn.timedOut ? { kind: 'budget', limit: 'time' } : { kind: 'cancelled' };
-        return { kind: 'error', error: describeFailure(error) };
+        return { kind: 'error', error: logRefusedPayload(describeFailure(error), `model call, round ${round}`) };
       },
     );
+}
+
+/** ` · without files, search` when the listing left servers out, so the Web UI shows it on every later model call. */
+function withoutServers(turn: TurnState): string {
+  const names = turn.unavailableServers.map(({ server }) => server);
+  return names.length > 0 ? ` · without ${names.join(', ')}` : '';
 }
 
 function modelCallInput(
@@ -267,6 +304,8 @@ function modelCallInput(
     // Only when on, so the activity input of a conversation that does not stream is unchanged.
     ...(stream ? { stream } : {}),
     ...(listTools ? { listTools } : {}),
+    // Only when not the default, likewise: the activity counts its failed attempts against it.
+    ...(modelAttempts(settings) !== DEFAULT_MODEL_ATTEMPTS ? { modelAttempts: modelAttempts(settings) } : {}),
   };
 }
 
@@ -278,6 +317,8 @@ function recordModelResult(turn: TurnState, result: ModelCallResult): void {
     turn.tools = new Map(result.turnSetup.tools.map((tool) => [tool.name, tool]));
     turn.toolsDigest = digestOfTools(result.turnSetup.tools);
     observer.toolsListed(result.turnSetup.tools, turn.toolsDigest);
+    turn.unavailableServers = result.turnSetup.unavailableServers ?? [];
+    if (turn.unavailableServers.length > 0) observer.serversUnavailable(turn.unavailableServers);
   }
   turn.spend.rounds++;
   turn.spend.usage = addUsage(turn.spend.usage, result.usage);
@@ -316,13 +357,14 @@ async function dispatchToolCall(
   turn: TurnState,
   { call, tool, arguments: toolArguments }: Extract<PreparedToolCall, { kind: 'dispatch' }>,
 ): Promise<ToolMessage> {
-  const { settings } = turn.context;
+  const toolAttempts = errorAttemptsAllowed(turn.context.settings.toolAttempts, DEFAULT_TOOL_ATTEMPTS);
+  const lastAttempt = maximumAttempts(toolAttempts);
   try {
     const result = await callTool.executeWithOptions(
       {
         summary: `turn ${turn.context.turn} · tool ${call.name}`,
         startToCloseTimeout: tool.timeoutMs + 10_000,
-        retry: { maximumAttempts: settings.toolAttempts ?? DEFAULT_TOOL_ATTEMPTS },
+        retry: { maximumAttempts: lastAttempt },
       },
       [
         {
@@ -335,21 +377,52 @@ async function dispatchToolCall(
             timeoutMs: tool.timeoutMs,
           },
           arguments: toolArguments,
+          // Only when not the default, so the input stays as it was: the activity counts its failed attempts.
+          ...(toolAttempts !== DEFAULT_TOOL_ATTEMPTS ? { toolAttempts } : {}),
         },
       ],
     );
     return { role: 'tool', toolCallId: call.id, name: call.name, outcome: result.outcome, content: result.content };
   } catch (error) {
-    return toolFailureMessage(turn, call, error);
+    return toolFailureMessage(turn, call, tool, error, lastAttempt);
   }
 }
 
-/** The message the model gets for a tool call whose activity did not return a result. */
-function toolFailureMessage(turn: TurnState, call: ToolCall, error: unknown): ToolMessage {
+/**
+ * The message the model gets for a tool call whose activity did not return a result: "unavailable" only when the call
+ * cannot have run or is safe to repeat, since that message invites the model to try again later.
+ */
+function toolFailureMessage(
+  turn: TurnState,
+  call: ToolCall,
+  tool: ToolDefinition,
+  error: unknown,
+  lastAttempt: number,
+): ToolMessage {
   if (isCancellation(error)) {
     return turn.timedOut ? SYNTHETIC_RESULTS.timeBudgetCancelled(call) : SYNTHETIC_RESULTS.cancelled(call);
   }
-  return SYNTHETIC_RESULTS.unavailable(call, describeFailure(error, 'ToolTimeout').message);
+  const failure = logRefusedPayload(describeFailure(error, 'ToolTimeout'), `tool ${call.name}`);
+  if (failure.type === FailureType.PayloadsTooLarge) return SYNTHETIC_RESULTS.resultTooLarge(call, failure.message);
+  return failedCallMayHaveRun(error, tool.annotations, lastAttempt)
+    ? SYNTHETIC_RESULTS.outcomeUnknown(call, `no attempt returned a result; the last: ${failure.message}`)
+    : SYNTHETIC_RESULTS.unavailable(call, failure.message);
+}
+
+/**
+ * Logs an activity result that Temporal refused as too large (durable-agent bounds its results, so this means a
+ * namespace whose payload limit is lower than those bounds; see src/shared/payload-limits.ts).
+ */
+function logRefusedPayload(failure: TurnError, activity: string): TurnError {
+  if (failure.type === FailureType.PayloadsTooLarge) {
+    log.warn(`Temporal refused the result of the ${activity} as too large for a payload`, { error: failure.message });
+  }
+  return failure;
+}
+
+/** The conversation's model error attempts (`modelAttempts`, at least 1). */
+function modelAttempts(settings: ConversationSettings): number {
+  return errorAttemptsAllowed(settings.modelAttempts, DEFAULT_MODEL_ATTEMPTS);
 }
 
 /** The failure type and message of a failed activity, for the turn result or a synthetic tool message. */
@@ -359,7 +432,8 @@ export function describeFailure(error: unknown, timeoutType: string = FailureTyp
     return { type: cause.type ?? 'ApplicationFailure', message: cause.message };
   }
   if (cause instanceof TimeoutFailure) {
-    return { type: timeoutType, message: "timed out (the activity's timeout was reached on every attempt)" };
+    // Attempts lost this way are not counted against modelAttempts/toolAttempts, so the last one is not the only one.
+    return { type: timeoutType, message: "timed out (the activity's last attempt reached its timeout)" };
   }
   return { type: 'Unknown', message: errorMessage(cause) };
 }

@@ -38,6 +38,7 @@ describe('mcp config', () => {
         name: 'files',
         transport: 'stdio',
         command: 'npx',
+        commandAsWritten: 'npx',
         args: ['-y', 'server-filesystem', '/data'],
         env: { DEBUG: '1' },
         cwd: undefined,
@@ -45,16 +46,19 @@ describe('mcp config', () => {
         denyTools: [],
         timeoutMs: DEFAULT_TOOL_TIMEOUT_MS,
         disabled: false,
+        variables: {},
       },
       {
         name: 'search',
         transport: 'http',
         url: 'https://search.example.com/mcp',
+        urlAsWritten: 'https://search.example.com/mcp',
         headers: { 'X-Team': 'agents' },
         allowTools: undefined,
         denyTools: [],
         timeoutMs: DEFAULT_TOOL_TIMEOUT_MS,
         disabled: false,
+        variables: {},
       },
     ]);
   });
@@ -76,6 +80,15 @@ describe('mcp config', () => {
     expect(config.servers[1]).toMatchObject({
       url: 'https://mcp.internal/mcp',
       headers: { Authorization: 'Bearer s3cret' },
+    });
+    // What the pool quotes and redacts (src/mcp/redaction.ts): the text as written, and the values that were expanded.
+    expect(config.servers[0]).toMatchObject({
+      commandAsWritten: 'server',
+      variables: { ROOT: '/srv', TOKEN: 's3cret' },
+    });
+    expect(config.servers[1]).toMatchObject({
+      urlAsWritten: 'https://${HOST}/mcp',
+      variables: { HOST: 'mcp.internal', TOKEN: 's3cret' },
     });
   });
 

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
 import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from '../../src/mcp/config.js';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../../src/mcp/config.js';
-import { McpPool, type McpPoolOptions, type McpToolTarget } from '../../src/mcp/pool.js';
+import { McpPool, type McpLogger, type McpPoolOptions, type McpToolTarget } from '../../src/mcp/pool.js';
 
 /** Shared set-up for the MCP tests: real servers, started and always stopped. */
 
@@ -156,4 +157,70 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
 /** The text of the content blocks of a raw MCP result. */
 export function resultText(result: { content?: Array<{ type: string; text?: string }> }): string {
   return (result.content ?? []).map((block) => block.text ?? `[${block.type}]`).join('\n');
+}
+
+export interface Gate {
+  /** The gate's endpoint: same path as the target's. */
+  url: string;
+  /** Answer every request with this HTTP status (and the request's headers echoed in the body), or pass them on. */
+  reject(status: number | undefined): void;
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP proxy in front of an MCP server that can be told to refuse every request, as a server does when our
+ * credentials are wrong or revoked. Its refusals echo the request's headers, as some servers' error pages do, so a
+ * test can check that what the pool reports never carries them.
+ */
+export async function startGate(target: string, rejecting?: number): Promise<Gate> {
+  const upstream = new URL(target);
+  let status = rejecting;
+  const server = createHttpServer((request, response) => {
+    if (status !== undefined) {
+      request.resume();
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: 'refused', yourHeaders: request.headers }));
+      return;
+    }
+    const proxied = httpRequest(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        path: request.url,
+        method: request.method,
+        headers: request.headers,
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    proxied.on('error', () => response.destroy());
+    request.pipe(proxied);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}${upstream.pathname}${upstream.search}`,
+    reject: (next) => {
+      status = next;
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** A logger that keeps every line, by level. */
+export function recordingLogger(): { warn: string[]; info: string[]; debug: string[]; logger: Required<McpLogger> } {
+  const lines = { warn: [] as string[], info: [] as string[], debug: [] as string[] };
+  return {
+    ...lines,
+    logger: {
+      warn: (message) => lines.warn.push(message),
+      info: (message) => lines.info.push(message),
+      debug: (message) => lines.debug.push(message),
+    },
+  };
 }

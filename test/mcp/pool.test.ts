@@ -80,12 +80,12 @@ describe('McpPool over stdio (our test server)', () => {
   });
 
   test('list_changed: a tool the server adds at runtime is in the next listTools and can be called', async () => {
-    const before = (await pool.listTools()).map((tool) => tool.name);
+    const before = (await pool.listTools()).tools.map((tool) => tool.name);
     expect(before).not.toContain('test__greet');
 
     await pool.callTool(mcpTool('test', 'add_tool'), { name: 'greet' });
     await waitFor(
-      async () => (await pool.listTools()).some((tool) => tool.name === 'test__greet'),
+      async () => (await pool.listTools()).tools.some((tool) => tool.name === 'test__greet'),
       5000,
       'test__greet to be listed',
     );
@@ -179,7 +179,7 @@ describe('McpPool configuration checks (stdio)', () => {
     const pool = createPool([
       testServerStdio('test', counterFile, { allowTools: ['echo', 'set_*', 'increment'], denyTools: ['increment'] }),
     ]);
-    expect((await pool.listTools()).map((tool) => tool.name)).toEqual(['test__echo', 'test__set_value']);
+    expect((await pool.listTools()).tools.map((tool) => tool.name)).toEqual(['test__echo', 'test__set_value']);
 
     const denied = await rejectionOf(pool.callTool({ server: 'test', originalName: 'increment' }, {}));
     expect(denied).toBeInstanceOf(McpToolNotConfiguredError);
@@ -211,20 +211,21 @@ describe('McpPool configuration checks (stdio)', () => {
     expect(countTestServerEvents(counterFile).processes).toBe(1);
   });
 
-  test('a server that fails to start: listTools fails naming the server, the reason and its stderr', async () => {
+  test('servers that fail to start are left out of listTools, named with the reason and their stderr', async () => {
     const counterFile = path.join(temporaryDirectory(), 'events.jsonl');
     const pool = createPool([
       testServerStdio('good', counterFile),
       stdioServer('broken', process.execPath, ['-e', 'console.error("FILES_TOKEN is not set"); process.exit(3)']),
       stdioServer('missing', 'durable-agent-no-such-command', []),
     ]);
-    const error = await rejectionOf(pool.listTools());
-    expect(error).toBeInstanceOf(McpTransportError);
-    expect(error).toMatchObject({ server: 'broken', requestSent: false, retryable: true });
-    const message = (error as Error).message;
-    expect(message).toMatch(/MCP server "broken": could not start ".*node.*": .*Connection closed/);
-    expect(message).toContain('FILES_TOKEN is not set');
-    expect(message).toMatch(/MCP server "missing": could not start "durable-agent-no-such-command": .*ENOENT/);
+    const { tools, unavailable } = await pool.listTools();
+    expect(new Set(tools.map((tool) => tool.server))).toEqual(new Set(['good']));
+    expect(unavailable.map(({ server }) => server)).toEqual(['broken', 'missing']);
+    const [broken, missing] = unavailable.map(({ reason }) => reason);
+    expect(broken).toMatch(/^MCP server "broken": could not start ".*node.*": .*Connection closed/);
+    expect(broken).toContain('FILES_TOKEN is not set');
+    expect(missing).toMatch(/^MCP server "missing": could not start "durable-agent-no-such-command": .*ENOENT/);
+    expect(missing).toContain('check "command" and "cwd" in the MCP config');
     // The healthy server still works for calls.
     expect(resultText(await pool.callTool({ server: 'good', originalName: 'echo' }, { text: 'ok' }))).toBe('ok');
   });
@@ -248,7 +249,7 @@ describe('McpPool configuration checks (stdio)', () => {
       testServerStdio('alpha', path.join(directory, 'alpha.jsonl')),
       testServerStdio('beta.v2', path.join(directory, 'beta.jsonl')),
     ]);
-    const tools = await pool.listTools();
+    const { tools } = await pool.listTools();
     const names = tools.map((tool) => tool.name);
     expect(names).toContain('alpha__echo');
     expect(names).toContain('beta_v2__echo');
@@ -330,7 +331,7 @@ describe('McpPool over Streamable HTTP (our test server, in-process)', () => {
     await pool.listTools();
     await pool.callTool(mcpTool('web', 'add_tool'), { name: 'late_tool' });
     await waitFor(
-      async () => (await pool.listTools()).some((tool) => tool.name === 'web__late_tool'),
+      async () => (await pool.listTools()).tools.some((tool) => tool.name === 'web__late_tool'),
       5000,
       'web__late_tool to be listed',
     );
@@ -343,11 +344,16 @@ describe('McpPool over Streamable HTTP (our test server, in-process)', () => {
     await waitFor(() => server.openSessions() === 0, 5000, 'the session to end');
   });
 
-  test('an unreachable URL: listTools fails naming the server and the URL', async () => {
+  test('an unreachable URL: listTools leaves the server out, naming it and the URL', async () => {
     const offline = createPool([httpServer('offline', 'http://127.0.0.1:9/mcp')]);
-    const error = await rejectionOf(offline.listTools());
-    expect(error).toMatchObject({ name: 'McpTransportError', server: 'offline', requestSent: false });
-    expect((error as Error).message).toMatch(/MCP server "offline": could not reach http:\/\/127\.0\.0\.1:9\/mcp/);
+    const { tools, unavailable } = await offline.listTools();
+    expect(tools).toEqual([]);
+    expect(unavailable).toEqual([
+      {
+        server: 'offline',
+        reason: expect.stringMatching(/^MCP server "offline": could not reach http:\/\/127\.0\.0\.1:9\/mcp: /),
+      },
+    ]);
   });
 });
 
@@ -370,7 +376,7 @@ describe('McpPool initialize', () => {
     try {
       const { port } = recorder.address() as { port: number };
       const pool = createPool([httpServer('recorder', `http://127.0.0.1:${port}/mcp`)]);
-      expect(await rejectionOf(pool.listTools())).toBeInstanceOf(McpTransportError);
+      expect((await pool.listTools()).unavailable).toHaveLength(1);
       expect(requests[0]).toMatchObject({
         method: 'initialize',
         params: { clientInfo: { name: 'durable-agent', version: packageJson.version } },

@@ -33,7 +33,7 @@ describe('@modelcontextprotocol/server-everything over stdio', () => {
 
   test('lists its tools namespaced, with annotations, and answers calls from one process', async () => {
     const pool = createPool([everything()]);
-    const tools = await pool.listTools();
+    const { tools } = await pool.listTools();
     expect(tools.find((tool) => tool.name === 'everything__get-sum')).toMatchObject({
       originalName: 'get-sum',
       annotations: { readOnlyHint: true },
@@ -120,7 +120,7 @@ describe('@modelcontextprotocol/server-everything over Streamable HTTP', () => {
 
   test('calls share one session', async () => {
     const pool = createPool([httpServer('everything', `http://127.0.0.1:${port}/mcp`)]);
-    expect((await pool.listTools()).map((tool) => tool.name)).toContain('everything__echo');
+    expect((await pool.listTools()).tools.map((tool) => tool.name)).toContain('everything__echo');
     const session = pool.status()[0]?.sessionId;
     expect(session).toBeDefined();
     for (let index = 0; index < 5; index += 1) {
@@ -154,7 +154,7 @@ describe('@modelcontextprotocol/server-filesystem', () => {
     const pool = createPool([
       stdioServer('files', process.execPath, [publishedServerEntry('server-filesystem'), directory]),
     ]);
-    const tools = new Map((await pool.listTools()).map((tool) => [tool.name, tool]));
+    const tools = new Map((await pool.listTools()).tools.map((tool) => [tool.name, tool]));
     expect(tools.get('files__read_text_file')?.annotations.readOnlyHint).toBe(true);
     expect(tools.get('files__write_file')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
 
@@ -181,7 +181,7 @@ describe('@modelcontextprotocol/server-filesystem', () => {
         denyTools: ['read_media_file'],
       }),
     ]);
-    const names = (await pool.listTools()).map((tool) => tool.name).sort();
+    const names = (await pool.listTools()).tools.map((tool) => tool.name).sort();
     expect(names).toEqual([
       'files__list_allowed_directories',
       'files__list_directory',

@@ -52,7 +52,7 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
     counterFile = path.join(temporaryDirectory(), 'events.jsonl');
     pool = createPool([testServerStdio('test', counterFile, { timeoutMs: 20_000 })]);
     activities = createToolActivities({ pool, maxResultChars: 500, heartbeatIntervalMs: 50 });
-    const listed = await new MockActivityEnvironment().run(activities.listTools);
+    const { tools: listed } = await new MockActivityEnvironment().run(activities.listTools);
     tools = new Map(listed.map((tool) => [tool.originalName, tool]));
   });
 
@@ -211,13 +211,14 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
 });
 
 describe('tool activities: failures before anything was sent', () => {
-  test('a server that cannot start: listTools fails retryable ToolTransportError naming the server', async () => {
+  test('a server that cannot start: listTools leaves it out and says why, without failing', async () => {
     const pool = createPool([stdioServer('broken', process.execPath, ['-e', 'process.exit(2)'])]);
     const activities = createToolActivities({ pool });
-    const failure = await rejectionOf(new MockActivityEnvironment().run(activities.listTools));
-    expect(failure).toBeInstanceOf(ApplicationFailure);
-    expect(failure).toMatchObject({ type: FailureType.ToolTransportError, nonRetryable: false });
-    expect((failure as Error).message).toContain('MCP server "broken": could not start');
+    const listing = await new MockActivityEnvironment().run(activities.listTools);
+    expect(listing).toEqual({
+      tools: [],
+      unavailable: [{ server: 'broken', reason: expect.stringContaining('MCP server "broken": could not start') }],
+    });
   });
 
   test('a call to a server that cannot start: retryable ToolTransportError, and the heartbeat says not_sent', async () => {
@@ -232,7 +233,42 @@ describe('tool activities: failures before anything was sent', () => {
     const failure = await rejectionOf(environment.run(activities.callTool, call));
     expect(failure).toMatchObject({ type: FailureType.ToolTransportError, nonRetryable: false });
     expect((failure as ApplicationFailure).details).toEqual([{ server: 'broken', requestSent: false }]);
-    expect(heartbeats.at(-1)).toEqual({ phase: 'not_sent', attempt: 1 });
+    // The record of this attempt, and that it is the first of the call's attempts to fail (toolAttempts counts them).
+    expect(heartbeats.at(-1)).toEqual({ phase: 'not_sent', attempt: 1, failedAttempts: 1 });
+  });
+
+  test('the call whose transport failures reach toolAttempts fails for good; lost attempts before it did not count', async () => {
+    const pool = createPool([stdioServer('broken', process.execPath, ['-e', 'process.exit(2)'])]);
+    const activities = createToolActivities({ pool });
+    const call = (toolAttempts?: number): CallToolInput => ({
+      toolCallId: 'call_1',
+      tool: {
+        name: 'broken__read',
+        server: 'broken',
+        originalName: 'read',
+        annotations: { readOnlyHint: true },
+        timeoutMs: 5000,
+      },
+      arguments: {},
+      ...(toolAttempts === undefined ? {} : { toolAttempts }),
+    });
+    // Attempt 6 of a read-only call: attempt 1 failed and recorded it; attempts 2 to 5 were lost to dead workers,
+    // their heartbeats carrying the count on.
+    const { environment, heartbeats } = activityEnvironment({
+      attempt: 6,
+      heartbeatDetails: { phase: 'sent', failedAttempts: 1 },
+    });
+    const failure = await rejectionOf(environment.run(activities.callTool, call()));
+    expect(failure).toMatchObject({ type: FailureType.ToolTransportError, nonRetryable: false });
+    expect(heartbeats.at(-1)).toEqual({ phase: 'not_sent', attempt: 6, failedAttempts: 2 });
+
+    const last = activityEnvironment({ attempt: 7, heartbeatDetails: heartbeats.at(-1) });
+    const final = await rejectionOf(last.environment.run(activities.callTool, call()));
+    expect(final).toMatchObject({ type: FailureType.ToolTransportError, nonRetryable: true });
+    expect((final as ApplicationFailure).details).toEqual([{ server: 'broken', requestSent: false }]);
+
+    const own = activityEnvironment({ attempt: 1 });
+    expect(await rejectionOf(own.environment.run(activities.callTool, call(1)))).toMatchObject({ nonRetryable: true });
   });
 });
 
@@ -248,7 +284,7 @@ describe('tool activities over Streamable HTTP (our test server, in-process)', (
   test('connection cut mid-call of a tool with side effects: outcome_unknown; a lost session is re-opened silently', async () => {
     const pool = createPool([httpServer('web', server.url)]);
     const activities = createToolActivities({ pool });
-    const listed = await new MockActivityEnvironment().run(activities.listTools);
+    const { tools: listed } = await new MockActivityEnvironment().run(activities.listTools);
     const tool = (name: string) => listed.find((definition) => definition.originalName === name)!;
     const call = (name: string): CallToolInput => ({ toolCallId: 'c', tool: tool(name), arguments: {} });
 

@@ -9,11 +9,13 @@ import { createLocalEnvironment } from '../../src/testing/environment.js';
 import {
   startScriptedModel,
   type RecordedRequest,
+  type Script,
   type ScriptedModel,
 } from '../../src/testing/scripted-model/index.js';
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import {
   askUpdate,
+  type ConversationSettings,
   endSignal,
   statusQuery,
   transcriptQuery,
@@ -34,12 +36,14 @@ import {
 import {
   activitiesOf,
   callsPerTool,
+  TEST_SERVER,
   historyEvents,
   killLeftovers,
   onHistoryEvent,
   pendingActivities,
   requireBuild,
   ResultRows,
+  type ResultRow,
   until,
   within,
   WorkerProcess,
@@ -79,6 +83,7 @@ afterAll(async () => {
   rows.write();
   await Promise.allSettled(workers.map((worker) => worker.kill()));
   killLeftovers(counterFiles);
+  await Promise.allSettled(lostModels.map((entry) => entry.close()));
   await model?.close();
   await env?.teardown();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
@@ -392,6 +397,18 @@ describe('worker crashes in the middle of a six-step tool chain', () => {
     },
     300_000,
   );
+
+  // Issue 15, items 10 and 11 (see `startLostRun`): here, so that they run beside the chain runs.
+  it.concurrent(
+    'SIGKILL during the same model round more often than modelAttempts allows: the turn still answers',
+    killedModelRound,
+    300_000,
+  );
+  it.concurrent(
+    'SIGKILL during a non-idempotent call with toolAttempts: 1: outcome unknown, never "try again later"',
+    killedUnsafeTool,
+    300_000,
+  );
 });
 
 /** The checks specific to each kill point; returns the sentence for the table. */
@@ -445,4 +462,151 @@ function checkPoint(name: string, run: ChainRun): string {
     default:
       throw new Error(`no checks for ${name}`);
   }
+}
+
+/**
+ * Issue 15, items 10 and 11: attempts lost to a killed worker do not spend the error budget. Temporal counts such an
+ * attempt like any other, so before, a round whose worker was killed `modelAttempts` times ended the turn as
+ * `error:ModelTimeout` with no answer, and a non-idempotent call killed on its last attempt was reported "unavailable
+ * ... try again later" although it may have run. Each run kills the worker process again and again during the same
+ * call, waiting for the heartbeat timeout each time. They run beside the chain runs (registered in their `describe`,
+ * so concurrently), each with its own scripted model and conversation.
+ */
+const LOST_GROUP = 'Attempts lost to killed workers (SIGKILL) do not spend modelAttempts / toolAttempts';
+const lostModels: ScriptedModel[] = [];
+
+interface LostRun {
+  handle: Handle;
+  workflowId: string;
+  model: ScriptedModel;
+  counterFile: string;
+  asked: Promise<TurnResult>;
+  /** SIGKILL the current worker process, then start a fresh one. */
+  killAndReplace(): Promise<void>;
+}
+
+async function startLostRun(name: string, script: Script, settings: ConversationSettings): Promise<LostRun> {
+  const conversationId = `lost-${name}`;
+  const workflowId = `conversation-${conversationId}`;
+  const taskQueue = `lost-${name}-${randomUUID()}`;
+  const counterFile = path.join(tmp, `${name}.counter.jsonl`);
+  const mcpConfigPath = path.join(tmp, `${name}.mcp.json`);
+  counterFiles.push(counterFile);
+  // `hang` with a long timeout, so that only the kill ends the call (not its server's timeout).
+  const hang = { command: process.execPath, args: [TEST_SERVER], env: { MCP_TEST_COUNTER_FILE: counterFile } };
+  writeMcpConfig(mcpConfigPath, counterFile, { effects: { ...hang, allowTools: ['hang'], timeoutMs: 120_000 } });
+  const own = await startScriptedModel({ script, name });
+  lostModels.push(own);
+  const startWorker = async () => {
+    const worker = await WorkerProcess.start({
+      temporalAddress: env.address,
+      taskQueue,
+      modelBaseUrl: own.baseUrl,
+      mcpConfigPath,
+      logFile: path.join(tmp, `${name}.worker.log`),
+    });
+    workers.push(worker);
+    return worker;
+  };
+  let worker = await startWorker();
+  const handle: Handle = await env.client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [{ conversationId, settings }],
+  });
+  const asked = handle.executeUpdate(askUpdate, { args: [{ id: 'm-1', content: 'Go.' }] });
+  asked.catch(() => undefined); // awaited by the test; a failure must not count as unhandled meanwhile
+  return {
+    handle,
+    workflowId,
+    model: own,
+    counterFile,
+    asked,
+    async killAndReplace() {
+      await worker.kill();
+      worker = await startWorker();
+    },
+  };
+}
+
+/** Runs one lost-attempts scenario, adding its row (also when it fails). */
+async function lostRow(fault: string, scenario: () => Promise<Omit<ResultRow, 'group' | 'fault' | 'passed'>>) {
+  const order = rows.slot();
+  try {
+    rows.add({ group: LOST_GROUP, fault, ...(await scenario()), passed: true }, order);
+  } catch (error) {
+    const outcome = `FAILED: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+    rows.add({ group: LOST_GROUP, fault, outcome, counts: '', passed: false }, order);
+    throw error;
+  }
+}
+
+const KILLS = 2;
+
+function killedModelRound(): Promise<void> {
+  return lostRow('the same model call killed twice (its answer held back), with `modelAttempts: 1`', async () => {
+    const run = await startLostRun(
+      'model-round',
+      [{ content: 'Still here.', delayMs: 600_000, delayAttempts: KILLS }],
+      { modelAttempts: 1 },
+    );
+    let killedAt = 0;
+    for (let kill = 1; kill <= KILLS; kill++) {
+      await until(() => run.model.requestsFor(run.workflowId).length === kill, `attempt ${kill} of round 1`);
+      killedAt = Date.now();
+      await run.killAndReplace();
+    }
+    const turn = await within(run.asked, 240_000, 'the turn');
+    const recoverySeconds = (Date.now() - killedAt) / 1000;
+    expect(turn).toMatchObject({ stopReason: 'completed', answer: 'Still here.', rounds: 1 });
+    const requests = run.model.requestsFor(run.workflowId);
+    expect(requests).toHaveLength(KILLS + 1);
+    expect(new Set(requests.map((request) => request.idempotencyKey)).size).toBe(1);
+    const [activity] = activitiesOf(await historyEvents(run.handle));
+    expect(activity).toMatchObject({ label: 'round-1', completed: true, attempt: KILLS + 1 });
+    await run.handle.signal(endSignal, {});
+    return {
+      outcome:
+        `completed with its answer on attempt ${activity?.attempt}: each kill was noticed at the 30 s heartbeat ` +
+        'timeout and the call retried on the new worker; the kills were not counted against modelAttempts ' +
+        '(before: error:ModelTimeout after the first kill)',
+      counts: `model requests ${requests.length}, one idempotency key · rounds ${turn.rounds}`,
+      recoverySeconds,
+    };
+  });
+}
+
+function killedUnsafeTool(): Promise<void> {
+  return lostRow('a non-idempotent call (hang) killed after its "sent" heartbeat, with `toolAttempts: 1`', async () => {
+    const run = await startLostRun(
+      'unsafe-tool',
+      [{ toolCalls: [{ name: 'effects__hang', arguments: {} }] }, { content: 'Checked.' }],
+      { toolAttempts: 1 },
+    );
+    await until(() => (callsPerTool(run.counterFile).hang ?? 0) >= 1, 'the hang call');
+    await until(async () => {
+      const pending = await pendingActivities(run.handle);
+      return pending.some((activity) => (activity.heartbeat as { phase?: string } | undefined)?.phase === 'sent');
+    }, 'the hang call to be sent');
+    const killedAt = Date.now();
+    await run.killAndReplace();
+    const turn = await within(run.asked, 120_000, 'the turn');
+    const recoverySeconds = (Date.now() - killedAt) / 1000;
+    expect(turn).toMatchObject({ stopReason: 'completed', answer: 'Checked.', toolCalls: 1 });
+    const transcript = await run.handle.query(transcriptQuery, { from: 0 });
+    const message = transcript.messages.find((entry) => entry.role === 'tool');
+    expect(message).toMatchObject({ outcome: 'outcome_unknown' });
+    expect(message?.role === 'tool' && message.content).toMatch(/may or may not have taken effect/);
+    expect(message?.role === 'tool' && message.content).not.toMatch(/try again later/i);
+    expect(callsPerTool(run.counterFile).hang).toBe(1);
+    await run.handle.signal(endSignal, {});
+    return {
+      outcome:
+        'the model got "outcome unknown" (the call may have run), not "unavailable … try again later": the lost ' +
+        'attempt was not counted, so the call was retried, and the retry, finding no "not sent" record, did not ' +
+        'run hang again (before: "unavailable" after the single attempt)',
+      counts: `hang ran ${callsPerTool(run.counterFile).hang}× · tool calls ${turn.toolCalls}`,
+      recoverySeconds,
+    };
+  });
 }

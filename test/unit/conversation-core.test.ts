@@ -5,7 +5,7 @@ import { ZERO_USAGE } from '../../src/shared/types.js';
 import {
   ConversationCore,
   type ConversationTurn,
-  MAX_PAGE_CHARS,
+  MAX_PAGE_BYTES,
   page,
   RECENT_RESULTS,
 } from '../../src/workflows/conversation-core.js';
@@ -403,6 +403,9 @@ describe('ConversationCore: transcript pages', () => {
     expect(page(items, 0, 10, 30)).toEqual(items.slice(0, 2));
     expect(page(items, 0, 10, 5)).toEqual(items.slice(0, 1));
     expect(page(items, -3, 2)).toEqual(items.slice(0, 2));
-    expect(MAX_PAGE_CHARS).toBeLessThan(4 * 1024 * 1024);
+    // Bytes of JSON, not characters: Temporal limits a query's answer in bytes.
+    const chinese = ['字'.repeat(10), '字'.repeat(10)];
+    expect(page(chinese, 0, 10, 40)).toEqual(chinese.slice(0, 1));
+    expect(MAX_PAGE_BYTES).toBeLessThan(2 * 1024 * 1024);
   });
 });

@@ -76,7 +76,7 @@ describe('callModel offers tools fitted to the API limits', () => {
       openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
       transcripts,
       defaultModel: 'gpt-default',
-      listTools: async () => [thinking, readFile],
+      listTools: async () => ({ tools: [thinking, readFile], unavailable: [] }),
     });
     const warnings: LogEntry[] = [];
     const logger = new DefaultLogger('WARN', (entry) => {

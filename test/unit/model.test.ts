@@ -12,6 +12,7 @@ import {
   toOpenAITool,
 } from '../../src/activities/model.js';
 import { TranscriptCache, type TranscriptSource } from '../../src/activities/transcript-cache.js';
+import type { ToolListing } from '../../src/mcp/pool.js';
 import { estimateTokens } from '../../src/shared/context.js';
 import { chainDigest, EMPTY_DIGEST, prefixDigests } from '../../src/shared/digest.js';
 import { FailureType } from '../../src/shared/errors.js';
@@ -211,7 +212,7 @@ describe('callModel against the scripted model', () => {
     script: Script,
     source: StubSource,
     heartbeatIntervalMs?: number,
-    listTools?: () => Promise<ToolDefinition[]>,
+    listTools?: () => Promise<ToolListing>,
   ) {
     const model = await startScriptedModel({ script });
     started.push(model);
@@ -289,7 +290,7 @@ describe('callModel against the scripted model', () => {
       undefined,
       async () => {
         listed++;
-        return [readFile];
+        return { tools: [readFile], unavailable: [] };
       },
     );
     const first = await callModel(modelInput([system, question], [], { round: 1, listTools: true }));
@@ -425,6 +426,42 @@ describe('callModel against the scripted model', () => {
     expect(failure).toMatchObject({ type: FailureType.ModelServerError, nonRetryable: false });
     expect((failure as ApplicationFailure).message).toContain(`HTTP 500 from ${model.baseUrl}`);
     expect(model.requests.map((request) => request.idempotencyKey)).toEqual(['conv-1/run-1/turn-3/round-2']);
+  });
+
+  it('model: the attempt with the last of modelAttempts model errors fails for good; attempts before it were counted', async () => {
+    // Attempt 9 of Temporal's: the attempts before it lost to dead workers recorded nothing, the errors their count.
+    const model = await startScriptedModel({ script: [{ error: { status: 500, times: 3 } }] });
+    started.push(model);
+    const activities = createModelActivities({
+      openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
+      transcripts: new TranscriptCache(new StubSource([])),
+      defaultModel: 'gpt-default',
+    });
+    const attempt = async (heartbeatDetails: unknown, input: ModelCallInput) => {
+      const environment = new MockActivityEnvironment(
+        { attempt: 9, heartbeatDetails },
+        { logger: new DefaultLogger('ERROR') },
+      );
+      let recorded: unknown;
+      environment.on('heartbeat', (details: unknown) => (recorded = details));
+      const failure = await environment
+        .run((value: ModelCallInput) => activities.callModel(value), input)
+        .catch((error: unknown) => error);
+      return { failure, recorded };
+    };
+
+    const retried = await attempt({ failedAttempts: 3 }, modelInput([], [question]));
+    expect(retried.failure).toMatchObject({ type: FailureType.ModelServerError, nonRetryable: false });
+    expect(retried.recorded).toEqual({ failedAttempts: 4 });
+
+    const last = await attempt({ failedAttempts: 4 }, modelInput([], [question]));
+    expect(last.failure).toMatchObject({ type: FailureType.ModelServerError, nonRetryable: true });
+    expect((last.failure as Error).message).toContain(`HTTP 500 from ${model.baseUrl}`);
+    expect(last.recorded).toEqual({ failedAttempts: 5 });
+
+    // A conversation's own modelAttempts comes with the input.
+    const own = await attempt({ failedAttempts: 1 }, modelInput([], [question], { modelAttempts: 2 }));
+    expect(own.failure).toMatchObject({ type: FailureType.ModelServerError, nonRetryable: true });
   });
 
   it('model: a 401 is a non-retryable ModelAuthentication that mentions OPENAI_API_KEY', async () => {

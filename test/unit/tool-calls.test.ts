@@ -1,6 +1,14 @@
+import { ActivityFailure, ApplicationFailure, type RetryState, TimeoutFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
+import { FailureType } from '../../src/shared/errors.js';
 import type { ToolCall, ToolDefinition } from '../../src/shared/types.js';
-import { allowToolCalls, prepareToolCall, SYNTHETIC_RESULTS, toolMessage } from '../../src/workflows/tool-calls.js';
+import {
+  allowToolCalls,
+  failedCallMayHaveRun,
+  prepareToolCall,
+  SYNTHETIC_RESULTS,
+  toolMessage,
+} from '../../src/workflows/tool-calls.js';
 
 function tool(name: string): ToolDefinition {
   return {
@@ -141,6 +149,17 @@ describe('SYNTHETIC_RESULTS', () => {
     expect(SYNTHETIC_RESULTS.cancelled(pending).content).toMatch(/user interrupted/);
   });
 
+  it('tool calls: an outcome-unknown result says the call may have run and warns against repeating it', () => {
+    const message = SYNTHETIC_RESULTS.outcomeUnknown(pending, 'the worker stopped');
+    expect(message).toMatchObject({ toolCallId: 'call_1', outcome: 'outcome_unknown' });
+    expect(message.content).toBe(
+      'The call to files__read_file may or may not have taken effect: the worker stopped. It was not retried ' +
+        'automatically because running it twice could repeat its effect. Check the current state (for example with ' +
+        'a read-only tool) before calling it again.',
+    );
+    expect(message.content).not.toMatch(/try again later/i);
+  });
+
   it('tool calls: toolMessage builds a tool message from a call, an outcome and content', () => {
     expect(toolMessage(pending, 'ok', 'file contents')).toEqual({
       role: 'tool',
@@ -183,5 +202,58 @@ describe('allowToolCalls', () => {
   it('tool calls: with no allowance left nothing runs; with room for all, the prepared calls are unchanged', () => {
     expect(allowToolCalls(prepared, 0, 'tool call').every((entry) => entry.kind === 'reject')).toBe(true);
     expect(allowToolCalls(prepared, 10, 'tool call')).toEqual(prepared);
+  });
+});
+
+describe('failedCallMayHaveRun', () => {
+  const LAST_ATTEMPT = 13;
+  const sideEffects = {};
+  const readOnly = { readOnlyHint: true };
+  const idempotent = { idempotentHint: true };
+  const activityFailure = (cause: Error, retryState: RetryState = 'MAXIMUM_ATTEMPTS_REACHED') =>
+    new ActivityFailure('Activity task failed', 'callTool', '7', retryState, 'worker-1', cause);
+  const heartbeatTimeout = (details: unknown) => new TimeoutFailure('activity Heartbeat timeout', details, 'HEARTBEAT');
+  const transport = (requestSent: boolean) =>
+    ApplicationFailure.create({
+      type: FailureType.ToolTransportError,
+      message: 'MCP server "test" could not be reached',
+      details: [{ server: 'test', requestSent }],
+    });
+
+  it('tool calls: a tool with side effects whose last attempt was lost may have run, whatever it last recorded', () => {
+    for (const details of [undefined, { phase: 'connecting' }, { phase: 'sent' }, { phase: 'not_sent' }]) {
+      expect(failedCallMayHaveRun(activityFailure(heartbeatTimeout(details)), sideEffects, LAST_ATTEMPT)).toBe(true);
+    }
+    const startToClose = new TimeoutFailure('activity StartToClose timeout', { phase: 'sent' }, 'START_TO_CLOSE');
+    expect(failedCallMayHaveRun(activityFailure(startToClose), sideEffects, LAST_ATTEMPT)).toBe(true);
+    // A worker that shut down mid-call: the SDK's own failure, nothing of ours says the request never left.
+    const shutdown = new ApplicationFailure('Worker is shutting down', 'WorkerShutdown');
+    expect(failedCallMayHaveRun(activityFailure(shutdown), sideEffects, LAST_ATTEMPT)).toBe(true);
+    expect(failedCallMayHaveRun(activityFailure(new Error('unexpected')), sideEffects, LAST_ATTEMPT)).toBe(true);
+  });
+
+  it('tool calls: only a not_sent record of the last attempt itself proves a timed-out call never ran', () => {
+    const lastNotSent = heartbeatTimeout({ phase: 'not_sent', attempt: LAST_ATTEMPT });
+    expect(failedCallMayHaveRun(activityFailure(lastNotSent), sideEffects, LAST_ATTEMPT)).toBe(false);
+    // An earlier attempt's record says nothing about the attempts after it.
+    const earlierNotSent = heartbeatTimeout({ phase: 'not_sent', attempt: LAST_ATTEMPT - 1 });
+    expect(failedCallMayHaveRun(activityFailure(earlierNotSent), sideEffects, LAST_ATTEMPT)).toBe(true);
+    // Not ended by the attempt limit: which attempt was the last is unknown.
+    expect(failedCallMayHaveRun(activityFailure(lastNotSent, 'TIMEOUT'), sideEffects, LAST_ATTEMPT)).toBe(true);
+  });
+
+  it("tool calls: the activity's own failures before sending prove it: transport (requestSent false), not configured", () => {
+    expect(failedCallMayHaveRun(activityFailure(transport(false)), sideEffects, LAST_ATTEMPT)).toBe(false);
+    expect(failedCallMayHaveRun(activityFailure(transport(true)), sideEffects, LAST_ATTEMPT)).toBe(true);
+    const notConfigured = ApplicationFailure.create({ type: FailureType.ToolNotConfigured, nonRetryable: true });
+    expect(failedCallMayHaveRun(activityFailure(notConfigured), sideEffects, LAST_ATTEMPT)).toBe(false);
+  });
+
+  it('tool calls: a read-only or idempotent tool is "unavailable" whatever the failure: there is just no result', () => {
+    for (const annotations of [readOnly, idempotent]) {
+      for (const cause of [heartbeatTimeout({ phase: 'sent' }), transport(true), new Error('unexpected')]) {
+        expect(failedCallMayHaveRun(activityFailure(cause), annotations, LAST_ATTEMPT)).toBe(false);
+      }
+    }
   });
 });

@@ -248,6 +248,51 @@ describe('TranscriptCache: hits and misses', () => {
   });
 });
 
+describe('TranscriptCache: a prefix longer than the cached copy', () => {
+  it('transcript cache: messages too large to send with the input are read by query, only those', async () => {
+    const source = new FakeSource();
+    const cache = new TranscriptCache(source);
+    const run = new Run('wf-1', 'run-1', [user('read the log')], source);
+    const first = run.input();
+    await cache.resolve(first);
+    const call: ChatMessage = {
+      role: 'assistant',
+      content: null,
+      toolCalls: [{ id: 'c1', name: 'files__read', arguments: '{}' }],
+    };
+    cache.remember(first, call);
+    run.answered(call);
+    run.append({ role: 'tool', toolCallId: 'c1', name: 'files__read', content: 'x'.repeat(600_000), outcome: 'ok' });
+    const callsBefore = source.calls.length;
+
+    const second = run.input();
+    const resolved = await cache.resolve(second);
+
+    expect(second.newMessages).toEqual([]);
+    expect(resolved.messages).toEqual(run.transcript.messages);
+    expect(source.calls.slice(callsBefore)).toEqual([{ run: 'wf-1/run-1', from: 2, limit: 1 }]);
+  });
+
+  it('transcript cache: a cached copy that the longer prefix does not continue is refetched whole', async () => {
+    const source = new FakeSource();
+    const cache = new TranscriptCache(source);
+    const run = new Run('wf-1', 'run-1', history(2), source);
+    const first = run.input();
+    await cache.resolve(first);
+    cache.remember(first, assistant('an answer the workflow never recorded'));
+    run.answered(assistant('the answer the workflow recorded'));
+    run.append(user('next'));
+    run.transcript.markShared(run.transcript.length);
+    run.append(user('and more'));
+    const callsBefore = source.calls.length;
+
+    const resolved = await cache.resolve(run.input());
+
+    expect(resolved.messages).toEqual(run.transcript.messages);
+    expect(source.calls.slice(callsBefore).map((call) => call.from)).toEqual([3, 0]);
+  });
+});
+
 describe('TranscriptCache: retries', () => {
   it('transcript cache: a retry of the same round (prefix shorter than cached) truncates and resends exactly that input', async () => {
     const source = new FakeSource();

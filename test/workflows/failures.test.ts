@@ -8,7 +8,7 @@ import { serveMcpOverHttp } from '../../src/testing/mcp-http.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { toolResults } from '../helpers/transcript.js';
 import { countTestServerEvents } from '../../src/testing/mcp-test-server.js';
-import { stdioServer, testServerEntry } from '../mcp/helpers.js';
+import { stdioServer, testServerEntry, testServerStdio } from '../mcp/helpers.js';
 
 const bed = useTimeSkippingWithCrm();
 
@@ -40,6 +40,20 @@ describe('a failing model', () => {
     expect(result).toMatchObject({ stopReason: `error:${FailureType.ModelBadRequest}`, answer: null, rounds: 0 });
     expect(result.error?.message).toMatch(/HTTP 400/);
     expect(agent.model.requests).toHaveLength(1);
+  });
+
+  it('model errors end the turn after modelAttempts attempts (default 5), not after the attempts lost workers get', async () => {
+    // The activity counts its failed attempts and fails the last one for good; Temporal would allow 10 more.
+    const five = await agentWith([{ error: { status: 500, times: 5 } }, { content: 'Too late.' }]);
+    const result = await five.ask('Hello');
+    expect(result).toMatchObject({ stopReason: `error:${FailureType.ModelServerError}`, answer: null, rounds: 0 });
+    expect(result.error?.message).toMatch(/HTTP 500/);
+    expect(five.model.requests.map((request) => request.status)).toEqual([500, 500, 500, 500, 500]);
+
+    const two = await agentWith([{ error: { status: 503, times: 2 } }, { content: 'Too late.' }]);
+    const own = await two.ask('Hello', { settings: { modelAttempts: 2 } });
+    expect(own.stopReason).toBe(`error:${FailureType.ModelServerError}`);
+    expect(two.model.requests).toHaveLength(2);
   });
 
   it('401 ends the turn with error:ModelAuthentication and says to check the API key', async () => {
@@ -75,6 +89,49 @@ describe('a failing tool', () => {
     expect(result).toMatchObject({ stopReason: 'completed', answer: 'The lookup service is down.', toolCalls: 1 });
     const [entry] = toolResults(agent.model.requests[1]!.messages);
     expect(entry?.content).toMatch(/^Error: the tool ephemeral__lookup is unavailable right now/);
+  });
+
+  it('a tool with side effects whose server is gone is "unavailable": its last failure proves nothing was sent', async () => {
+    let ran = 0;
+    const served = await serveMcpOverHttp(() => {
+      const server = new McpServer({ name: 'ephemeral', version: '1.0.0' });
+      server.registerTool('charge', { description: 'Charge a card.', annotations: { destructiveHint: true } }, () => {
+        ran++;
+        return { content: [{ type: 'text', text: 'charged' }] };
+      });
+      return server;
+    });
+    bed.onCleanup(() => served.close());
+    const agent = await agentWith(
+      [
+        async () => {
+          await served.close(); // gone before the call: every attempt is refused before anything is sent
+          return { toolCalls: [{ name: 'ephemeral__charge', arguments: {} }] };
+        },
+        { content: 'The payment service is down.' },
+      ],
+      { mcpServers: [{ ...bed.crm.config('ephemeral'), url: served.url }] },
+    );
+    const result = await agent.ask('Charge it', { settings: { toolAttempts: 2 } });
+    expect(result).toMatchObject({ stopReason: 'completed', toolCalls: 1 });
+    const [entry] = toolResults(agent.model.requests[1]!.messages);
+    expect(entry?.content).toMatch(/^Error: the tool ephemeral__charge is unavailable right now/);
+    expect(ran).toBe(0);
+  });
+
+  it('a read-only tool that fails on every attempt is "unavailable" after exactly toolAttempts runs', async () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'durable-agent-tool-attempts-'));
+    bed.onCleanup(async () => rmSync(directory, { recursive: true, force: true }));
+    const counterFile = path.join(directory, 'events.jsonl');
+    const agent = await agentWith(
+      [{ toolCalls: [{ name: 'test__slow', arguments: { delayMs: 5_000 } }] }, { content: 'It is down.' }],
+      { mcpServers: [testServerStdio('test', counterFile, { timeoutMs: 300 })] },
+    );
+    const result = await agent.ask('Run slow', { settings: { toolAttempts: 2 } });
+    expect(result).toMatchObject({ stopReason: 'completed', answer: 'It is down.', toolCalls: 1 });
+    const [entry] = toolResults(agent.model.requests[1]!.messages);
+    expect(entry?.content).toMatch(/^Error: the tool test__slow is unavailable right now \(.*no answer within 300 ms/);
+    expect(countTestServerEvents(counterFile).calls.slow).toBe(2);
   });
 
   it('a timed-out call to a tool that is not idempotent is not retried: the model hears the outcome is unknown', async () => {
