@@ -41,6 +41,12 @@ export class TurnView {
         spinner.update(`thinking… (round ${event.round}${retry})`);
         break;
       }
+      case 'servers-unavailable':
+        live.break();
+        for (const { server, reason } of event.servers) {
+          spinner.print(`  ! ${server} is unavailable this turn (its tools are left out): ${shorten(reason, 100)}`);
+        }
+        break;
       case 'tool-started':
         live.break();
         spinner.print(`  → ${event.name} ${shortArguments(event.arguments)}`);

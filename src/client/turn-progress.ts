@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { ToolOutcome } from '../shared/types.js';
+import type { ToolOutcome, UnavailableServer } from '../shared/types.js';
 import type { TurnResult } from '../workflows/definitions.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
 import { AnswerText } from './answer-text.js';
@@ -17,6 +17,8 @@ export type TurnEvent =
   | { type: 'model-call-started'; turn: number; round: number; attempt: number }
   /** Text as the model writes it: show `text` after the round's text, or instead of it when `replace` (a retry). */
   | { type: 'text'; turn: number; round: number; text: string; replace: boolean }
+  /** MCP servers whose tools the turn goes without (they could not be listed). */
+  | { type: 'servers-unavailable'; turn: number; servers: UnavailableServer[] }
   | { type: 'tool-started'; turn: number; toolCallId: string; name: string; arguments: string }
   | {
       type: 'tool-finished';
@@ -87,6 +89,8 @@ function turnEvents(event: StreamEvent, text: AnswerText, conversationId: string
       }
       return shown;
     }
+    case 'servers_unavailable':
+      return [{ type: 'servers-unavailable', turn, servers: event.servers }];
     case 'tool_call_started':
       return [
         { type: 'tool-started', turn, toolCallId: event.toolCallId, name: event.name, arguments: event.arguments },
