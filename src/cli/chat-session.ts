@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import readline from 'node:readline';
-import { Connection } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
 import type { DurableAgentClient } from '../client/index.js';
 import type { TurnEvent, TurnProgressSource } from '../client/turn-progress.js';
 import type { ConversationSettings, TurnResult } from '../workflows/definitions.js';
