@@ -52,7 +52,7 @@ export interface TurnProgressSource {
 export class StreamingProgressSource implements TurnProgressSource {
   constructor(
     private readonly client: Client,
-    private readonly options: Pick<SubscribeOptions, 'waitMs'> = {},
+    private readonly options: Pick<SubscribeOptions, 'waitMs' | 'maxRetryDelayMs'> = {},
   ) {}
 
   async *events(conversationId: string, options: { signal?: AbortSignal } = {}): AsyncGenerator<TurnEvent> {

@@ -24,8 +24,9 @@ export function chatCommand() {
         client,
         conversationId: id,
         settings: settingsFrom(options),
-        // Tool calls, rounds and the answer's text as they happen (docs/streaming.md).
-        progress: new StreamingProgressSource(client.client),
+        // Tool calls, rounds and the answer's text as they happen (docs/streaming.md). A conversation that does not
+        // exist yet, or closed idle, is looked at twice a second, so the turn a message starts shows from its start.
+        progress: new StreamingProgressSource(client.client, { maxRetryDelayMs: 500 }),
       }),
     );
     if (exitCode !== 0) process.exitCode = exitCode;
