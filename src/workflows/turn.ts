@@ -1,16 +1,7 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  log,
-  proxyActivities,
-  sleep,
-  TimeoutFailure,
-} from '@temporalio/workflow';
+import { CancellationScope, isCancellation, log, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
-import { FailureType, errorMessage } from '../shared/errors.js';
+import { FailureType } from '../shared/errors.js';
 import type {
   ModelCallInput,
   ModelCallResult,
@@ -33,22 +24,10 @@ import {
 import { DEFAULT_MODEL_ATTEMPTS, DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
 import type { ConversationSettings } from './definitions.js';
 import { DEFAULT_STREAM, type ModelStreamOptions } from './stream-events.js';
-import {
-  allowToolCalls,
-  failedCallMayHaveRun,
-  type PreparedToolCall,
-  prepareToolCall,
-  SYNTHETIC_RESULTS,
-} from './tool-calls.js';
-import type { Transcript } from './transcript.js';
-import {
-  type ModelStep,
-  type TurnError,
-  type TurnResult,
-  turnResult,
-  type TurnStop,
-  withFinalAnswer,
-} from './turn-result.js';
+import { allowToolCalls, type PreparedToolCall, prepareToolCall } from './tool-calls.js';
+import { describeFailure, logRefusedPayload, toolFailureMessage } from './turn-failures.js';
+import type { TurnContext } from './turn-context.js';
+import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAnswer } from './turn-result.js';
 
 // Each call sets `maximumAttempts`: its error attempts (counted by the activity) plus the attempts it may lose to
 // workers that die or shut down (see attempts.ts).
@@ -90,45 +69,7 @@ const LIMIT_NAMES: Record<BudgetLimit, string> = {
   time: 'time',
 };
 
-/** Live progress of a turn, read by the status query and shown in the Web UI's current details. */
-export interface TurnProgress {
-  spend: TurnSpend;
-  activity: string;
-}
-
-/**
- * What a turn tells its conversation as it runs. The conversation turns it into stream events, the status query and
- * the Web UI's current details; the turn itself builds none of them.
- */
-export interface TurnObserver {
-  /** The turn's spend or current activity changed. */
-  progress(progress: TurnProgress): void;
-  /** A model call (round) was scheduled. */
-  modelCallStarted(round: number): void;
-  /** The model call returned or failed for good; `streamedText` is the answer of a call that streamed it. */
-  modelCallFinished(streamedText?: string | null): void;
-  /** The turn's first model call listed its tools. */
-  toolsListed(tools: ToolDefinition[], digest: string | undefined): void;
-  /** The listing left out these MCP servers (it could not list them); called only when there are some. */
-  serversUnavailable(servers: UnavailableServer[]): void;
-  /** A tool call the model asked for is about to run (or to be answered without running). */
-  toolStarted(call: ToolCall): void;
-  /** A tool call has its message; `durationMs` is workflow time since the round's tool calls started. */
-  toolFinished(message: ToolMessage, durationMs: number): void;
-  /** Whether the user interrupted this turn. */
-  interrupted(): boolean;
-}
-
-export interface TurnContext {
-  conversationId: string;
-  workflowId: string;
-  runId: string;
-  turn: number;
-  messageId: string;
-  transcript: Transcript;
-  settings: ConversationSettings;
-  observer: TurnObserver;
-}
+export type { TurnContext, TurnObserver, TurnProgress } from './turn-context.js';
 
 /** Everything a turn changes as it runs, in one object that the functions below share. */
 interface TurnState {
@@ -384,56 +325,11 @@ async function dispatchToolCall(
     );
     return { role: 'tool', toolCallId: call.id, name: call.name, outcome: result.outcome, content: result.content };
   } catch (error) {
-    return toolFailureMessage(turn, call, tool, error, lastAttempt);
+    return toolFailureMessage(turn.timedOut, call, tool, error, lastAttempt);
   }
-}
-
-/**
- * The message the model gets for a tool call whose activity did not return a result: "unavailable" only when the call
- * cannot have run or is safe to repeat, since that message invites the model to try again later.
- */
-function toolFailureMessage(
-  turn: TurnState,
-  call: ToolCall,
-  tool: ToolDefinition,
-  error: unknown,
-  lastAttempt: number,
-): ToolMessage {
-  if (isCancellation(error)) {
-    return turn.timedOut ? SYNTHETIC_RESULTS.timeBudgetCancelled(call) : SYNTHETIC_RESULTS.cancelled(call);
-  }
-  const failure = logRefusedPayload(describeFailure(error, 'ToolTimeout'), `tool ${call.name}`);
-  if (failure.type === FailureType.PayloadsTooLarge) return SYNTHETIC_RESULTS.resultTooLarge(call, failure.message);
-  return failedCallMayHaveRun(error, tool.annotations, lastAttempt)
-    ? SYNTHETIC_RESULTS.outcomeUnknown(call, `no attempt returned a result; the last: ${failure.message}`)
-    : SYNTHETIC_RESULTS.unavailable(call, failure.message);
-}
-
-/**
- * Logs an activity result that Temporal refused as too large (durable-agent bounds its results, so this means a
- * namespace whose payload limit is lower than those bounds; see src/shared/payload-limits.ts).
- */
-function logRefusedPayload(failure: TurnError, activity: string): TurnError {
-  if (failure.type === FailureType.PayloadsTooLarge) {
-    log.warn(`Temporal refused the result of the ${activity} as too large for a payload`, { error: failure.message });
-  }
-  return failure;
 }
 
 /** The conversation's model error attempts (`modelAttempts`, at least 1). */
 function modelAttempts(settings: ConversationSettings): number {
   return errorAttemptsAllowed(settings.modelAttempts, DEFAULT_MODEL_ATTEMPTS);
-}
-
-/** The failure type and message of a failed activity, for the turn result or a synthetic tool message. */
-export function describeFailure(error: unknown, timeoutType: string = FailureType.ModelTimeout): TurnError {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure) {
-    return { type: cause.type ?? 'ApplicationFailure', message: cause.message };
-  }
-  if (cause instanceof TimeoutFailure) {
-    // Attempts lost this way are not counted against modelAttempts/toolAttempts, so the last one is not the only one.
-    return { type: timeoutType, message: "timed out (the activity's last attempt reached its timeout)" };
-  }
-  return { type: 'Unknown', message: errorMessage(cause) };
 }

@@ -1,0 +1,44 @@
+import type { ToolCall, ToolDefinition, ToolMessage, UnavailableServer } from '../shared/types.js';
+import type { TurnSpend } from './budget.js';
+import type { ConversationSettings } from './definitions.js';
+import type { Transcript } from './transcript.js';
+
+/** Live progress of a turn, read by the status query and shown in the Web UI's current details. */
+export interface TurnProgress {
+  spend: TurnSpend;
+  activity: string;
+}
+
+/**
+ * What a turn tells its conversation as it runs. The conversation turns it into stream events, the status query and
+ * the Web UI's current details; the turn itself builds none of them.
+ */
+export interface TurnObserver {
+  /** The turn's spend or current activity changed. */
+  progress(progress: TurnProgress): void;
+  /** A model call (round) was scheduled. */
+  modelCallStarted(round: number): void;
+  /** The model call returned or failed for good; `streamedText` is the answer of a call that streamed it. */
+  modelCallFinished(streamedText?: string | null): void;
+  /** The turn's first model call listed its tools. */
+  toolsListed(tools: ToolDefinition[], digest: string | undefined): void;
+  /** The listing left out these MCP servers (it could not list them); called only when there are some. */
+  serversUnavailable(servers: UnavailableServer[]): void;
+  /** A tool call the model asked for is about to run (or to be answered without running). */
+  toolStarted(call: ToolCall): void;
+  /** A tool call has its message; `durationMs` is workflow time since the round's tool calls started. */
+  toolFinished(message: ToolMessage, durationMs: number): void;
+  /** Whether the user interrupted this turn. */
+  interrupted(): boolean;
+}
+
+export interface TurnContext {
+  conversationId: string;
+  workflowId: string;
+  runId: string;
+  turn: number;
+  messageId: string;
+  transcript: Transcript;
+  settings: ConversationSettings;
+  observer: TurnObserver;
+}
