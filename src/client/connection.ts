@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import type { TemporalConfig } from '../config.js';
+import { cancellableRetryInterceptor } from './grpc-retry.js';
 
 /** Where `durable-agent dev` serves Temporal; clients use it when `TEMPORAL_ADDRESS` is unset. */
 export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
@@ -25,10 +26,14 @@ export async function connectionOptions(config: TemporalConfig): Promise<Connect
 }
 
 /**
- * Open a client connection to the configured cluster (it fails fast when the cluster cannot be reached).
- * `DurableAgentClient.connect` is the public way in.
+ * Open a client connection to the configured cluster (it fails fast when the cluster cannot be reached), whose
+ * retries stop when a call is cancelled (see `cancellableRetryInterceptor`). `DurableAgentClient.connect` is the
+ * public way in.
  * @internal
  */
 export async function connectTemporal(config: TemporalConfig): Promise<Connection> {
-  return await Connection.connect(await connectionOptions(config));
+  return await Connection.connect({
+    ...(await connectionOptions(config)),
+    interceptors: [cancellableRetryInterceptor()],
+  });
 }

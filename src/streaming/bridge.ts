@@ -30,8 +30,11 @@ export interface StreamingBridgeOptions extends SubscriptionHubOptions {
 export interface StreamingBridge {
   readonly app: Hono;
   readonly hub: SubscriptionHub;
-  /** Stop the upstream subscriptions (the HTTP server is closed by whoever started it). */
-  close(): void;
+  /**
+   * End the open event streams and stop the upstream subscriptions; resolves once they have stopped (the HTTP server
+   * is closed by whoever started it).
+   */
+  close(): Promise<void>;
 }
 
 /** Named errors the bridge answers with, as `{ error: { type, message } }`. */
@@ -59,6 +62,8 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
       subscribe(agent.client, conversationId, { from, signal, waitMs: options.pollWaitMs }),
     options,
   );
+  /** Ends each open event stream, for `close`. */
+  const streams = new Set<() => void>();
   const app = new Hono();
   if (options.corsOrigin !== undefined) app.use('*', cors({ origin: options.corsOrigin }));
 
@@ -96,9 +101,11 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
         writing = writing.then(() => stream.write(': keep-alive\n\n')).then(() => undefined, finish);
       }, keepAliveMs);
       stream.onAbort(finish);
+      streams.add(finish);
       try {
         await finished;
       } finally {
+        streams.delete(finish);
         clearInterval(keepAlive);
         unwatch();
       }
@@ -130,7 +137,12 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
 
   app.onError((error, c) => c.json(problem('InternalError', errorMessage(error)), 500));
 
-  return { app, hub, close: () => hub.close() };
+  const close = async () => {
+    // A stream whose connection the server drops does not always hear of it: end each one, with its keep-alive.
+    for (const finish of streams) finish();
+    await hub.close();
+  };
+  return { app, hub, close };
 }
 
 function problem(type: string, message: string) {

@@ -24,6 +24,8 @@ export interface SubscriptionHubOptions {
 
 interface Upstream {
   watchers: Set<Watcher>;
+  /** The pump: settles once the upstream subscription has stopped and its calls have settled. */
+  pumping: Promise<void>;
   /** The latest turn from its `turn_started` on, for watchers that join late. */
   turn: StreamEvent[];
   controller: AbortController;
@@ -39,6 +41,8 @@ interface Upstream {
  */
 export class SubscriptionHub {
   private readonly upstreams = new Map<string, Upstream>();
+  /** Every pump still running, dropped ones included (a dropped pump still has calls to settle). */
+  private readonly pumps = new Set<Promise<void>>();
   private readonly lingerMs: number;
   private readonly retryDelayMs: number;
   private closed = false;
@@ -60,9 +64,19 @@ export class SubscriptionHub {
   watch(conversationId: string, watcher: Watcher, from?: number): () => void {
     let upstream = this.upstreams.get(conversationId);
     if (!upstream) {
-      upstream = { watchers: new Set(), turn: [], controller: new AbortController(), linger: undefined, ended: false };
-      this.upstreams.set(conversationId, upstream);
-      void this.pump(conversationId, upstream);
+      const created: Upstream = {
+        watchers: new Set(),
+        pumping: Promise.resolve(),
+        turn: [],
+        controller: new AbortController(),
+        linger: undefined,
+        ended: false,
+      };
+      created.pumping = this.pump(conversationId, created);
+      this.pumps.add(created.pumping);
+      void created.pumping.then(() => this.pumps.delete(created.pumping));
+      this.upstreams.set(conversationId, created);
+      upstream = created;
     }
     clearTimeout(upstream.linger);
     upstream.linger = undefined;
@@ -75,16 +89,22 @@ export class SubscriptionHub {
     const owner = upstream;
     return () => {
       owner.watchers.delete(watcher);
-      if (owner.watchers.size === 0 && !owner.ended) {
+      // A hub that is closing (or an upstream it dropped) keeps no timer: it would keep the process alive.
+      const current = this.upstreams.get(conversationId) === owner;
+      if (owner.watchers.size === 0 && !owner.ended && current && !this.closed) {
         owner.linger = setTimeout(() => this.drop(conversationId, owner), this.lingerMs);
       }
     };
   }
 
-  /** Stop every upstream subscription. */
-  close(): void {
+  /**
+   * Stop every upstream subscription; resolves once they have stopped (their calls cancelled and settled), so the
+   * Temporal connection can be closed next.
+   */
+  async close(): Promise<void> {
     this.closed = true;
     for (const [conversationId, upstream] of this.upstreams) this.drop(conversationId, upstream);
+    await Promise.all(this.pumps);
   }
 
   private drop(conversationId: string, upstream: Upstream): void {

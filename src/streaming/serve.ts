@@ -14,7 +14,7 @@ export interface ServedBridge extends AsyncDisposable {
   /** `http://host:port`, without a trailing slash. */
   readonly url: string;
   readonly port: number;
-  /** Stop the subscriptions, drop open event streams and stop listening. */
+  /** Stop listening, end the open event streams and stop the subscriptions (their calls settled). */
   close(): Promise<void>;
 }
 
@@ -29,12 +29,12 @@ export async function serveStreamingBridge(options: ServeBridgeOptions): Promise
   const { port } = server.address() as AddressInfo;
   let closed: Promise<void> | undefined;
   const close = () =>
-    (closed ??= new Promise<void>((resolve) => {
-      bridge.close();
-      server.close(() => resolve());
+    (closed ??= (async () => {
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       // Event streams never end by themselves: drop them so `close` does not wait for the browsers.
       if ('closeAllConnections' in server) server.closeAllConnections();
-    }));
+      await Promise.all([bridge.close(), stopped]);
+    })());
   return {
     bridge,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,

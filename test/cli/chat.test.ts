@@ -167,3 +167,96 @@ it('chat writes the live text to the output it was given, not to process.stdout'
   expect(toStdout).not.toContain('Every streamed');
   expect(toStdout).not.toContain('agent>');
 });
+
+/** `durable-agent chat` with `lines` piped in, to the end; stdout and stderr apart. */
+async function pipedChat(conversationId: string, lines: string[], settings?: object) {
+  const args = [cliPath, 'chat', '--conversation', conversationId];
+  if (settings) args.push('--settings', JSON.stringify(settings));
+  const chat = spawnTracked(process.execPath, args, cliEnv);
+  let stdout = '';
+  let stderr = '';
+  chat.child.stdout!.on('data', (chunk: string) => (stdout += chunk));
+  chat.child.stderr!.on('data', (chunk: string) => (stderr += chunk));
+  chat.write(lines.map((line) => `${line}\n`).join(''));
+  chat.child.stdin!.end();
+  const code = await chat.exited;
+  return { code, stdout, stderr };
+}
+
+it('chat across continue-as-new (maxTurnsPerRun 1): every answer whole and in order, exit 0, nothing on stderr', async () => {
+  // Each answer comes in one burst, so the chat's poll for more reaches the run while it continues as new: Temporal
+  // refuses it ("workflow is closing"), which once held the stream for 40 s, cut the answer short, and crashed the
+  // exit ("Channel has been shut down").
+  const sessions = Array.from({ length: 4 }, (_, session) => {
+    const answers = Array.from({ length: 4 }, (_, turn) => `Session ${session} answer ${turn + 1}, whole to its end.`);
+    const id = book.conversation(
+      `rollover-${session}`,
+      answers.map((content) => ({ content, delayMs: 200 })),
+    );
+    return { id, answers };
+  });
+  const runs = await Promise.all(
+    sessions.map(({ id, answers }) =>
+      pipedChat(
+        id,
+        answers.map((_, turn) => `question ${turn + 1}`),
+        { maxTurnsPerRun: 1 },
+      ),
+    ),
+  );
+  for (const [index, run] of runs.entries()) {
+    const { answers } = sessions[index]!;
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const positions = answers.map((answer) => run.stdout.indexOf(`agent> ${answer}\n`));
+    expect(positions.every((position) => position >= 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    // Each answer printed once.
+    for (const answer of answers) expect(run.stdout.split(answer).length - 1).toBe(1);
+  }
+  for (const { id } of sessions) expect((await client.status(id)).turns).toBe(4);
+});
+
+it('chat: a rejected message is an error on stderr; the session goes on, and exits 2 at the end of input', async () => {
+  const id = book.conversation('rejected', [{ content: 'First answer.' }, { content: 'Third answer.' }]);
+  const run = await pipedChat(id, ['first', 'this message is longer than the limit allows', 'third'], {
+    maxMessageChars: 20,
+  });
+  expect(run.code).toBe(2);
+  expect(run.stderr).toMatch(/^Error: .*(too long|longer|20)/m);
+  expect(run.stdout).not.toMatch(/Error/);
+  expect(run.stdout.indexOf('agent> First answer.')).toBeLessThan(run.stdout.indexOf('agent> Third answer.'));
+  expect(run.stdout).toContain('agent> Third answer.');
+});
+
+it('chat shows a turn sent from elsewhere while it waits at the prompt, as it streams', async () => {
+  const answer = 'This answer was asked for from another terminal, and the chat shows it as it is written.';
+  const id = book.conversation('elsewhere', [
+    { content: 'Hello from the chat.' },
+    { toolCalls: [{ name: 'crm__find_user', arguments: { name: 'Ada' } }] },
+    { content: answer, chunkDelayMs: 100 },
+  ]);
+  const chat = chatInTerminal(id);
+  await expect.poll(() => prompts(chat), settle).toBe(1);
+  chat.write('hello\r');
+  await expect.poll(() => chat.output(), settle).toContain('agent> Hello from the chat.');
+  await expect.poll(() => prompts(chat), settle).toBe(2);
+
+  await client.send(id, 'Who is Ada? (sent from elsewhere)');
+  await expect.poll(() => chat.output(), settle).toContain('you (elsewhere)> Who is Ada? (sent from elsewhere)');
+  // Streamed: the start of the answer is on screen before its end.
+  await expect
+    .poll(() => {
+      const output = chat.output();
+      return output.includes('agent> This answer was asked') && !output.includes(answer);
+    }, settle)
+    .toBe(true);
+  await expect.poll(() => chat.output(), settle).toContain(`agent> ${answer}`);
+  const output = chat.output();
+  expect(output).toContain('→ crm__find_user {"name":"Ada"}');
+  expect(output.indexOf('you (elsewhere)>')).toBeLessThan(output.indexOf('→ crm__find_user'));
+  expect(output.split('This answer was asked').length - 1).toBe(1);
+  // Back at the prompt afterwards.
+  await expect.poll(() => prompts(chat), settle).toBe(3);
+  chat.write('\x04');
+  expect(await chat.exited).toBe(0);
+});

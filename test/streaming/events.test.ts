@@ -4,10 +4,11 @@ import type { ChatMessage } from '../../src/shared/types.js';
 import {
   askUpdate,
   endSignal,
+  pollEventsUpdate,
   type ConversationOutcome,
   type ConversationSettings,
 } from '../../src/workflows/definitions.js';
-import type { StreamEvent } from '../../src/workflows/stream-events.js';
+import type { PollEventsResult, StreamEvent } from '../../src/workflows/stream-events.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { collectTurn, until } from './helpers.js';
 
@@ -168,6 +169,27 @@ describe('streaming across runs', () => {
       'first answer',
       'second answer',
     ]);
+    await latest.signal(endSignal);
+  });
+  it('stream: the poll that gets the last turn of a run that rolls over says closing, so nobody polls that run again', async () => {
+    const agent = await bed.agentWith([{ content: 'the only answer of this run', delayMs: 300 }]);
+    const handle = await agent.startConversation('events-closing', { settings: { maxTurnsPerRun: 1, stream: false } });
+    const asked = handle.executeUpdate(askUpdate, { args: [{ id: 'q-1', content: 'one' }] });
+    // Polls pinned to the first run, as a subscriber polls, until the turn's end comes.
+    const results: PollEventsResult[] = [];
+    let from = 0;
+    while (!results.some((result) => result.events.some((event) => event.type === 'turn_finished'))) {
+      const result = await handle.executeUpdate(pollEventsUpdate, { args: [{ from }] });
+      results.push(result);
+      from = result.next;
+    }
+    await asked;
+    const last = results.at(-1)!;
+    expect(last.events.map((event) => event.type)).toContain('turn_finished');
+    expect(last.closing).toBe(true);
+    // Earlier answers (the turn still running) did not say so.
+    expect(results.slice(0, -1).map((result) => result.closing)).toEqual(results.slice(0, -1).map(() => false));
+    const latest = bed.env.client.workflow.getHandle(handle.workflowId);
     await latest.signal(endSignal);
   });
 });

@@ -6,8 +6,10 @@ export function chatCommand() {
   const command = addSettingsOptions(
     new Command('chat')
       .description(
-        'Chat interactively: shows each tool call as it starts and finishes and a spinner while the model works. ' +
-          'Ctrl-C interrupts the running turn; a second Ctrl-C (or Ctrl-C at the prompt, or Ctrl-D) leaves.',
+        'Chat interactively: shows each tool call as it starts and finishes and a spinner while the model works, and ' +
+          'turns sent from elsewhere as they stream. Ctrl-C interrupts the running turn; a second Ctrl-C (or Ctrl-C ' +
+          'at the prompt, or Ctrl-D) leaves. Errors go to stderr; the exit code is that of the first message not ' +
+          'answered (docs/cli.md), 0 when all were.',
       )
       .addOption(conversationOption()),
   );
@@ -17,14 +19,16 @@ export function chatCommand() {
       import('../chat-session.js'),
       import('../../client/turn-progress.js'),
     ]);
-    await withClient((client) =>
+    const exitCode = await withClient((client) =>
       runChatSession({
         client,
         conversationId: id,
         settings: settingsFrom(options),
-        // Tool calls, rounds and the answer's text as they happen (docs/streaming.md).
-        progress: new StreamingProgressSource(client.client),
+        // Tool calls, rounds and the answer's text as they happen (docs/streaming.md). A conversation that does not
+        // exist yet, or closed idle, is looked at twice a second, so the turn a message starts shows from its start.
+        progress: new StreamingProgressSource(client.client, { maxRetryDelayMs: 500 }),
       }),
     );
+    if (exitCode !== 0) process.exitCode = exitCode;
   });
 }

@@ -1,10 +1,17 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, Option } from '@commander-js/extra-typings';
 import { parsePort } from '../arguments.js';
 import { withClient } from '../client-command.js';
 import { waitForSignal } from '../signals.js';
+import { ExitCode } from '../../shared/exit-codes.js';
 
 /** Default port of `durable-agent serve`. */
 export const DEFAULT_SERVE_PORT = 8787;
+/**
+ * How long `serve` waits, after SIGINT or SIGTERM, for its subscriptions to stop before it closes the connection: they
+ * stop within half a second even when Temporal is unreachable (cancelled calls stop retrying), so this is a bound.
+ */
+const SHUTDOWN_WAIT_MS = 1_200;
 
 /** `durable-agent serve`: the HTTP bridge for web front ends (server-sent events and a POST), until interrupted. */
 export function serveCommand() {
@@ -29,10 +36,20 @@ export function serveCommand() {
           host: options.host,
           ...(options.cors !== undefined ? { corsOrigin: options.cors } : {}),
         });
+        // Listening for the signal before the URL is out: a script that read it may stop the bridge at once.
+        const signalled = waitForSignal();
         // The first line of stdout is the URL, for scripts that start the bridge and read where it listens.
         process.stdout.write(`${served.url}\n`);
-        await waitForSignal();
-        await served.close();
+        await signalled;
+        // A second signal does not wait.
+        const now = () => process.exit(ExitCode.Failure);
+        process.once('SIGINT', now).once('SIGTERM', now);
+        const waited = new AbortController();
+        await Promise.race([
+          served.close(),
+          sleep(SHUTDOWN_WAIT_MS, undefined, { signal: waited.signal }).catch(() => undefined),
+        ]);
+        waited.abort();
       });
     });
 }

@@ -1,0 +1,51 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { DurableAgentClient } from '../../src/client/index.js';
+import { MAX_RETRY_DELAY_MS } from '../../src/client/grpc-retry.js';
+import { loadConfig } from '../../src/config.js';
+import { createLocalEnvironment } from '../../src/testing/environment.js';
+
+let env: TestWorkflowEnvironment | undefined;
+const uncaught: unknown[] = [];
+const onUncaught = (error: unknown) => uncaught.push(error);
+
+beforeAll(async () => {
+  env = await createLocalEnvironment();
+  process.on('uncaughtException', onUncaught);
+});
+
+afterAll(async () => {
+  process.off('uncaughtException', onUncaught);
+  await env?.teardown();
+});
+
+it('DurableAgentClient.connect: a call cancelled while its retries wait settles at once, and nothing throws after close', async () => {
+  const agent = await DurableAgentClient.connect({
+    temporal: { ...loadConfig({}).temporal, address: env!.address },
+    taskQueue: 'grpc-retry',
+  });
+  // The cluster goes away: every call is UNAVAILABLE and retried (for about 20 s).
+  await env!.teardown();
+  env = undefined;
+  const controller = new AbortController();
+  const call = agent.client.withAbortSignal(controller.signal, () =>
+    agent.client.workflow.getHandle('conversation-gone').describe(),
+  );
+  const settled = call.then(
+    () => 'answered',
+    (error: unknown) => error,
+  );
+  // Long enough for a few attempts, so the cancellation finds the call between two of them.
+  await sleep(700);
+  controller.abort();
+  // The bound only keeps a call that never stops (the SDK's own interceptor retries for 20 s more) from hanging.
+  const outcome = await Promise.race([settled, sleep(5_000).then(() => 'still retrying')]);
+  expect(outcome).toBeInstanceOf(Error);
+  expect(String((outcome as Error).cause ?? outcome)).toMatch(/cancel/i);
+
+  // A retry due after the connection closed would throw "Channel has been shut down" from a timer.
+  await agent.close();
+  await sleep(MAX_RETRY_DELAY_MS * 3);
+  expect(uncaught).toEqual([]);
+});
