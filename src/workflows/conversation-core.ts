@@ -1,8 +1,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { FailureType } from '../shared/errors.js';
-import { jsonBytes } from '../shared/payload-limits.js';
 import type { ChatMessage, ModelContextPage, ToolDefinition } from '../shared/types.js';
-import { carriedTranscript, RecentIds, validateMessage } from './conversation-state.js';
+import { carriedResults, carriedTranscript, page, RecentIds, validateMessage } from './conversation-state.js';
 import type {
   ConversationInput,
   ConversationOutcome,
@@ -21,17 +20,6 @@ import type { TurnResult } from './turn-result.js';
 export const DEFAULT_MAX_TURNS_PER_RUN = 100;
 /** Results of recent turns kept for asks that are retried after their turn finished. */
 export const RECENT_RESULTS = 20;
-/**
- * Recent results carried into the next run, in bytes of JSON: an ask retried just after a rollover (its message was
- * carried and answered by a run that rolled over again at once) still gets its answer.
- */
-export const MAX_CARRIED_RESULTS_BYTES = 64 * 1024;
-/**
- * Largest page a query answers with, in bytes of JSON (a character of Chinese is 3): with the turn's tool list
- * (at most `MAX_PART_BYTES`) well under Temporal's 2 MiB payload limit and the 4 MB gRPC message limit.
- */
-export const MAX_PAGE_BYTES = 1024 * 1024;
-
 /** What the conversation needs from its workflow, kept narrow so that unit tests run it without Temporal. */
 export interface ConversationHooks {
   /** Temporal suggests continuing as new (`workflowInfo().continueAsNewSuggested`). */
@@ -397,30 +385,4 @@ export class ConversationCore {
       interrupted: () => running.interrupted,
     };
   }
-}
-
-/** The newest of `results` that fit {@link MAX_CARRIED_RESULTS_BYTES}, oldest first. */
-function carriedResults(results: readonly TurnResult[]): TurnResult[] {
-  const kept: TurnResult[] = [];
-  let bytes = 0;
-  for (let index = results.length - 1; index >= 0; index--) {
-    const result = results[index] as TurnResult;
-    bytes += jsonBytes(result);
-    if (bytes > MAX_CARRIED_RESULTS_BYTES) break;
-    kept.unshift(result);
-  }
-  return kept;
-}
-
-/** Items from `from`, at most `limit` and about {@link MAX_PAGE_BYTES} bytes of JSON (always at least one). */
-export function page<T>(items: readonly T[], from: number, limit: number, maxBytes = MAX_PAGE_BYTES): T[] {
-  const result: T[] = [];
-  let bytes = 0;
-  for (let index = Math.max(0, from); index < items.length && result.length < limit; index++) {
-    const item = items[index] as T;
-    bytes += jsonBytes(item);
-    if (bytes > maxBytes && result.length > 0) break;
-    result.push(item);
-  }
-  return result;
 }

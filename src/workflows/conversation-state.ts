@@ -1,7 +1,20 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { FailureType } from '../shared/errors.js';
+import { jsonBytes } from '../shared/payload-limits.js';
 import type { ChatMessage } from '../shared/types.js';
 import type { ConversationSettings, IncomingMessage } from './definitions.js';
+import type { TurnResult } from './turn-result.js';
+
+/**
+ * Recent results carried into the next run, in bytes of JSON: an ask retried just after a rollover (its message was
+ * carried and answered by a run that rolled over again at once) still gets its answer.
+ */
+export const MAX_CARRIED_RESULTS_BYTES = 64 * 1024;
+/**
+ * Largest page a query answers with, in bytes of JSON (a character of Chinese is 3): with the turn's tool list
+ * (at most `MAX_PART_BYTES`) well under Temporal's 2 MiB payload limit and the 4 MB gRPC message limit.
+ */
+export const MAX_PAGE_BYTES = 1024 * 1024;
 
 /** Message ids remembered for deduplication, carried across continue-as-new. */
 export const MAX_REMEMBERED_IDS = 2_000;
@@ -80,4 +93,30 @@ export function carriedTranscript(
     keepFrom = index;
   }
   return { messages: [...messages.slice(0, systemEnd), ...messages.slice(keepFrom)], dropped: keepFrom - systemEnd };
+}
+
+/** The newest of `results` that fit {@link MAX_CARRIED_RESULTS_BYTES}, oldest first. */
+export function carriedResults(results: readonly TurnResult[]): TurnResult[] {
+  const kept: TurnResult[] = [];
+  let bytes = 0;
+  for (let index = results.length - 1; index >= 0; index--) {
+    const result = results[index] as TurnResult;
+    bytes += jsonBytes(result);
+    if (bytes > MAX_CARRIED_RESULTS_BYTES) break;
+    kept.unshift(result);
+  }
+  return kept;
+}
+
+/** Items from `from`, at most `limit` and about {@link MAX_PAGE_BYTES} bytes of JSON (always at least one). */
+export function page<T>(items: readonly T[], from: number, limit: number, maxBytes = MAX_PAGE_BYTES): T[] {
+  const result: T[] = [];
+  let bytes = 0;
+  for (let index = Math.max(0, from); index < items.length && result.length < limit; index++) {
+    const item = items[index] as T;
+    bytes += jsonBytes(item);
+    if (bytes > maxBytes && result.length > 0) break;
+    result.push(item);
+  }
+  return result;
 }

@@ -2,14 +2,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { FailureType } from '../../src/shared/errors.js';
 import { ZERO_USAGE } from '../../src/shared/types.js';
-import {
-  ConversationCore,
-  type ConversationTurn,
-  MAX_CARRIED_RESULTS_BYTES,
-  MAX_PAGE_BYTES,
-  page,
-  RECENT_RESULTS,
-} from '../../src/workflows/conversation-core.js';
+import { ConversationCore, type ConversationTurn, RECENT_RESULTS } from '../../src/workflows/conversation-core.js';
+import { MAX_CARRIED_RESULTS_BYTES, MAX_PAGE_BYTES, page } from '../../src/workflows/conversation-state.js';
 import type { ConversationInput, IncomingMessage } from '../../src/workflows/definitions.js';
 import type { TurnResult } from '../../src/workflows/turn-result.js';
 
