@@ -1,0 +1,140 @@
+/**
+ * Whether the Temporal server answers right now, asked before a finished activity result is handed to the worker.
+ *
+ * sdk-core sends an activity's completion with its client's default retries (10 tries, 100 ms growing ×1.7 up to 5 s,
+ * at most 10 s in all) and then drops the result; a worker cannot change that (sdk-core's `init_worker` overwrites
+ * the connection's retry options, and the TypeScript worker exposes none). So a result is handed over only when the
+ * server answers; otherwise it is delivered later (see keep-finished.ts).
+ *
+ * Asking costs nothing while the server answers: while activities run, one probe a second, shared by all of them,
+ * keeps the answer fresh, and a result that is ready within {@link CompletionGateOptions.freshMs} of a good probe goes
+ * at once.
+ */
+
+export interface CompletionGateOptions {
+  /** Resolves when the Temporal frontend answers; rejects when it does not. */
+  probe: () => Promise<unknown>;
+  /** A probe that succeeded this recently (and no failed probe since) vouches for the server. Default 2 s. */
+  freshMs?: number;
+  /** While activities run, probe this often. Default 1 s. */
+  refreshMs?: number;
+  /** A probe that has not answered after this long counts as failed. Default 15 s. */
+  probeTimeoutMs?: number;
+  /** Wait after a failed probe before the next, while waiting for the server; doubles up to `maxRetryMs`. Default 500 ms. */
+  retryMs?: number;
+  /** Default 2 s. */
+  maxRetryMs?: number;
+  /** The clock; tests pass their own. */
+  now?: () => number;
+}
+
+export const DEFAULT_COMPLETION_GATE = {
+  freshMs: 2_000,
+  refreshMs: 1_000,
+  probeTimeoutMs: 15_000,
+  retryMs: 500,
+  maxRetryMs: 2_000,
+};
+
+export class CompletionGate {
+  private readonly options: Required<CompletionGateOptions>;
+  private lastAnswerAt = Number.NEGATIVE_INFINITY;
+  private lastFailureAt = Number.NEGATIVE_INFINITY;
+  private lastProbeAt = Number.NEGATIVE_INFINITY;
+  private probing: Promise<boolean> | undefined;
+  private running = 0;
+  private refresher: ReturnType<typeof setInterval> | undefined;
+  /** Probes started, for tests and the benchmark's accounting. */
+  probes = 0;
+
+  constructor(options: CompletionGateOptions) {
+    this.options = { ...DEFAULT_COMPLETION_GATE, now: Date.now, ...options };
+  }
+
+  /** True when a recent probe succeeded and none failed since. */
+  isOpen(): boolean {
+    return this.lastAnswerAt > this.lastFailureAt && this.options.now() - this.lastAnswerAt <= this.options.freshMs;
+  }
+
+  /** An activity attempt started: keep the answer fresh while any runs. */
+  enter(): void {
+    this.running++;
+    this.refresh();
+    if (this.refresher === undefined) {
+      this.refresher = setInterval(() => this.refresh(), this.options.refreshMs);
+      this.refresher.unref();
+    }
+  }
+
+  /** The attempt has its result (or failure). */
+  leave(): void {
+    this.running = Math.max(0, this.running - 1);
+    if (this.running === 0 && this.refresher !== undefined) {
+      clearInterval(this.refresher);
+      this.refresher = undefined;
+    }
+  }
+
+  /** The running probe's answer, or a new probe's: true when the server answered. */
+  check(): Promise<boolean> {
+    this.probing ??= this.probeOnce().finally(() => (this.probing = undefined));
+    return this.probing;
+  }
+
+  /** Probe, with growing pauses, until the server answers, `until` (ms since the epoch) passes or `signal` aborts. */
+  async waitForAnswer(until: number, signal?: AbortSignal): Promise<{ answered: boolean; waitedMs: number }> {
+    const { now } = this.options;
+    const startedAt = now();
+    let delay = this.options.retryMs;
+    for (;;) {
+      if (await this.check()) return { answered: true, waitedMs: now() - startedAt };
+      if (signal?.aborted || now() + delay >= until) return { answered: false, waitedMs: now() - startedAt };
+      await sleep(delay, signal);
+      delay = Math.min(delay * 2, this.options.maxRetryMs);
+    }
+  }
+
+  /** Start a probe unless one is running or the last started less than `refreshMs` ago. */
+  private refresh(): void {
+    if (this.probing === undefined && this.options.now() - this.lastProbeAt >= this.options.refreshMs) {
+      void this.check();
+    }
+  }
+
+  private async probeOnce(): Promise<boolean> {
+    const { now, probeTimeoutMs } = this.options;
+    this.lastProbeAt = now();
+    this.probes++;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        this.options.probe(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('no answer')), probeTimeoutMs);
+          timer.unref();
+        }),
+      ]);
+      this.lastAnswerAt = now();
+      return true;
+    } catch {
+      this.lastFailureAt = now();
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,217 @@
+import { CompleteAsyncError, Context } from '@temporalio/activity';
+import { ActivityNotFoundError, type Client, type FullActivityId } from '@temporalio/client';
+import { errorMessage } from '../shared/errors.js';
+import { CompletionGate, type CompletionGateOptions } from './completion-gate.js';
+import { DEFAULT_RESULT_CACHE, ResultCache, type ResultCacheOptions } from './result-cache.js';
+
+/**
+ * Finished work survives a Temporal outage (docs/reliability.md, "Temporal outages"). sdk-core gives up on an
+ * activity's completion after about 10 s, and Temporal then times the attempt out and runs it again: a second paid
+ * model call, or "outcome unknown" for a tool call that did run. So each attempt's result is kept by this worker
+ * ({@link ResultCache}), and handed to the worker only when the server answers ({@link CompletionGate}). When it does
+ * not, the activity ends as "completes asynchronously" and the worker delivers the result itself once the server is
+ * back: by task token, or, if that attempt has meanwhile timed out, by activity id, which completes the retry wherever
+ * it is (waiting or running on any worker). A retry that reaches this worker first gets the kept result.
+ */
+
+export interface KeepFinishedOptions {
+  cache?: ResultCacheOptions;
+  gate?: Omit<CompletionGateOptions, 'probe'>;
+  /** How long the worker keeps trying to deliver a result Temporal did not take. Default: the cache's time to live. */
+  deliverForMs?: number;
+  /**
+   * How long a retry whose result {@link KeepFinishedCall.replaceable} says another worker's kept result should
+   * replace waits for that worker to deliver it, heartbeating, before answering. Default 10 s.
+   */
+  replaceableWaitMs?: number;
+}
+
+export interface KeepFinishedCall<T> {
+  /** Estimated characters of a result, for the cache's size bound. */
+  size: (value: T) => number;
+  /** A model call: its start proves the workflow recorded the run's earlier activities, so their results are dropped. */
+  settlesRun?: boolean;
+  /**
+   * Deliver failures too (model calls: a lost non-retryable failure would be retried, a second paid call). Tool
+   * failures go as before: they carry the "request not sent" heartbeat that only the worker's own report sends.
+   */
+  deliverFailures?: boolean;
+  /**
+   * A retry's result that the result kept by the worker of an earlier attempt should win over (a tool call's "outcome
+   * unknown": the earlier attempt may have run the tool and finished while Temporal was down). Such a retry waits
+   * {@link KeepFinishedOptions.replaceableWaitMs} first; if that worker delivers meanwhile, this attempt's next
+   * heartbeat learns it is closed and its result is dropped.
+   */
+  replaceable?: (value: T) => boolean;
+}
+
+type Outcome = { kind: 'completed'; value: unknown } | { kind: 'failed'; error: unknown };
+
+/** The longest pause between two delivery attempts that the server refused for a reason other than "not found". */
+const MAX_DELIVERY_PAUSE_MS = 30_000;
+
+export class FinishedWork {
+  readonly cache: ResultCache;
+  readonly gate: CompletionGate;
+  private readonly deliverForMs: number;
+  private readonly replaceableWaitMs: number;
+  /** Results handed over to be delivered after an outage and not yet delivered. */
+  pendingDeliveries = 0;
+
+  /**
+   * @param probe asks the server whether it answers (the worker's own connection, which completions go through)
+   * @param fallbackClient delivers when the activity context has no client (a mock environment)
+   */
+  constructor(
+    probe: () => Promise<unknown>,
+    private readonly fallbackClient: Client,
+    options: KeepFinishedOptions = {},
+  ) {
+    this.cache = new ResultCache(options.cache);
+    this.gate = new CompletionGate({ ...options.gate, probe });
+    this.deliverForMs = options.deliverForMs ?? options.cache?.ttlMs ?? DEFAULT_RESULT_CACHE.ttlMs;
+    this.replaceableWaitMs = options.replaceableWaitMs ?? 10_000;
+  }
+
+  /**
+   * Run one attempt of the current activity so that its result survives an outage. A retry of an attempt whose result
+   * this worker kept returns that result without running again.
+   */
+  async run<T>(call: KeepFinishedCall<T>, attempt: () => Promise<T>): Promise<T> {
+    const context = Context.current();
+    const { info } = context;
+    // Activities started by a workflow only (a standalone activity has no run to key its result by).
+    const runId = info.workflowExecution?.runId;
+    const key = runId === undefined ? undefined : { runId, activityId: info.activityId };
+    if (key && info.attempt > 1) {
+      const kept = this.cache.get<T>(key);
+      if (kept) {
+        context.log.info('returning the result this worker kept from an earlier attempt (Temporal did not get it)', {
+          keptFromAttempt: kept.attempt,
+        });
+        return kept.value;
+      }
+    }
+    if (key && call.settlesRun) this.cache.settleBefore(key);
+    this.gate.enter();
+    let value: T;
+    try {
+      value = await attempt();
+    } catch (error) {
+      this.gate.leave();
+      if (call.deliverFailures && !context.cancellationSignal.aborted && !(await this.answers())) {
+        this.handOff(context, { kind: 'failed', error });
+      }
+      throw error;
+    }
+    this.gate.leave();
+    if (info.attempt > 1 && call.replaceable?.(value)) {
+      await this.giveWay(context);
+      // Another worker delivered the earlier attempt's result (or the call was cancelled): this one is not reported.
+      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+    }
+    if (key) this.cache.put(key, value, call.size(value), info.attempt);
+    if (!(await this.answers())) this.handOff(context, { kind: 'completed', value });
+    return value;
+  }
+
+  /**
+   * Wait, heartbeating, for the worker of an earlier attempt to deliver the result it kept. Its delivery closes the
+   * activity, the next heartbeat of this attempt gets "not found", and the worker cancels this attempt.
+   */
+  private async giveWay(context: Context): Promise<void> {
+    const heartbeat = setInterval(() => context.heartbeat(), 1_000);
+    try {
+      await context.sleep(this.replaceableWaitMs);
+    } catch {
+      // Cancelled: the earlier attempt's result was delivered (or the call was cancelled); this result is dropped.
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** True when the server answers: at once from a fresh probe, else after one probe. */
+  private async answers(): Promise<boolean> {
+    return this.gate.isOpen() || (await this.gate.check());
+  }
+
+  /** Deliver the outcome in the background and end the attempt without a report (throws `CompleteAsyncError`). */
+  private handOff(context: Context, outcome: Outcome): never {
+    const { info, log } = context;
+    let client: Client;
+    try {
+      client = context.client;
+    } catch {
+      client = this.fallbackClient;
+    }
+    const id: FullActivityId = {
+      workflowId: info.workflowExecution?.workflowId,
+      runId: info.workflowExecution?.runId,
+      activityId: info.activityId,
+    };
+    log.warn('Temporal does not answer: this worker keeps the finished result and delivers it when Temporal is back', {
+      outcome: outcome.kind,
+      keepTryingMinutes: Math.round(this.deliverForMs / 60_000),
+    });
+    this.pendingDeliveries++;
+    void this.deliver(client, info.taskToken, id, outcome, log).finally(() => this.pendingDeliveries--);
+    throw new CompleteAsyncError();
+  }
+
+  private async deliver(
+    client: Client,
+    taskToken: Uint8Array,
+    id: FullActivityId,
+    outcome: Outcome,
+    log: Context['log'],
+  ): Promise<void> {
+    const until = Date.now() + this.deliverForMs;
+    const startedAt = Date.now();
+    let pauseMs = 1_000;
+    for (;;) {
+      const { answered } = await this.gate.waitForAnswer(until);
+      const waitedSeconds = Math.round((Date.now() - startedAt) / 100) / 10;
+      if (!answered) {
+        log.error('Temporal did not answer in time: the kept result was not delivered', { waitedSeconds });
+        return;
+      }
+      try {
+        try {
+          await send(client, taskToken, outcome);
+          log.info('Temporal is back: delivered the kept result', { waitedSeconds, to: 'the same attempt' });
+        } catch (error) {
+          if (!(error instanceof ActivityNotFoundError)) throw error;
+          // The attempt timed out while the server was down: complete the retry, whichever worker has it (or none yet).
+          await send(client, id, outcome);
+          log.info('Temporal is back: delivered the kept result', { waitedSeconds, to: 'the retry of the call' });
+        }
+        return;
+      } catch (error) {
+        if (error instanceof ActivityNotFoundError) {
+          // Nothing waits for it: a retry on this worker returned the kept result, or the workflow moved on.
+          log.info('Temporal is back: the call was already closed; nothing to deliver', { waitedSeconds });
+          return;
+        }
+        if (Date.now() + pauseMs >= until) {
+          log.error('Temporal refused the kept result until the end: it was not delivered', {
+            error: errorMessage(error),
+          });
+          return;
+        }
+        log.warn('Temporal refused the kept result; trying again', { error: errorMessage(error), pauseMs });
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        pauseMs = Math.min(pauseMs * 2, MAX_DELIVERY_PAUSE_MS);
+      }
+    }
+  }
+}
+
+function send(client: Client, target: Uint8Array | FullActivityId, outcome: Outcome): Promise<void> {
+  const activity = client.activity;
+  if (outcome.kind === 'completed') {
+    return target instanceof Uint8Array
+      ? activity.complete(target, outcome.value)
+      : activity.complete(target, outcome.value);
+  }
+  return target instanceof Uint8Array ? activity.fail(target, outcome.error) : activity.fail(target, outcome.error);
+}
