@@ -8,7 +8,8 @@
  *
  * Asking costs nothing while the server answers: while activities run, one probe a second, shared by all of them,
  * keeps the answer fresh, and a result that is ready within {@link CompletionGateOptions.freshMs} of a good probe goes
- * at once.
+ * at once. Between activities it probes every {@link CompletionGateOptions.idleRefreshMs}, so that a worker that was
+ * idle during an outage still knows there was one when a retry reaches it.
  */
 
 export interface CompletionGateOptions {
@@ -18,6 +19,8 @@ export interface CompletionGateOptions {
   freshMs?: number;
   /** While activities run, probe this often. Default 1 s. */
   refreshMs?: number;
+  /** After the first activity, while none runs, probe this often. Default 5 s. */
+  idleRefreshMs?: number;
   /** A probe that has not answered after this long counts as failed. Default 15 s. */
   probeTimeoutMs?: number;
   /** Wait after a failed probe before the next, while waiting for the server; doubles up to `maxRetryMs`. Default 500 ms. */
@@ -31,6 +34,7 @@ export interface CompletionGateOptions {
 export const DEFAULT_COMPLETION_GATE = {
   freshMs: 2_000,
   refreshMs: 1_000,
+  idleRefreshMs: 5_000,
   probeTimeoutMs: 15_000,
   retryMs: 500,
   maxRetryMs: 2_000,
@@ -56,6 +60,11 @@ export class CompletionGate {
     return this.lastAnswerAt > this.lastFailureAt && this.options.now() - this.lastAnswerAt <= this.options.freshMs;
   }
 
+  /** True when a probe failed within the last `ms`. */
+  failedWithin(ms: number): boolean {
+    return this.options.now() - this.lastFailureAt <= ms;
+  }
+
   /** An activity attempt started: keep the answer fresh while any runs. */
   enter(): void {
     this.running++;
@@ -69,10 +78,12 @@ export class CompletionGate {
   /** The attempt has its result (or failure). */
   leave(): void {
     this.running = Math.max(0, this.running - 1);
-    if (this.running === 0 && this.refresher !== undefined) {
-      clearInterval(this.refresher);
-      this.refresher = undefined;
-    }
+  }
+
+  /** Stop the background probes (tests; a worker's gate lives as long as its process). */
+  close(): void {
+    clearInterval(this.refresher);
+    this.refresher = undefined;
   }
 
   /** The running probe's answer, or a new probe's: true when the server answered. */
@@ -94,9 +105,10 @@ export class CompletionGate {
     }
   }
 
-  /** Start a probe unless one is running or the last started less than `refreshMs` ago. */
+  /** Start a probe unless one is running or the last started less than `refreshMs` (or `idleRefreshMs`) ago. */
   private refresh(): void {
-    if (this.probing === undefined && this.options.now() - this.lastProbeAt >= this.options.refreshMs) {
+    const interval = this.running > 0 ? this.options.refreshMs : this.options.idleRefreshMs;
+    if (this.probing === undefined && this.options.now() - this.lastProbeAt >= interval) {
       void this.check();
     }
   }

@@ -61,13 +61,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     callModel: (input: ModelCallInput) =>
       finished.run({ size: modelResultChars, settlesRun: true, deliverFailures: true }, () => model.callModel(input)),
     callTool: (input: CallToolInput) =>
-      finished.run(
-        {
-          size: (result) => result.content.length + 100,
-          replaceable: (result) => result.outcome === 'outcome_unknown',
-        },
-        () => tools.callTool(input),
-      ),
+      finished.run({ size: (result) => result.content.length + 100 }, () => tools.callTool(input)),
   };
 }
 

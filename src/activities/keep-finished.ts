@@ -20,10 +20,10 @@ export interface KeepFinishedOptions {
   /** How long the worker keeps trying to deliver a result Temporal did not take. Default: the cache's time to live. */
   deliverForMs?: number;
   /**
-   * How long a retry whose result {@link KeepFinishedCall.replaceable} says another worker's kept result should
-   * replace waits for that worker to deliver it, heartbeating, before answering. Default 10 s.
+   * How long a retry that reaches this worker without a kept result waits, heartbeating, for the worker of an earlier
+   * attempt to deliver the result it may have kept, when Temporal was unreachable within the last minute. Default 10 s.
    */
-  replaceableWaitMs?: number;
+  holderWaitMs?: number;
 }
 
 export interface KeepFinishedCall<T> {
@@ -36,17 +36,12 @@ export interface KeepFinishedCall<T> {
    * failures go as before: they carry the "request not sent" heartbeat that only the worker's own report sends.
    */
   deliverFailures?: boolean;
-  /**
-   * A retry's result that the result kept by the worker of an earlier attempt should win over (a tool call's "outcome
-   * unknown": the earlier attempt may have run the tool and finished while Temporal was down). Such a retry waits
-   * {@link KeepFinishedOptions.replaceableWaitMs} first; if that worker delivers meanwhile, this attempt's next
-   * heartbeat learns it is closed and its result is dropped.
-   */
-  replaceable?: (value: T) => boolean;
 }
 
 type Outcome = { kind: 'completed'; value: unknown } | { kind: 'failed'; error: unknown };
 
+/** A retry this soon after a failed probe may be the retry of an attempt whose result another worker kept. */
+const RECENT_OUTAGE_MS = 60_000;
 /** The longest pause between two delivery attempts that the server refused for a reason other than "not found". */
 const MAX_DELIVERY_PAUSE_MS = 30_000;
 
@@ -54,7 +49,7 @@ export class FinishedWork {
   readonly cache: ResultCache;
   readonly gate: CompletionGate;
   private readonly deliverForMs: number;
-  private readonly replaceableWaitMs: number;
+  private readonly holderWaitMs: number;
   /** Results handed over to be delivered after an outage and not yet delivered. */
   pendingDeliveries = 0;
 
@@ -70,7 +65,7 @@ export class FinishedWork {
     this.cache = new ResultCache(options.cache);
     this.gate = new CompletionGate({ ...options.gate, probe });
     this.deliverForMs = options.deliverForMs ?? options.cache?.ttlMs ?? DEFAULT_RESULT_CACHE.ttlMs;
-    this.replaceableWaitMs = options.replaceableWaitMs ?? 10_000;
+    this.holderWaitMs = options.holderWaitMs ?? 10_000;
   }
 
   /**
@@ -91,6 +86,9 @@ export class FinishedWork {
         });
         return kept.value;
       }
+      // Right after an outage, the earlier attempt may have finished on another worker, which delivers its result by
+      // activity id once it sees Temporal again: give it that moment before running the call a second time.
+      if (this.gate.failedWithin(RECENT_OUTAGE_MS)) await this.waitForHolder(context);
     }
     if (key && call.settlesRun) this.cache.settleBefore(key);
     this.gate.enter();
@@ -105,11 +103,6 @@ export class FinishedWork {
       throw error;
     }
     this.gate.leave();
-    if (info.attempt > 1 && call.replaceable?.(value)) {
-      await this.giveWay(context);
-      // Another worker delivered the earlier attempt's result (or the call was cancelled): this one is not reported.
-      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
-    }
     if (key) this.cache.put(key, value, call.size(value), info.attempt);
     if (!(await this.answers())) this.handOff(context, { kind: 'completed', value });
     return value;
@@ -117,14 +110,15 @@ export class FinishedWork {
 
   /**
    * Wait, heartbeating, for the worker of an earlier attempt to deliver the result it kept. Its delivery closes the
-   * activity, the next heartbeat of this attempt gets "not found", and the worker cancels this attempt.
+   * activity; this attempt's next heartbeat gets "not found", the worker cancels the attempt, and this throws.
    */
-  private async giveWay(context: Context): Promise<void> {
+  private async waitForHolder(context: Context): Promise<void> {
+    context.log.info('Temporal was unreachable moments ago: waiting for a result an earlier attempt may have kept', {
+      waitAtMostSeconds: this.holderWaitMs / 1000,
+    });
     const heartbeat = setInterval(() => context.heartbeat(), 1_000);
     try {
-      await context.sleep(this.replaceableWaitMs);
-    } catch {
-      // Cancelled: the earlier attempt's result was delivered (or the call was cancelled); this result is dropped.
+      await context.sleep(this.holderWaitMs);
     } finally {
       clearInterval(heartbeat);
     }

@@ -228,7 +228,9 @@ describe('the Temporal server dies in the middle of a turn', () => {
  * result must reach the workflow: the tool ran once and its result (not "outcome unknown") reached the model, and no
  * model request was made twice.
  */
-const OUTAGES_MS = [5_000, 15_000, 60_000];
+const OUTAGES: { outageMs: number; workerCount: number }[] = process.env.OUTAGE_CASES
+  ? (JSON.parse(process.env.OUTAGE_CASES) as { outageMs: number; workerCount: number }[])
+  : [5_000, 15_000, 60_000].map((outageMs) => ({ outageMs, workerCount: 1 }));
 const OUTAGE_GROUP = 'Temporal server down 5, 15 and 60 s while a model call and a side-effecting tool call run';
 const EFFECTS_SERVER = path.join(REPO_ROOT, 'test/reliability/effects-server.mjs');
 /** How long the model holds back the in-flight answer, and how long the in-flight tool call takes. */
@@ -268,13 +270,13 @@ function effectEvents(counterFile: string): { calls: number; finished: number } 
 }
 
 describe('the Temporal server stays down longer than the worker retries a completion', () => {
-  it.each(OUTAGES_MS)(
-    'down %i ms while a model call and a side-effecting tool call run: both results reach the workflow, nothing runs twice',
-    async (outageMs) => {
+  it.each(OUTAGES)(
+    'down $outageMs ms ($workerCount worker(s)) while a model call and a side-effecting tool call run: both results reach the workflow, nothing runs twice',
+    async ({ outageMs, workerCount }) => {
       const seconds = outageMs / 1000;
-      const name = `outage-${seconds}s`;
+      const name = `outage-${seconds}s-${workerCount}w`;
       const fault =
-        `down ${seconds} s, killed while a model call (answer held back ${ANSWER_DELAY_MS / 1000} s) and a tool call ` +
+        `down ${seconds} s (${workerCount === 1 ? 'one worker' : `${workerCount} workers`}), killed while a model call (answer held back ${ANSWER_DELAY_MS / 1000} s) and a tool call ` +
         `with a side effect (slow_increment, ${EFFECT_DELAY_MS / 1000} s, not idempotent) ran in two conversations`;
       const order = rows.slot();
       try {
@@ -288,15 +290,20 @@ describe('the Temporal server stays down longer than the worker retries a comple
           env: { MCP_TEST_COUNTER_FILE: counterFile },
         };
         writeFileSync(mcpConfigPath, JSON.stringify({ mcpServers: { effects } }, null, 2));
-        const logFile = path.join(tmp, `${name}.worker.log`);
-        const worker = await WorkerProcess.start({
-          temporalAddress: `127.0.0.1:${port}`,
-          taskQueue,
-          modelBaseUrl: outageModel.baseUrl,
-          mcpConfigPath,
-          logFile,
-        });
-        workers.push(worker);
+        const logFiles = Array.from({ length: workerCount }, (_, index) =>
+          path.join(tmp, `${name}.worker-${index + 1}.log`),
+        );
+        for (const logFile of logFiles) {
+          workers.push(
+            await WorkerProcess.start({
+              temporalAddress: `127.0.0.1:${port}`,
+              taskQueue,
+              modelBaseUrl: outageModel.baseUrl,
+              mcpConfigPath,
+              logFile,
+            }),
+          );
+        }
         const modelRun = `conversation-${name}-model`;
         const toolRun = `conversation-${name}-tool`;
         outagePlans.set(modelRun, { toolDelayMs: 0, answerDelayMs: ANSWER_DELAY_MS });
@@ -362,7 +369,7 @@ describe('the Temporal server stays down longer than the worker retries a comple
           activities.find((activity) => activity.label === 'round-2')!,
           activities.filter((activity) => activity.label === 'slow_increment').at(-1)!,
         ];
-        const delivery = deliveryOf(readFileSync(logFile, 'utf8'));
+        const delivery = deliveryOf(logFiles.map((file) => readFileSync(file, 'utf8')).join('\n'));
         rows.add(
           {
             group: OUTAGE_GROUP,
