@@ -8,8 +8,8 @@
  *
  * Asking costs nothing while the server answers: while activities run, one probe a second, shared by all of them,
  * keeps the answer fresh, and a result that is ready within {@link CompletionGateOptions.freshMs} of a good probe goes
- * at once. Between activities it probes every {@link CompletionGateOptions.idleRefreshMs}, so that a worker that was
- * idle during an outage still knows there was one when a retry reaches it.
+ * at once. Between activities ({@link CompletionGate.watch}) it probes every {@link CompletionGateOptions.idleRefreshMs},
+ * so that a worker that was idle during an outage still knows there was one when a retry reaches it.
  */
 
 export interface CompletionGateOptions {
@@ -19,8 +19,10 @@ export interface CompletionGateOptions {
   freshMs?: number;
   /** While activities run, probe this often. Default 1 s. */
   refreshMs?: number;
-  /** After the first activity, while none runs, probe this often. Default 5 s. */
+  /** While watching and no activity runs, probe this often. Default 5 s. */
   idleRefreshMs?: number;
+  /** Stop watching after this long with no activity and no answer (a closed worker's connection). Default 10 min. */
+  idleStopMs?: number;
   /** A probe that has not answered after this long counts as failed. Default 15 s. */
   probeTimeoutMs?: number;
   /** Wait after a failed probe before the next, while waiting for the server; doubles up to `maxRetryMs`. Default 500 ms. */
@@ -35,6 +37,7 @@ export const DEFAULT_COMPLETION_GATE = {
   freshMs: 2_000,
   refreshMs: 1_000,
   idleRefreshMs: 5_000,
+  idleStopMs: 10 * 60_000,
   probeTimeoutMs: 15_000,
   retryMs: 500,
   maxRetryMs: 2_000,
@@ -47,6 +50,7 @@ export class CompletionGate {
   private lastProbeAt = Number.NEGATIVE_INFINITY;
   private probing: Promise<boolean> | undefined;
   private running = 0;
+  private lastActiveAt = Number.NEGATIVE_INFINITY;
   private refresher: ReturnType<typeof setInterval> | undefined;
   /** Probes started, for tests and the benchmark's accounting. */
   probes = 0;
@@ -65,19 +69,32 @@ export class CompletionGate {
     return this.options.now() - this.lastFailureAt <= ms;
   }
 
+  /**
+   * Probe in the background from now on: every `refreshMs` while activities run, every `idleRefreshMs` otherwise,
+   * until `idleStopMs` pass with neither an activity nor an answer.
+   */
+  watch(): void {
+    this.lastActiveAt = this.options.now();
+    if (this.refresher !== undefined) return;
+    this.refresher = setInterval(() => {
+      const { now, idleStopMs } = this.options;
+      if (this.running === 0 && now() - Math.max(this.lastActiveAt, this.lastAnswerAt) > idleStopMs) this.close();
+      else this.refresh();
+    }, this.options.refreshMs);
+    this.refresher.unref();
+  }
+
   /** An activity attempt started: keep the answer fresh while any runs. */
   enter(): void {
     this.running++;
     this.refresh();
-    if (this.refresher === undefined) {
-      this.refresher = setInterval(() => this.refresh(), this.options.refreshMs);
-      this.refresher.unref();
-    }
+    this.watch();
   }
 
   /** The attempt has its result (or failure). */
   leave(): void {
     this.running = Math.max(0, this.running - 1);
+    this.lastActiveAt = this.options.now();
   }
 
   /** Stop the background probes (tests; a worker's gate lives as long as its process). */

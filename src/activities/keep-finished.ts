@@ -64,6 +64,8 @@ export class FinishedWork {
   ) {
     this.cache = new ResultCache(options.cache);
     this.gate = new CompletionGate({ ...options.gate, probe });
+    // From the start: a worker that ran nothing during an outage must still know of it when a retry reaches it.
+    this.gate.watch();
     this.deliverForMs = options.deliverForMs ?? options.cache?.ttlMs ?? DEFAULT_RESULT_CACHE.ttlMs;
     this.holderWaitMs = options.holderWaitMs ?? 10_000;
   }

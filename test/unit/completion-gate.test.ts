@@ -107,6 +107,32 @@ describe('CompletionGate: does Temporal answer before a finished result is hande
     expect(probe).toHaveBeenCalledTimes(8);
   });
 
+  it('watching an idle worker probes every idleRefreshMs, and stops after idleStopMs without an answer', async () => {
+    vi.useFakeTimers();
+    let down = false;
+    const probe = vi.fn(async () => {
+      if (down) throw new Error('Channel has been shut down');
+    });
+    const gate = new CompletionGate({ probe, refreshMs: 1_000, idleRefreshMs: 5_000, idleStopMs: 60_000 });
+    gate.watch();
+    await vi.advanceTimersByTimeAsync(60_000);
+    // Answers keep it watching: one probe per 5 s.
+    expect(probe).toHaveBeenCalledTimes(12);
+    down = true;
+    await vi.advanceTimersByTimeAsync(120_000);
+    // The last answer was at 56 s; failing probes at 61 … 116 s, then it stops (more than 60 s without an answer).
+    const probes = probe.mock.calls.length;
+    expect(probes).toBe(24);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(probe).toHaveBeenCalledTimes(probes);
+    // An activity starts it again.
+    gate.enter();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(probe).toHaveBeenCalledTimes(probes + 1);
+    gate.leave();
+    gate.close();
+  });
+
   it('remembers a failed probe for failedWithin', async () => {
     let now = 0;
     const gate = new CompletionGate({ probe: scriptedProbe([false, true]), now: () => now });

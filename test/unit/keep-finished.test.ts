@@ -3,7 +3,7 @@ import { ActivityNotFoundError, type Client, type FullActivityId } from '@tempor
 import { CompleteAsyncError, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FinishedWork, type KeepFinishedCall } from '../../src/activities/keep-finished.js';
 
 /**
@@ -52,6 +52,11 @@ function server() {
   return { state, probe };
 }
 
+const created: FinishedWork[] = [];
+afterEach(() => {
+  for (const finished of created.splice(0)) finished.gate.close();
+});
+
 function setup(options: { holderWaitMs?: number } = {}) {
   const temporal = server();
   const completions = new FakeCompletions();
@@ -59,6 +64,7 @@ function setup(options: { holderWaitMs?: number } = {}) {
     gate: { retryMs: 5, maxRetryMs: 5 },
     holderWaitMs: options.holderWaitMs ?? 10_000,
   });
+  created.push(finished);
   const run = <T>(attempt: number, call: Partial<KeepFinishedCall<T>>, work: () => Promise<T>) => {
     const environment = new MockActivityEnvironment(info(attempt), { logger: new DefaultLogger('ERROR') });
     return {
