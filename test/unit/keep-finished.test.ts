@@ -69,7 +69,7 @@ function setup(options: { holderWaitMs?: number } = {}) {
     const environment = new MockActivityEnvironment(info(attempt), { logger: new DefaultLogger('ERROR') });
     return {
       environment,
-      result: environment.run(() => finished.run({ size: () => 10, ...call }, work)) as Promise<T>,
+      result: environment.run<[], T, () => Promise<T>>(() => finished.run({ size: () => 10, ...call }, work)),
     };
   };
   return { temporal, completions, finished, run };
