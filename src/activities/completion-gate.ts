@@ -21,7 +21,7 @@ export interface CompletionGateOptions {
   refreshMs?: number;
   /** While watching and no activity runs, probe this often. Default 5 s. */
   idleRefreshMs?: number;
-  /** Stop watching after this long with no activity and no answer (a closed worker's connection). Default 10 min. */
+  /** Stop watching after this long with no activity and no answer (a closed worker's connection). Default 30 min. */
   idleStopMs?: number;
   /** A probe that has not answered after this long counts as failed. Default 15 s. */
   probeTimeoutMs?: number;
@@ -37,7 +37,7 @@ export const DEFAULT_COMPLETION_GATE = {
   freshMs: 2_000,
   refreshMs: 1_000,
   idleRefreshMs: 5_000,
-  idleStopMs: 10 * 60_000,
+  idleStopMs: 30 * 60_000,
   probeTimeoutMs: 15_000,
   retryMs: 500,
   maxRetryMs: 2_000,

@@ -405,7 +405,7 @@ describe('the Temporal server stays down longer than the worker retries a comple
         throw error;
       }
     },
-    300_000,
+    Math.max(...OUTAGES.map(({ outageMs }) => outageMs)) + 240_000,
   );
 });
 
