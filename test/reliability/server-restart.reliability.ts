@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../src/servers/ports.js';
-import { startScriptedModel, type ScriptedModel, type ScriptFunction } from '../../src/testing/scripted-model/index.js';
+import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import { expectValidToolPairing } from '../helpers/transcript.js';
 import {
@@ -17,17 +17,13 @@ import {
   chainScript,
   roundOf,
   SLOW_MS,
-  STEP_USAGE,
-  toolSummaries,
 } from './chain-model.js';
 import {
   activitiesOf,
-  type ActivityRecord,
   callsPerTool,
   DevServerProcess,
   historyEvents,
   killLeftovers,
-  REPO_ROOT,
   requireBuild,
   ResultRows,
   until,
@@ -35,6 +31,14 @@ import {
   WorkerProcess,
   writeMcpConfig,
 } from './helpers.js';
+import {
+  ANSWER_DELAY_MS,
+  describeDelivery,
+  EFFECT_DELAY_MS,
+  expectNothingLost,
+  outageScript,
+  runOutage,
+} from './outage.js';
 
 /**
  * Issue 8, item 2: the Temporal server itself dies in the middle of a turn. A dev server keeps its state in a SQLite
@@ -83,7 +87,7 @@ afterAll(async () => {
   killLeftovers(counterFiles);
   await model?.close();
   await outageModel?.close();
-  if (tmp && !process.env.KEEP_TMP_DEBUG) rmSync(tmp, { recursive: true, force: true });
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
 interface Restart {
@@ -221,172 +225,56 @@ describe('the Temporal server dies in the middle of a turn', () => {
 });
 
 /**
- * Issue 15, item 12: outages longer than the worker's own retries of an activity completion (about 10 s in sdk-core,
- * not configurable). Two conversations run on one worker: in one a model call is in flight (its answer held back
- * 4 s), in the other a tool call with a side effect (`slow_increment`, 3 s, neither read-only nor idempotent). The
- * server is killed while both run, so both finish while it is down, and it stays down 5, 15 or 60 s. Each finished
- * result must reach the workflow: the tool ran once and its result (not "outcome unknown") reached the model, and no
- * model request was made twice.
- */
-/**
- * Outages in seconds, each with two workers on the task queue (as in the report that found the problem), so a retry may
- * reach the worker that does not hold the result. `OUTAGE_SECONDS=120,300` runs other lengths (outside CI, to find
- * the limit); `OUTAGE_WORKERS=1` runs them with one worker.
+ * Outages in seconds (see outage.ts), each with two workers on the task queue, as in the deployment where results were
+ * lost, so a retry may reach the worker that does not hold the result. `OUTAGE_SECONDS=120,300` runs other lengths
+ * (outside CI, to find the limit); `OUTAGE_WORKERS=1` runs them with one worker.
  */
 const OUTAGES = (process.env.OUTAGE_SECONDS ?? '5,15,60').split(',').map((seconds) => ({
   outageMs: Number(seconds) * 1000,
   workerCount: Number(process.env.OUTAGE_WORKERS ?? 2),
 }));
 const OUTAGE_GROUP = 'Temporal server down 5, 15 and 60 s while a model call and a side-effecting tool call run';
-const EFFECTS_SERVER = path.join(REPO_ROOT, 'test/reliability/effects-server.mjs');
-/** How long the model holds back the in-flight answer, and how long the in-flight tool call takes. */
-const ANSWER_DELAY_MS = 4_000;
-const EFFECT_DELAY_MS = 3_000;
-
-/** Per conversation (workflow id): how long its tool call takes, and how long its answer is held back. */
-const outagePlans = new Map<string, { toolDelayMs: number; answerDelayMs?: number }>();
-
-/** Round 1 calls `slow_increment` (keyed by the conversation); round 2 answers with the tool result. */
-const outageScript: ScriptFunction = (request) => {
-  const plan = outagePlans.get(request.conversation) ?? { toolDelayMs: 0 };
-  if (roundOf(request) === 1) {
-    const args = { key: request.conversation, delayMs: plan.toolDelayMs };
-    return { toolCalls: [{ name: 'effects__slow_increment', arguments: args }], usage: STEP_USAGE };
-  }
-  const answer = { content: `Done. ${toolSummaries(request.messages).join('; ')}.`, usage: STEP_USAGE };
-  return plan.answerDelayMs ? { ...answer, delayMs: plan.answerDelayMs, delayAttempts: 1 } : answer;
-};
-
-/** Counter-file events of effects-server.mjs: `call` as a call starts, `finished` as it answers. */
-function effectEvents(counterFile: string): { calls: number; finished: number } {
-  let text = '';
-  try {
-    text = readFileSync(counterFile, 'utf8');
-  } catch {
-    // not written yet
-  }
-  const events = text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as { event: string });
-  return {
-    calls: events.filter((event) => event.event === 'call').length,
-    finished: events.filter((event) => event.event === 'finished').length,
-  };
-}
 
 describe('the Temporal server stays down longer than the worker retries a completion', () => {
   it.each(OUTAGES)(
     'down $outageMs ms ($workerCount worker(s)) while a model call and a side-effecting tool call run: both results reach the workflow, nothing runs twice',
     async ({ outageMs, workerCount }) => {
-      const seconds = outageMs / 1000;
-      const name = `outage-${seconds}s-${workerCount}w`;
       const fault =
-        `down ${seconds} s (${workerCount === 1 ? 'one worker' : `${workerCount} workers`}), killed while a model call (answer held back ${ANSWER_DELAY_MS / 1000} s) and a tool call ` +
-        `with a side effect (slow_increment, ${EFFECT_DELAY_MS / 1000} s, not idempotent) ran in two conversations`;
+        `down ${outageMs / 1000} s (${workerCount === 1 ? 'one worker' : `${workerCount} workers`}), killed while a ` +
+        `model call (answer held back ${ANSWER_DELAY_MS / 1000} s) and a tool call with a side effect ` +
+        `(slow_increment, ${EFFECT_DELAY_MS / 1000} s, not idempotent) ran in two conversations`;
       const order = rows.slot();
       try {
-        const taskQueue = `${name}-${randomUUID()}`;
-        const counterFile = path.join(tmp, `${name}.counter.jsonl`);
-        const mcpConfigPath = path.join(tmp, `${name}.mcp.json`);
-        counterFiles.push(counterFile);
-        const effects = {
-          command: process.execPath,
-          args: [EFFECTS_SERVER],
-          env: { MCP_TEST_COUNTER_FILE: counterFile },
-        };
-        writeFileSync(mcpConfigPath, JSON.stringify({ mcpServers: { effects } }, null, 2));
-        const logFiles = Array.from({ length: workerCount }, (_, index) =>
-          path.join(tmp, `${name}.worker-${index + 1}.log`),
+        const run = await runOutage(
+          {
+            temporalAddress: `127.0.0.1:${port}`,
+            client,
+            model: outageModel,
+            tmp,
+            killServer: async () => {
+              await server!.kill();
+              server = undefined;
+            },
+            startServer: async () => {
+              server = await DevServerProcess.start({ port, dbFile, logFile: serverLog });
+            },
+            workers,
+            counterFiles,
+          },
+          { outageMs, workerCount },
         );
-        for (const logFile of logFiles) {
-          workers.push(
-            await WorkerProcess.start({
-              temporalAddress: `127.0.0.1:${port}`,
-              taskQueue,
-              modelBaseUrl: outageModel.baseUrl,
-              mcpConfigPath,
-              logFile,
-            }),
-          );
-        }
-        const modelRun = `conversation-${name}-model`;
-        const toolRun = `conversation-${name}-tool`;
-        outagePlans.set(modelRun, { toolDelayMs: 0, answerDelayMs: ANSWER_DELAY_MS });
-        outagePlans.set(toolRun, { toolDelayMs: EFFECT_DELAY_MS });
-        const handles = await Promise.all(
-          [modelRun, toolRun].map((workflowId) =>
-            client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
-              taskQueue,
-              workflowId,
-              args: [
-                {
-                  conversationId: workflowId.replace(/^conversation-/, ''),
-                  messages: [{ id: 'm-1', content: 'Increment the counter.' }],
-                  closeWhenIdle: true,
-                },
-              ],
-            }),
-          ),
-        );
-        // Both round-1 calls have started (the model run's is instant) and the model run's answer is being held.
-        await until(
-          () =>
-            effectEvents(counterFile).calls === 2 &&
-            outageModel.requestsFor(modelRun).some((request) => roundOf(request) === 2),
-          'the model call and the tool call in flight',
-        );
-        const killedAt = Date.now();
-        await server!.kill();
-        server = undefined;
-        const finishedAtKill = effectEvents(counterFile).finished;
-        await sleep(outageMs);
-        server = await DevServerProcess.start({ port, dbFile, logFile: serverLog });
-        const outcomes = await within(
-          Promise.all(handles.map((handle) => handle.result())),
-          240_000,
-          `${name}'s conversations after the restart`,
-        );
-        const recoverySeconds = (Date.now() - killedAt) / 1000;
-
-        // The tool call was still running at the kill (only the model run's instant call had answered).
-        expect(finishedAtKill).toBe(1);
-        for (const [index, workflowId] of [modelRun, toolRun].entries()) {
-          expect(outcomes[index]!.state.lastResult, workflowId).toMatchObject({
-            stopReason: 'completed',
-            answer: `Done. effects__slow_increment: ${workflowId} = 1.`,
-            rounds: 2,
-            toolCalls: 1,
-          });
-        }
-        // Each conversation's tool call ran exactly once.
-        expect(effectEvents(counterFile)).toEqual({ calls: 2, finished: 2 });
-        const requests = [modelRun, toolRun].map((workflowId) => outageModel.requestsFor(workflowId));
-        for (const runRequests of requests) {
-          const keys = runRequests.map((request) => request.idempotencyKey);
-          // Two model calls per conversation, each requested once: no finished call was sent to the model again.
-          expect(keys).toHaveLength(2);
-          expect(new Set(keys).size).toBe(2);
-        }
-        const activities = (await Promise.all(handles.map(async (handle) => activitiesOf(await historyEvents(handle)))))
-          .flat()
-          .filter((activity) => activity.label === 'round-2' || activity.label === 'slow_increment');
-        const inFlight = [
-          activities.find((activity) => activity.label === 'round-2')!,
-          activities.filter((activity) => activity.label === 'slow_increment').at(-1)!,
-        ];
-        const delivery = deliveryOf(logFiles.map((file) => readFileSync(file, 'utf8')).join('\n'));
+        expectNothingLost(run);
         rows.add(
           {
             group: OUTAGE_GROUP,
             fault,
             outcome:
-              'both turns completed; slow_increment ran once per conversation and its result reached the model; no ' +
-              `model request was repeated; ${describeDelivery(delivery, inFlight)}`,
+              'both turns completed; slow_increment ran once per conversation and its result reached the model; ' +
+              `no model request was repeated; ${describeDelivery(run)}`,
             counts:
-              `slow_increment runs 2 (1 per conversation) · model requests ${requests.flat().length} (2 per ` +
-              `conversation, none repeated) · attempts: ${inFlight.map((activity) => `${activity.label} ${activity.attempt ?? 1}`).join(', ')}`,
-            recoverySeconds,
+              `slow_increment runs 2 (1 per conversation) · model requests ${run.requestKeys.flat().length} (2 per ` +
+              `conversation, none repeated) · attempts: ${run.inFlight.map((activity) => `${activity.label} ${activity.attempt ?? 1}`).join(', ')}`,
+            recoverySeconds: run.recoverySeconds,
             passed: true,
           },
           order,
@@ -408,32 +296,3 @@ describe('the Temporal server stays down longer than the worker retries a comple
     Math.max(...OUTAGES.map(({ outageMs }) => outageMs)) + 240_000,
   );
 });
-
-/** What the worker log says about the results finished during the outage. */
-function deliveryOf(log: string) {
-  const count = (text: string) => log.split(text).length - 1;
-  return {
-    handedOff: count('this worker keeps the finished result and delivers it when Temporal is back'),
-    toSameAttempt: count("to: 'the same attempt'"),
-    toRetry: count("to: 'the retry of the call'"),
-    alreadyClosed: count('the call was already closed'),
-    fromCache: count('returning the result this worker kept from an earlier attempt'),
-    dropped: count('Network error while completing activity'),
-  };
-}
-
-function describeDelivery(delivery: ReturnType<typeof deliveryOf>, inFlight: ActivityRecord[]): string {
-  const parts: string[] = [];
-  if (delivery.handedOff === 0) parts.push('the worker handed both results over after the restart');
-  else {
-    parts.push(`${delivery.handedOff} result(s) kept by the worker while Temporal did not answer`);
-    if (delivery.toSameAttempt) parts.push(`${delivery.toSameAttempt} delivered to the same attempt once it was back`);
-    if (delivery.toRetry)
-      parts.push(`${delivery.toRetry} delivered by activity id to the retry (the attempt had timed out)`);
-    if (delivery.fromCache) parts.push(`${delivery.fromCache} returned from the cache by a retry on this worker`);
-  }
-  if (delivery.dropped) parts.push(`sdk-core gave up ${delivery.dropped} completion(s)`);
-  const retried = inFlight.filter((activity) => (activity.attempt ?? 1) > 1).map((activity) => activity.label);
-  if (retried.length > 0) parts.push(`retried: ${retried.join(', ')}`);
-  return parts.join('; ');
-}
