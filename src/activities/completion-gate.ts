@@ -148,13 +148,23 @@ export class CompletionGate {
       ]);
       this.lastAnswerAt = now();
       return true;
-    } catch {
+    } catch (error) {
       this.lastFailureAt = now();
+      // The worker's connection was closed (the worker shut down): nothing left to watch for.
+      if (isClosedConnection(error)) this.close();
       return false;
     } finally {
       clearTimeout(timer);
     }
   }
+}
+
+/** What a closed `NativeConnection` (IllegalStateError "Client already closed") or grpc-js channel rejects with. */
+function isClosedConnection(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error.name === 'IllegalStateError' || /^(Client already closed|Channel has been shut down)/.test(error.message))
+  );
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */

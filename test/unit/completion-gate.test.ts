@@ -111,7 +111,7 @@ describe('CompletionGate: does Temporal answer before a finished result is hande
     vi.useFakeTimers();
     let down = false;
     const probe = vi.fn(async () => {
-      if (down) throw new Error('Channel has been shut down');
+      if (down) throw new Error('14 UNAVAILABLE: tcp connect error');
     });
     const gate = new CompletionGate({ probe, refreshMs: 1_000, idleRefreshMs: 5_000, idleStopMs: 60_000 });
     gate.watch();
@@ -131,6 +131,21 @@ describe('CompletionGate: does Temporal answer before a finished result is hande
     expect(probe).toHaveBeenCalledTimes(probes + 1);
     gate.leave();
     gate.close();
+  });
+
+  it('stops watching once the connection is closed', async () => {
+    vi.useFakeTimers();
+    let closed = false;
+    const probe = vi.fn(async () => {
+      if (closed) throw Object.assign(new Error('Client already closed'), { name: 'IllegalStateError' });
+    });
+    const gate = new CompletionGate({ probe, refreshMs: 1_000, idleRefreshMs: 2_000 });
+    gate.watch();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(probe).toHaveBeenCalledTimes(5);
+    closed = true;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(probe).toHaveBeenCalledTimes(6);
   });
 
   it('remembers a failed probe for failedWithin', async () => {
