@@ -88,7 +88,7 @@ afterAll(async () => {
   killLeftovers(counterFiles);
   await model?.close();
   await outageModel?.close();
-  if (tmp && !process.env.KEEP_TMP_DEBUG) rmSync(tmp, { recursive: true, force: true });
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
 interface Restart {
