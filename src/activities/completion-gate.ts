@@ -32,6 +32,10 @@ export interface CompletionGateOptions {
   retryMs?: number;
   /** Default 2 s. */
   maxRetryMs?: number;
+  /** A probe unanswered for this long closes the gate while it runs (a healthy server answers in milliseconds). Default 1 s. */
+  pendingMs?: number;
+  /** Called after each failed probe, with the time the last probe that got an answer had started. */
+  onFailure?: (lastAnsweredProbeStartedAt: number) => void;
   /** The clock; tests pass their own. */
   now?: () => number;
 }
@@ -42,15 +46,18 @@ export const DEFAULT_COMPLETION_GATE = {
   idleRefreshMs: 2_000,
   idleStopMs: 30 * 60_000,
   probeTimeoutMs: 15_000,
+  pendingMs: 1_000,
   retryMs: 500,
   maxRetryMs: 2_000,
 };
 
 export class CompletionGate {
-  private readonly options: Required<CompletionGateOptions>;
+  private readonly options: Required<Omit<CompletionGateOptions, 'onFailure'>> &
+    Pick<CompletionGateOptions, 'onFailure'>;
   private lastAnswerAt = Number.NEGATIVE_INFINITY;
   private lastFailureAt = Number.NEGATIVE_INFINITY;
   private lastProbeAt = Number.NEGATIVE_INFINITY;
+  private lastAnsweredProbeAt = Number.NEGATIVE_INFINITY;
   private probing: Promise<boolean> | undefined;
   private running = 0;
   private lastActiveAt = Number.NEGATIVE_INFINITY;
@@ -62,9 +69,15 @@ export class CompletionGate {
     this.options = { ...DEFAULT_COMPLETION_GATE, now: Date.now, ...options };
   }
 
-  /** True when a recent probe succeeded and none failed since. */
+  /**
+   * True when a recent probe succeeded, none failed since, and none has been waiting for an answer for long (sdk-core
+   * retries a probe for up to 10 s before it fails, so a server that just went down shows first as a probe that hangs).
+   */
   isOpen(): boolean {
-    return this.lastAnswerAt > this.lastFailureAt && this.options.now() - this.lastAnswerAt <= this.options.freshMs;
+    const { now, freshMs, pendingMs } = this.options;
+    const time = now();
+    if (this.probing !== undefined && time - this.lastProbeAt > pendingMs) return false;
+    return this.lastAnswerAt > this.lastFailureAt && time - this.lastAnswerAt <= freshMs;
   }
 
   /** True when a probe failed within the last `ms`. */
@@ -135,7 +148,7 @@ export class CompletionGate {
 
   private async probeOnce(): Promise<boolean> {
     const { now, probeTimeoutMs } = this.options;
-    this.lastProbeAt = now();
+    const startedAt = (this.lastProbeAt = now());
     this.probes++;
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
@@ -147,11 +160,13 @@ export class CompletionGate {
         }),
       ]);
       this.lastAnswerAt = now();
+      this.lastAnsweredProbeAt = Math.max(this.lastAnsweredProbeAt, startedAt);
       return true;
     } catch (error) {
       this.lastFailureAt = now();
       // The worker's connection was closed (the worker shut down): nothing left to watch for.
       if (isClosedConnection(error)) this.close();
+      else this.options.onFailure?.(this.lastAnsweredProbeAt);
       return false;
     } finally {
       clearTimeout(timer);

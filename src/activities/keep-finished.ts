@@ -40,6 +40,19 @@ export interface KeepFinishedCall<T> {
 
 type Outcome = { kind: 'completed'; value: unknown } | { kind: 'failed'; error: unknown };
 
+/** An outcome handed to the worker (sdk-core) to report, while the server seemed to answer. */
+interface HandedOver {
+  at: number;
+  context: Context;
+  outcome: Outcome;
+}
+
+/**
+ * How long after handing an outcome to the worker a failed probe makes it deliver the outcome itself too: sdk-core
+ * retries a completion for up to 10 s, and a probe that started meanwhile fails up to 10 s after it started.
+ */
+const HANDED_OVER_WINDOW_MS = 20_000;
+
 /** A retry this soon after a failed probe may be the retry of an attempt whose result another worker kept. */
 const RECENT_OUTAGE_MS = 60_000;
 /** The longest pause between two delivery attempts that the server refused for a reason other than "not found". */
@@ -52,6 +65,8 @@ export class FinishedWork {
   private readonly holderWaitMs: number;
   /** Results handed over to be delivered after an outage and not yet delivered. */
   pendingDeliveries = 0;
+  /** Outcomes handed to the worker within the last {@link HANDED_OVER_WINDOW_MS}, oldest first. */
+  private handedOver: HandedOver[] = [];
 
   /**
    * @param probe asks the server whether it answers (the worker's own connection, which completions go through)
@@ -63,7 +78,7 @@ export class FinishedWork {
     options: KeepFinishedOptions = {},
   ) {
     this.cache = new ResultCache(options.cache);
-    this.gate = new CompletionGate({ ...options.gate, probe });
+    this.gate = new CompletionGate({ ...options.gate, probe, onFailure: (since) => this.redeliverHandedOver(since) });
     // From the start: a worker that ran nothing during an outage must still know of it when a retry reaches it.
     this.gate.watch();
     this.deliverForMs = options.deliverForMs ?? options.cache?.ttlMs ?? DEFAULT_RESULT_CACHE.ttlMs;
@@ -86,6 +101,7 @@ export class FinishedWork {
         context.log.info('returning the result this worker kept from an earlier attempt (Temporal did not get it)', {
           keptFromAttempt: kept.attempt,
         });
+        this.handOver(context, { kind: 'completed', value: kept.value });
         return kept.value;
       }
       // Right after an outage, the earlier attempt may have finished on another worker, which delivers its result by
@@ -99,15 +115,39 @@ export class FinishedWork {
       value = await attempt();
     } catch (error) {
       this.gate.leave();
-      if (call.deliverFailures && !context.cancellationSignal.aborted && !(await this.answers())) {
-        this.handOff(context, { kind: 'failed', error });
+      if (call.deliverFailures && !context.cancellationSignal.aborted) {
+        if (!(await this.answers())) this.handOff(context, { kind: 'failed', error });
+        this.handOver(context, { kind: 'failed', error });
       }
       throw error;
     }
     this.gate.leave();
     if (key) this.cache.put(key, value, call.size(value), info.attempt);
     if (!(await this.answers())) this.handOff(context, { kind: 'completed', value });
+    this.handOver(context, { kind: 'completed', value });
     return value;
+  }
+
+  /**
+   * The outcome goes to the worker to report. Remember it for a while: if a probe fails soon after, the server may have
+   * gone down before sdk-core's retries of this report got through, and the worker delivers it itself as well.
+   */
+  private handOver(context: Context, outcome: Outcome): void {
+    const at = Date.now();
+    const stale = this.handedOver.findIndex((entry) => entry.at >= at - HANDED_OVER_WINDOW_MS);
+    if (stale !== 0) this.handedOver.splice(0, stale === -1 ? this.handedOver.length : stale);
+    this.handedOver.push({ at, context, outcome });
+  }
+
+  /**
+   * A probe failed: the server may have gone down before sdk-core's reports of the outcomes handed over since the last
+   * probe that got an answer went through, so deliver those too. An earlier outcome was handed over while the server
+   * still answered; a delivery that finds its call closed does nothing.
+   */
+  private redeliverHandedOver(since: number): void {
+    const recent = this.handedOver.filter((entry) => entry.at >= since);
+    this.handedOver = [];
+    for (const { context, outcome } of recent) this.deliverLater(context, outcome, 'handed over');
   }
 
   /**
@@ -133,6 +173,15 @@ export class FinishedWork {
 
   /** Deliver the outcome in the background and end the attempt without a report (throws `CompleteAsyncError`). */
   private handOff(context: Context, outcome: Outcome): never {
+    this.deliverLater(context, outcome, 'kept');
+    throw new CompleteAsyncError();
+  }
+
+  /**
+   * Deliver the outcome once the server answers: `kept` when the worker never got it, `handed over` when sdk-core got
+   * it just before the server stopped answering and may have given up on it.
+   */
+  private deliverLater(context: Context, outcome: Outcome, why: 'kept' | 'handed over'): void {
     const { info, log } = context;
     let client: Client;
     try {
@@ -145,13 +194,21 @@ export class FinishedWork {
       runId: info.workflowExecution?.runId,
       activityId: info.activityId,
     };
-    log.warn('Temporal does not answer: this worker keeps the finished result and delivers it when Temporal is back', {
-      outcome: outcome.kind,
-      keepTryingMinutes: Math.round(this.deliverForMs / 60_000),
-    });
+    if (why === 'kept') {
+      log.warn(
+        'Temporal does not answer: this worker keeps the finished result and delivers it when Temporal is back',
+        {
+          outcome: outcome.kind,
+          keepTryingMinutes: Math.round(this.deliverForMs / 60_000),
+        },
+      );
+    } else {
+      log.info('Temporal stopped answering just after this result was handed over: delivering it too when it is back', {
+        outcome: outcome.kind,
+      });
+    }
     this.pendingDeliveries++;
-    void this.deliver(client, info.taskToken, id, outcome, log).finally(() => this.pendingDeliveries--);
-    throw new CompleteAsyncError();
+    void this.deliver(client, info.taskToken, id, outcome, log, why).finally(() => this.pendingDeliveries--);
   }
 
   private async deliver(
@@ -160,6 +217,7 @@ export class FinishedWork {
     id: FullActivityId,
     outcome: Outcome,
     log: Context['log'],
+    why: 'kept' | 'handed over',
   ): Promise<void> {
     const until = Date.now() + this.deliverForMs;
     const startedAt = Date.now();
@@ -184,8 +242,11 @@ export class FinishedWork {
         return;
       } catch (error) {
         if (error instanceof ActivityNotFoundError) {
-          // Nothing waits for it: a retry on this worker returned the kept result, or the workflow moved on.
-          log.info('Temporal is back: the call was already closed; nothing to deliver', { waitedSeconds });
+          // Nothing waits for it: the worker's own report got through, a retry on this worker returned the kept result,
+          // or the workflow moved on.
+          const message = 'Temporal is back: the call was already closed; nothing to deliver';
+          if (why === 'kept') log.info(message, { waitedSeconds });
+          else log.debug(message, { waitedSeconds });
           return;
         }
         if (Date.now() + pauseMs >= until) {

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
@@ -12,6 +12,7 @@ import {
   activitiesOf,
   historyEvents,
   REPO_ROOT,
+  RESULTS_DIR,
   until,
   within,
   WorkerProcess,
@@ -83,7 +84,7 @@ export async function runOutage(
   options: { outageMs: number; workerCount: number },
 ): Promise<OutageRun> {
   const { outageMs, workerCount } = options;
-  const { tmp, client, model } = environment;
+  const { tmp, model } = environment;
   const name = `outage-${outageMs / 1000}s-${workerCount}w`;
   const taskQueue = `${name}-${randomUUID()}`;
   const counterFile = path.join(tmp, `${name}.counter.jsonl`);
@@ -103,6 +104,22 @@ export async function runOutage(
       }),
     );
   }
+  try {
+    return await outageTurns(environment, { name, taskQueue, counterFile, logFiles, outageMs });
+  } finally {
+    // The workers' logs say how each result got through (or why not): keep them where CI keeps test results.
+    const logs = path.join(RESULTS_DIR, 'logs');
+    mkdirSync(logs, { recursive: true });
+    for (const file of logFiles) if (existsSync(file)) copyFileSync(file, path.join(logs, path.basename(file)));
+  }
+}
+
+async function outageTurns(
+  environment: OutageEnvironment,
+  run: { name: string; taskQueue: string; counterFile: string; logFiles: string[]; outageMs: number },
+): Promise<OutageRun> {
+  const { client, model } = environment;
+  const { name, taskQueue, counterFile, logFiles, outageMs } = run;
   const modelRun = `conversation-${name}-model`;
   const toolRun = `conversation-${name}-tool`;
   plans.set(modelRun, { toolDelayMs: 0, answerDelayMs: ANSWER_DELAY_MS });

@@ -41,6 +41,23 @@ describe('CompletionGate: does Temporal answer before a finished result is hande
     expect(gate.isOpen()).toBe(false);
   });
 
+  it('closes while a probe has waited longer than pendingMs for an answer, even after a fresh answer', async () => {
+    let now = 0;
+    const manual = new ManualProbe();
+    const gate = new CompletionGate({ probe: manual.probe, freshMs: 3_000, pendingMs: 1_000, now: () => now });
+    const first = gate.check();
+    manual.answer();
+    await first;
+    now += 500;
+    const hanging = gate.check();
+    expect(gate.isOpen()).toBe(true);
+    now += 1_001;
+    expect(gate.isOpen()).toBe(false);
+    manual.answer();
+    await hanging;
+    expect(gate.isOpen()).toBe(true);
+  });
+
   it('concurrent checks share one probe', async () => {
     const manual = new ManualProbe();
     const gate = new CompletionGate({ probe: manual.probe });

@@ -118,6 +118,29 @@ describe('FinishedWork: finished results survive a Temporal outage', () => {
     expect(completions.delivered).toEqual([{ target: 'token', outcome: 'completed', value: { content: 'tool ran' } }]);
   });
 
+  it('delivers a result handed to the worker too when the next probe fails, unless a later probe got an answer', async () => {
+    const { run, temporal, completions, finished } = setup();
+    expect(await finished.gate.check()).toBe(true);
+    // Handed to the worker (sdk-core) while the server answered...
+    expect(await run(1, {}, async () => 'handed over').result).toBe('handed over');
+    // ...which then went down before sdk-core's report got through: the next probe fails.
+    temporal.state.down = true;
+    expect(await finished.gate.check()).toBe(false);
+    expect(finished.pendingDeliveries).toBe(1);
+    temporal.state.down = false;
+    await until(() => finished.pendingDeliveries === 0);
+    expect(completions.delivered).toEqual([{ target: 'token', outcome: 'completed', value: 'handed over' }]);
+
+    // A probe answered after the hand-over: the server was up after sdk-core's report, nothing to deliver again.
+    const later = setup();
+    expect(await later.run(1, {}, async () => 'reported').result).toBe('reported');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await later.finished.gate.check()).toBe(true);
+    later.temporal.state.down = true;
+    expect(await later.finished.gate.check()).toBe(false);
+    expect(later.finished.pendingDeliveries).toBe(0);
+  });
+
   it('delivers to the retry by activity id when the attempt timed out meanwhile, and stops if the call is closed', async () => {
     const { run, temporal, completions, finished } = setup();
     temporal.state.down = true;
