@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
@@ -12,7 +12,6 @@ import {
   activitiesOf,
   historyEvents,
   REPO_ROOT,
-  RESULTS_DIR,
   until,
   within,
   WorkerProcess,
@@ -104,14 +103,7 @@ export async function runOutage(
       }),
     );
   }
-  try {
-    return await outageTurns(environment, { name, taskQueue, counterFile, logFiles, outageMs });
-  } finally {
-    // The workers' logs say how each result got through (or why not): keep them where CI keeps test results.
-    const logs = path.join(RESULTS_DIR, 'logs');
-    mkdirSync(logs, { recursive: true });
-    for (const file of logFiles) if (existsSync(file)) copyFileSync(file, path.join(logs, path.basename(file)));
-  }
+  return await outageTurns(environment, { name, taskQueue, counterFile, logFiles, outageMs });
 }
 
 async function outageTurns(
