@@ -2,7 +2,13 @@ import { CompleteAsyncError, Context } from '@temporalio/activity';
 import { ActivityNotFoundError, type Client, type FullActivityId } from '@temporalio/client';
 import { errorMessage } from '../shared/errors.js';
 import { CompletionGate, type CompletionGateOptions } from './completion-gate.js';
-import { DEFAULT_RESULT_CACHE, ResultCache, type ResultCacheOptions } from './result-cache.js';
+import {
+  DEFAULT_RESULT_CACHE,
+  ResultCache,
+  type ActivityKey,
+  type KeptResult,
+  type ResultCacheOptions,
+} from './result-cache.js';
 
 /**
  * Finished work survives a Temporal outage (docs/reliability.md, "Temporal outages"). sdk-core gives up on an
@@ -67,6 +73,8 @@ export class FinishedWork {
   pendingDeliveries = 0;
   /** Outcomes handed to the worker within the last {@link HANDED_OVER_WINDOW_MS}, oldest first. */
   private handedOver: HandedOver[] = [];
+  /** Attempts running on this worker, by run and activity id. */
+  private readonly running = new Map<string, Promise<unknown>>();
 
   /**
    * @param probe asks the server whether it answers (the worker's own connection, which completions go through)
@@ -87,7 +95,7 @@ export class FinishedWork {
 
   /**
    * Run one attempt of the current activity so that its result survives an outage. A retry of an attempt whose result
-   * this worker kept returns that result without running again.
+   * this worker has (kept, or about to come from an earlier attempt still running here) returns it without running.
    */
   async run<T>(call: KeepFinishedCall<T>, attempt: () => Promise<T>): Promise<T> {
     const context = Context.current();
@@ -96,25 +104,23 @@ export class FinishedWork {
     const runId = info.workflowExecution?.runId;
     const key = runId === undefined ? undefined : { runId, activityId: info.activityId };
     if (key && info.attempt > 1) {
-      const kept = this.cache.get<T>(key);
-      if (kept) {
-        context.log.info('returning the result this worker kept from an earlier attempt (Temporal did not get it)', {
-          keptFromAttempt: kept.attempt,
-        });
-        this.handOver(context, { kind: 'completed', value: kept.value });
-        return kept.value;
+      const earlier = await this.earlierResult<T>(context, key);
+      if (earlier) {
+        this.handOver(context, { kind: 'completed', value: earlier.value });
+        return earlier.value;
       }
-      // Right after an outage, the earlier attempt may have finished on another worker, which delivers its result by
-      // activity id once it sees Temporal again: give it that moment before running the call a second time.
-      if (this.gate.failedWithin(RECENT_OUTAGE_MS)) await this.waitForHolder(context);
     }
     if (key && call.settlesRun) this.cache.settleBefore(key);
     this.gate.enter();
+    const running = attempt();
+    const id = key && keyOf(key);
+    if (id) this.running.set(id, running);
     let value: T;
     try {
-      value = await attempt();
+      value = await running;
     } catch (error) {
       this.gate.leave();
+      if (id && this.running.get(id) === running) this.running.delete(id);
       if (call.deliverFailures && !context.cancellationSignal.aborted) {
         if (!(await this.answers())) this.handOff(context, { kind: 'failed', error });
         this.handOver(context, { kind: 'failed', error });
@@ -123,9 +129,73 @@ export class FinishedWork {
     }
     this.gate.leave();
     if (key) this.cache.put(key, value, call.size(value), info.attempt);
+    if (id && this.running.get(id) === running) this.running.delete(id);
     if (!(await this.answers())) this.handOff(context, { kind: 'completed', value });
     this.handOver(context, { kind: 'completed', value });
     return value;
+  }
+
+  /**
+   * The result of an earlier attempt of this call, if this worker has it or can get it: kept in the cache; still
+   * running here (Temporal timed it out, e.g. while the server was down, and sent this retry: wait for it); or, right
+   * after an outage, delivered meanwhile by the worker of the earlier attempt (then this attempt is cancelled).
+   */
+  private async earlierResult<T>(context: Context, key: ActivityKey): Promise<KeptResult<T> | undefined> {
+    const kept = this.cache.get<T>(key);
+    if (kept) {
+      context.log.info('returning the result this worker kept from an earlier attempt (Temporal did not get it)', {
+        keptFromAttempt: kept.attempt,
+      });
+      return kept;
+    }
+    const running = this.running.get(keyOf(key)) as Promise<T> | undefined;
+    if (running) {
+      context.log.info('an earlier attempt of this call still runs on this worker: waiting for its result', {});
+      const value = await this.heartbeating(
+        context,
+        Promise.race([
+          running.then(
+            (result) => ({ result }),
+            () => undefined,
+          ),
+          context.cancelled,
+        ]),
+      );
+      if (value) return { value: value.result, attempt: context.info.attempt - 1 };
+    }
+    // Right after an outage, the earlier attempt may have finished on another worker, which delivers its result by
+    // activity id once it sees Temporal again: give it that moment before running the call a second time.
+    if (this.gate.failedWithin(RECENT_OUTAGE_MS)) {
+      context.log.info('Temporal was unreachable moments ago: waiting for a result an earlier attempt may have kept', {
+        waitAtMostSeconds: this.holderWaitMs / 1000,
+      });
+      const until = Date.now() + this.holderWaitMs;
+      // The other worker's delivery closes the activity: this attempt's next heartbeat gets "not found", the worker
+      // cancels the attempt, and the sleep throws. An earlier attempt on this worker may finish meanwhile too.
+      const late = await this.heartbeating(
+        context,
+        (async () => {
+          while (Date.now() < until) {
+            await context.sleep(Math.min(250, until - Date.now()));
+            const result = this.cache.get<T>(key);
+            if (result) return result;
+          }
+          return undefined;
+        })(),
+      );
+      if (late) return late;
+    }
+    return undefined;
+  }
+
+  /** Wait for `promise`, heartbeating every second so that Temporal does not time this attempt out meanwhile. */
+  private async heartbeating<R>(context: Context, promise: Promise<R>): Promise<R> {
+    const heartbeat = setInterval(() => context.heartbeat(), 1_000);
+    try {
+      return await promise;
+    } finally {
+      clearInterval(heartbeat);
+    }
   }
 
   /**
@@ -148,22 +218,6 @@ export class FinishedWork {
     const recent = this.handedOver.filter((entry) => entry.at >= since);
     this.handedOver = [];
     for (const { context, outcome } of recent) this.deliverLater(context, outcome, 'handed over');
-  }
-
-  /**
-   * Wait, heartbeating, for the worker of an earlier attempt to deliver the result it kept. Its delivery closes the
-   * activity; this attempt's next heartbeat gets "not found", the worker cancels the attempt, and this throws.
-   */
-  private async waitForHolder(context: Context): Promise<void> {
-    context.log.info('Temporal was unreachable moments ago: waiting for a result an earlier attempt may have kept', {
-      waitAtMostSeconds: this.holderWaitMs / 1000,
-    });
-    const heartbeat = setInterval(() => context.heartbeat(), 1_000);
-    try {
-      await context.sleep(this.holderWaitMs);
-    } finally {
-      clearInterval(heartbeat);
-    }
   }
 
   /** True when the server answers: at once from a fresh probe, else after one probe. */
@@ -271,4 +325,8 @@ function send(client: Client, target: Uint8Array | FullActivityId, outcome: Outc
       : activity.complete(target, outcome.value);
   }
   return target instanceof Uint8Array ? activity.fail(target, outcome.error) : activity.fail(target, outcome.error);
+}
+
+function keyOf(key: ActivityKey): string {
+  return `${key.runId}/${key.activityId}`;
 }

@@ -179,6 +179,31 @@ describe('FinishedWork: finished results survive a Temporal outage', () => {
     expect(completions.delivered).toEqual([{ target: 'token', outcome: 'failed', value: failure }]);
   });
 
+  it('a retry that arrives while the earlier attempt still runs on this worker waits for it and returns its result', async () => {
+    const { run, finished } = setup();
+    let finish: (value: string) => void = () => undefined;
+    const first = run(1, {}, () => new Promise<string>((resolve) => (finish = resolve)));
+    const work = vi.fn(async () => 'ran again');
+    const retry = run(2, {}, work);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    finish('first answer');
+    expect(await retry.result).toBe('first answer');
+    expect(await first.result).toBe('first answer');
+    expect(work).not.toHaveBeenCalled();
+    expect(finished.cache.get({ runId: 'run-1', activityId: '7' })?.value).toBe('first answer');
+  });
+
+  it('a retry waiting after an outage returns a result this worker keeps meanwhile', async () => {
+    const { run, temporal, finished } = setup({ holderWaitMs: 60_000 });
+    await sawOutage(temporal, finished);
+    const work = vi.fn(async () => 'ran again');
+    const retry = run(2, {}, work);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    finished.cache.put({ runId: 'run-1', activityId: '7' }, 'kept meanwhile', 10, 1);
+    expect(await retry.result).toBe('kept meanwhile');
+    expect(work).not.toHaveBeenCalled();
+  });
+
   it('right after an outage, a retry without a kept result first waits for the worker that may hold it', async () => {
     const work = vi.fn(async () => 'ran again');
     // No outage seen: the retry runs at once.
