@@ -46,11 +46,19 @@ export interface KeepFinishedCall<T> {
 
 type Outcome = { kind: 'completed'; value: unknown } | { kind: 'failed'; error: unknown };
 
+/** What delivering an outcome takes (kept instead of the activity's Context, which holds much more). */
+interface Delivery {
+  client: Client;
+  taskToken: Uint8Array;
+  id: FullActivityId;
+  log: Context['log'];
+  outcome: Outcome;
+}
+
 /** An outcome handed to the worker (sdk-core) to report, while the server seemed to answer. */
 interface HandedOver {
   at: number;
-  context: Context;
-  outcome: Outcome;
+  delivery: Delivery;
 }
 
 /**
@@ -206,7 +214,7 @@ export class FinishedWork {
     const at = Date.now();
     const stale = this.handedOver.findIndex((entry) => entry.at >= at - HANDED_OVER_WINDOW_MS);
     if (stale !== 0) this.handedOver.splice(0, stale === -1 ? this.handedOver.length : stale);
-    this.handedOver.push({ at, context, outcome });
+    this.handedOver.push({ at, delivery: this.deliveryOf(context, outcome) });
   }
 
   /**
@@ -217,7 +225,7 @@ export class FinishedWork {
   private redeliverHandedOver(since: number): void {
     const recent = this.handedOver.filter((entry) => entry.at >= since);
     this.handedOver = [];
-    for (const { context, outcome } of recent) this.deliverLater(context, outcome, 'handed over');
+    for (const { delivery } of recent) this.deliverLater(delivery, 'handed over');
   }
 
   /** True when the server answers: at once from a fresh probe, else after one probe. */
@@ -227,15 +235,11 @@ export class FinishedWork {
 
   /** Deliver the outcome in the background and end the attempt without a report (throws `CompleteAsyncError`). */
   private handOff(context: Context, outcome: Outcome): never {
-    this.deliverLater(context, outcome, 'kept');
+    this.deliverLater(this.deliveryOf(context, outcome), 'kept');
     throw new CompleteAsyncError();
   }
 
-  /**
-   * Deliver the outcome once the server answers: `kept` when the worker never got it, `handed over` when sdk-core got
-   * it just before the server stopped answering and may have given up on it.
-   */
-  private deliverLater(context: Context, outcome: Outcome, why: 'kept' | 'handed over'): void {
+  private deliveryOf(context: Context, outcome: Outcome): Delivery {
     const { info, log } = context;
     let client: Client;
     try {
@@ -248,6 +252,15 @@ export class FinishedWork {
       runId: info.workflowExecution?.runId,
       activityId: info.activityId,
     };
+    return { client, taskToken: info.taskToken, id, log, outcome };
+  }
+
+  /**
+   * Deliver the outcome once the server answers: `kept` when the worker never got it, `handed over` when sdk-core got
+   * it just before the server stopped answering and may have given up on it.
+   */
+  private deliverLater(delivery: Delivery, why: 'kept' | 'handed over'): void {
+    const { log, outcome } = delivery;
     if (why === 'kept') {
       log.warn(
         'Temporal does not answer: this worker keeps the finished result and delivers it when Temporal is back',
@@ -262,17 +275,11 @@ export class FinishedWork {
       });
     }
     this.pendingDeliveries++;
-    void this.deliver(client, info.taskToken, id, outcome, log, why).finally(() => this.pendingDeliveries--);
+    void this.deliver(delivery, why).finally(() => this.pendingDeliveries--);
   }
 
-  private async deliver(
-    client: Client,
-    taskToken: Uint8Array,
-    id: FullActivityId,
-    outcome: Outcome,
-    log: Context['log'],
-    why: 'kept' | 'handed over',
-  ): Promise<void> {
+  private async deliver(delivery: Delivery, why: 'kept' | 'handed over'): Promise<void> {
+    const { client, taskToken, id, log, outcome } = delivery;
     const until = Date.now() + this.deliverForMs;
     const startedAt = Date.now();
     let pauseMs = 1_000;
