@@ -57,7 +57,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     namespace: namespace ?? 'default',
     taskQueue,
     workflowBundle: worker?.workflowBundle ?? (await bundleWorkflows()),
-    activities: createActivities(dependencies),
+    // The worker's own connection also answers whether Temporal is up before a finished result is handed over.
+    activities: createActivities({ workerConnection: connection, ...dependencies }),
     // Cancellation reaches an activity with its next heartbeat: flush heartbeats often so an interrupt or the time
     // limit aborts a model or MCP request within a second or two, not at 80% of the heartbeat timeout.
     maxHeartbeatThrottleInterval: '1 second',

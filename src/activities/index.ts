@@ -1,9 +1,10 @@
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowService } from '@temporalio/client';
 import type OpenAI from 'openai';
 import type { McpPool } from '../mcp/pool.js';
-import type { CallToolInput, ModelCallInput } from '../shared/types.js';
+import type { CallToolInput, ModelCallInput, ModelCallResult } from '../shared/types.js';
 import { modelContextQuery, streamSignal } from '../workflows/definitions.js';
 import { createEarlierRunActivities } from './earlier-runs.js';
+import { FinishedWork, type KeepFinishedOptions } from './keep-finished.js';
 import { createModelActivities, type ChatCompletionsClient } from './model.js';
 import { createToolActivities } from './tools.js';
 import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './transcript-cache.js';
@@ -20,6 +21,13 @@ export interface ActivityDependencies {
   /** Longest tool result passed to the model, in characters. Default 20,000. */
   toolResultMaxChars?: number;
   transcriptCache?: TranscriptCacheOptions;
+  /**
+   * The worker's own connection (its `NativeConnection`): activity completions go through it, so it is the one asked
+   * whether Temporal answers before a finished result is handed to the worker. Default: `temporal`'s connection.
+   */
+  workerConnection?: { workflowService: Pick<WorkflowService, 'getSystemInfo'> };
+  /** Limits of the results kept through a Temporal outage and of their delivery (docs/reliability.md). */
+  keepFinished?: KeepFinishedOptions;
 }
 
 /** A transcript source that asks the workflow run itself, by query. */
@@ -44,11 +52,28 @@ export function createActivities(dependencies: ActivityDependencies) {
     publish: ({ workflowId, runId }, batch) =>
       dependencies.temporal.workflow.getHandle(workflowId, runId).signal(streamSignal, batch),
   });
+  const { workflowService } = dependencies.workerConnection ?? dependencies.temporal;
+  const finished = new FinishedWork(
+    () => workflowService.getSystemInfo({}),
+    dependencies.temporal,
+    dependencies.keepFinished,
+  );
   return {
-    callModel: (input: ModelCallInput) => model.callModel(input),
-    callTool: (input: CallToolInput) => tools.callTool(input),
+    callModel: (input: ModelCallInput) =>
+      finished.run({ size: modelResultChars, settlesRun: true, deliverFailures: true }, () => model.callModel(input)),
+    callTool: (input: CallToolInput) =>
+      finished.run({ size: (result) => result.content.length + 100 }, () => tools.callTool(input)),
     ...createEarlierRunActivities(dependencies.temporal),
   };
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/** Roughly the characters of a model call's result: its message, and the tool list of a turn's first call. */
+function modelResultChars(result: ModelCallResult): number {
+  const { content, toolCalls } = result.message;
+  let chars = 200 + (content?.length ?? 0);
+  for (const call of toolCalls ?? []) chars += call.name.length + call.arguments.length + call.id.length;
+  if (result.turnSetup) chars += JSON.stringify(result.turnSetup).length;
+  return chars;
+}

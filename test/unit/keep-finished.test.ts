@@ -1,0 +1,233 @@
+import type { Info } from '@temporalio/activity';
+import { ActivityNotFoundError, type Client, type FullActivityId } from '@temporalio/client';
+import { CompleteAsyncError, CancelledFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FinishedWork, type KeepFinishedCall } from '../../src/activities/keep-finished.js';
+
+/**
+ * FinishedWork in a real activity context (MockActivityEnvironment): what an attempt does with its result when the
+ * Temporal server answers, when it does not, and when a retry finds the result kept by an earlier attempt.
+ */
+
+const TOKEN = new Uint8Array([1, 2, 3]);
+
+function info(attempt: number, activityId = '7'): Partial<Info> {
+  return {
+    attempt,
+    activityId,
+    taskToken: TOKEN,
+    startToCloseTimeoutMs: 60_000,
+    workflowExecution: { workflowId: 'conversation-1', runId: 'run-1' },
+  };
+}
+
+/** Stands in for the worker's client: records what was delivered, by task token or by activity id. */
+class FakeCompletions {
+  readonly delivered: { target: 'token' | FullActivityId; outcome: 'completed' | 'failed'; value: unknown }[] = [];
+  /** Targets that answer "not found" (the attempt timed out; the call is closed). */
+  notFound = new Set<'token' | 'id'>();
+  readonly client = {
+    activity: {
+      complete: async (target: Uint8Array | FullActivityId, value: unknown) => this.record(target, 'completed', value),
+      fail: async (target: Uint8Array | FullActivityId, error: unknown) => this.record(target, 'failed', error),
+    },
+  } as unknown as Client;
+
+  private record(target: Uint8Array | FullActivityId, outcome: 'completed' | 'failed', value: unknown): void {
+    const kind = target instanceof Uint8Array ? 'token' : 'id';
+    if (this.notFound.has(kind)) throw new ActivityNotFoundError('Not found');
+    this.delivered.push({ target: target instanceof Uint8Array ? 'token' : target, outcome, value });
+  }
+}
+
+/** A probe that fails while `down` is true. */
+function server() {
+  const state = { down: false, probes: 0 };
+  const probe = async () => {
+    state.probes++;
+    if (state.down) throw new Error('Unavailable');
+  };
+  return { state, probe };
+}
+
+const created: FinishedWork[] = [];
+afterEach(() => {
+  for (const finished of created.splice(0)) finished.gate.close();
+});
+
+function setup(options: { holderWaitMs?: number } = {}) {
+  const temporal = server();
+  const completions = new FakeCompletions();
+  const finished = new FinishedWork(temporal.probe, completions.client, {
+    gate: { retryMs: 5, maxRetryMs: 5 },
+    holderWaitMs: options.holderWaitMs ?? 10_000,
+  });
+  created.push(finished);
+  const run = <T>(attempt: number, call: Partial<KeepFinishedCall<T>>, work: () => Promise<T>) => {
+    const environment = new MockActivityEnvironment(info(attempt), { logger: new DefaultLogger('ERROR') });
+    return {
+      environment,
+      result: environment.run<[], T, () => Promise<T>>(() => finished.run({ size: () => 10, ...call }, work)),
+    };
+  };
+  return { temporal, completions, finished, run };
+}
+
+/** The gate saw a failed probe just now (Temporal was down), and Temporal answers again. */
+async function sawOutage(temporal: ReturnType<typeof server>, finished: FinishedWork): Promise<void> {
+  temporal.state.down = true;
+  expect(await finished.gate.check()).toBe(false);
+  temporal.state.down = false;
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let tries = 0; !check(); tries++) {
+    if (tries > 500) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('FinishedWork: finished results survive a Temporal outage', () => {
+  it('while Temporal answers, returns the result to the worker and keeps it for a retry', async () => {
+    const { run, finished, completions } = setup();
+    expect(await run(1, {}, async () => 'answer').result).toBe('answer');
+    expect(finished.cache.get({ runId: 'run-1', activityId: '7' })?.value).toBe('answer');
+    expect(completions.delivered).toEqual([]);
+  });
+
+  it('a retry returns the kept result without running again', async () => {
+    const { run } = setup();
+    await run(1, {}, async () => 'first answer').result;
+    const work = vi.fn(async () => 'second answer');
+    expect(await run(2, {}, work).result).toBe('first answer');
+    expect(work).not.toHaveBeenCalled();
+  });
+
+  it('when Temporal does not answer, ends the attempt as async and delivers the result by task token once it is back', async () => {
+    const { run, temporal, completions, finished } = setup();
+    temporal.state.down = true;
+    await expect(run(1, {}, async () => ({ content: 'tool ran' })).result).rejects.toBeInstanceOf(CompleteAsyncError);
+    expect(finished.pendingDeliveries).toBe(1);
+    const probesWhileDown = temporal.state.probes;
+    await until(() => temporal.state.probes > probesWhileDown + 2);
+    expect(completions.delivered).toEqual([]);
+    temporal.state.down = false;
+    await until(() => finished.pendingDeliveries === 0);
+    expect(completions.delivered).toEqual([{ target: 'token', outcome: 'completed', value: { content: 'tool ran' } }]);
+  });
+
+  it('delivers a result handed to the worker too when the next probe fails, unless a later probe got an answer', async () => {
+    const { run, temporal, completions, finished } = setup();
+    expect(await finished.gate.check()).toBe(true);
+    // Handed to the worker (sdk-core) while the server answered...
+    expect(await run(1, {}, async () => 'handed over').result).toBe('handed over');
+    // ...which then went down before sdk-core's report got through: the next probe fails.
+    temporal.state.down = true;
+    expect(await finished.gate.check()).toBe(false);
+    expect(finished.pendingDeliveries).toBe(1);
+    temporal.state.down = false;
+    await until(() => finished.pendingDeliveries === 0);
+    expect(completions.delivered).toEqual([{ target: 'token', outcome: 'completed', value: 'handed over' }]);
+
+    // A probe answered after the hand-over: the server was up after sdk-core's report, nothing to deliver again.
+    const later = setup();
+    expect(await later.run(1, {}, async () => 'reported').result).toBe('reported');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await later.finished.gate.check()).toBe(true);
+    later.temporal.state.down = true;
+    expect(await later.finished.gate.check()).toBe(false);
+    expect(later.finished.pendingDeliveries).toBe(0);
+  });
+
+  it('delivers to the retry by activity id when the attempt timed out meanwhile, and stops if the call is closed', async () => {
+    const { run, temporal, completions, finished } = setup();
+    temporal.state.down = true;
+    completions.notFound.add('token');
+    await expect(run(1, {}, async () => 'answer').result).rejects.toBeInstanceOf(CompleteAsyncError);
+    temporal.state.down = false;
+    await until(() => finished.pendingDeliveries === 0);
+    expect(completions.delivered).toEqual([
+      {
+        target: { workflowId: 'conversation-1', runId: 'run-1', activityId: '7' },
+        outcome: 'completed',
+        value: 'answer',
+      },
+    ]);
+
+    const closed = setup();
+    closed.temporal.state.down = true;
+    closed.completions.notFound.add('token').add('id');
+    await expect(closed.run(1, {}, async () => 'answer').result).rejects.toBeInstanceOf(CompleteAsyncError);
+    closed.temporal.state.down = false;
+    await until(() => closed.finished.pendingDeliveries === 0);
+    expect(closed.completions.delivered).toEqual([]);
+  });
+
+  it('delivers failures only for calls that ask for it', async () => {
+    const { run, temporal, completions, finished } = setup();
+    temporal.state.down = true;
+    const failure = new Error('content filtered');
+    const failing = async (): Promise<string> => {
+      throw failure;
+    };
+    await expect(run(1, {}, failing).result).rejects.toBe(failure);
+    await expect(run(1, { deliverFailures: true }, failing).result).rejects.toBeInstanceOf(CompleteAsyncError);
+    temporal.state.down = false;
+    await until(() => finished.pendingDeliveries === 0);
+    expect(completions.delivered).toEqual([{ target: 'token', outcome: 'failed', value: failure }]);
+  });
+
+  it('a retry that arrives while the earlier attempt still runs on this worker waits for it and returns its result', async () => {
+    const { run, finished } = setup();
+    let finish: (value: string) => void = () => undefined;
+    const first = run(1, {}, () => new Promise<string>((resolve) => (finish = resolve)));
+    const work = vi.fn(async () => 'ran again');
+    const retry = run(2, {}, work);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    finish('first answer');
+    expect(await retry.result).toBe('first answer');
+    expect(await first.result).toBe('first answer');
+    expect(work).not.toHaveBeenCalled();
+    expect(finished.cache.get({ runId: 'run-1', activityId: '7' })?.value).toBe('first answer');
+  });
+
+  it('a retry waiting after an outage returns a result this worker keeps meanwhile', async () => {
+    const { run, temporal, finished } = setup({ holderWaitMs: 60_000 });
+    await sawOutage(temporal, finished);
+    const work = vi.fn(async () => 'ran again');
+    const retry = run(2, {}, work);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    finished.cache.put({ runId: 'run-1', activityId: '7' }, 'kept meanwhile', 10, 1);
+    expect(await retry.result).toBe('kept meanwhile');
+    expect(work).not.toHaveBeenCalled();
+  });
+
+  it('right after an outage, a retry without a kept result first waits for the worker that may hold it', async () => {
+    const work = vi.fn(async () => 'ran again');
+    // No outage seen: the retry runs at once.
+    const calm = setup({ holderWaitMs: 60_000 });
+    expect(await calm.run(2, {}, work).result).toBe('ran again');
+    expect(work).toHaveBeenCalledTimes(1);
+    // An outage seen moments ago: the retry waits (20 ms here), heartbeating, then runs.
+    const { run, temporal, finished } = setup({ holderWaitMs: 20 });
+    await sawOutage(temporal, finished);
+    expect(await run(2, {}, work).result).toBe('ran again');
+    expect(work).toHaveBeenCalledTimes(2);
+  });
+
+  it('a retry waiting for the holder is cancelled when the holder delivers, and does not run', async () => {
+    const { run, temporal, finished } = setup({ holderWaitMs: 60_000 });
+    await sawOutage(temporal, finished);
+    const work = vi.fn(async () => 'ran again');
+    const retry = run(2, {}, work);
+    const heartbeats: unknown[] = [];
+    retry.environment.on('heartbeat', (details) => heartbeats.push(details));
+    await until(() => heartbeats.length > 0);
+    // The worker cancels an attempt whose heartbeat finds the activity closed (the holder delivered by activity id).
+    retry.environment.cancel('NOT_FOUND');
+    await expect(retry.result).rejects.toBeInstanceOf(CancelledFailure);
+    expect(work).not.toHaveBeenCalled();
+  });
+});
