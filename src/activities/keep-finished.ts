@@ -38,8 +38,9 @@ export interface KeepFinishedCall<T> {
   /** A model call: its start proves the workflow recorded the run's earlier activities, so their results are dropped. */
   settlesRun?: boolean;
   /**
-   * Deliver failures too (model calls: a lost non-retryable failure would be retried, a second paid call). Tool
-   * failures go as before: they carry the "request not sent" heartbeat that only the worker's own report sends.
+   * Deliver failures too (model calls: a lost non-retryable failure would be retried, a second paid call), to the same
+   * attempt only: a retry after a failure must run. Tool failures go as before: they carry the "request not sent"
+   * heartbeat that only the worker's own report sends.
    */
   deliverFailures?: boolean;
 }
@@ -295,7 +296,8 @@ export class FinishedWork {
           await send(client, taskToken, outcome);
           log.info('Temporal is back: delivered the kept result', { waitedSeconds, to: 'the same attempt' });
         } catch (error) {
-          if (!(error instanceof ActivityNotFoundError)) throw error;
+          // A failure is this attempt's own: a retry after it must run, not be failed by it.
+          if (!(error instanceof ActivityNotFoundError) || outcome.kind === 'failed') throw error;
           // The attempt timed out while the server was down: complete the retry, whichever worker has it (or none yet).
           await send(client, id, outcome);
           log.info('Temporal is back: delivered the kept result', { waitedSeconds, to: 'the retry of the call' });
@@ -326,12 +328,10 @@ export class FinishedWork {
 
 function send(client: Client, target: Uint8Array | FullActivityId, outcome: Outcome): Promise<void> {
   const activity = client.activity;
-  if (outcome.kind === 'completed') {
-    return target instanceof Uint8Array
-      ? activity.complete(target, outcome.value)
-      : activity.complete(target, outcome.value);
-  }
-  return target instanceof Uint8Array ? activity.fail(target, outcome.error) : activity.fail(target, outcome.error);
+  if (outcome.kind === 'failed') return activity.fail(target as Uint8Array, outcome.error);
+  return target instanceof Uint8Array
+    ? activity.complete(target, outcome.value)
+    : activity.complete(target, outcome.value);
 }
 
 function keyOf(key: ActivityKey): string {

@@ -179,6 +179,19 @@ describe('FinishedWork: finished results survive a Temporal outage', () => {
     expect(completions.delivered).toEqual([{ target: 'token', outcome: 'failed', value: failure }]);
   });
 
+  it('delivers a failure to its own attempt only: a retry after it must run, not be failed by it', async () => {
+    const { run, temporal, completions, finished } = setup();
+    temporal.state.down = true;
+    completions.notFound.add('token');
+    const failing = async (): Promise<string> => {
+      throw new Error('rate limited');
+    };
+    await expect(run(1, { deliverFailures: true }, failing).result).rejects.toBeInstanceOf(CompleteAsyncError);
+    temporal.state.down = false;
+    await until(() => finished.pendingDeliveries === 0);
+    expect(completions.delivered).toEqual([]);
+  });
+
   it('a retry that arrives while the earlier attempt still runs on this worker waits for it and returns its result', async () => {
     const { run, finished } = setup();
     let finish: (value: string) => void = () => undefined;
