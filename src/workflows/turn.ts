@@ -29,6 +29,10 @@ import { describeFailure, logRefusedPayload, toolFailureMessage } from './turn-f
 import type { TurnContext } from './turn-context.js';
 import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAnswer } from './turn-result.js';
 
+// Every Date.now() in this file (the loop's budget check, the turn's start and result, tool-call durations) reads
+// Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
+// forward by the time-skipping test server.
+
 // Each call sets `maximumAttempts`: its error attempts (counted by the activity) plus the attempts it may lose to
 // workers that die or shut down (see attempts.ts).
 const { callModel } = proxyActivities<Activities>({
@@ -134,8 +138,6 @@ function startTurn(context: TurnContext): TurnState {
   return {
     context,
     budget: resolveBudget(context.settings.budget),
-    // Date.now() in workflow code is Temporal's workflow time (the sandbox replaces it): deterministic on replay, and
-    // skipped forward by the time-skipping test server. Every time reading in this file relies on that.
     spend: { rounds: 0, toolCalls: 0, usage: ZERO_USAGE, startedAt: Date.now() },
     round: 0,
     model: context.settings.model,
