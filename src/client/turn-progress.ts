@@ -1,6 +1,12 @@
 import type { Client } from '@temporalio/client';
 import type { ToolOutcome, UnavailableServer } from '../shared/types.js';
-import type { TurnResult } from '../workflows/definitions.js';
+import type {
+  ApprovalDecision,
+  InputAnswer,
+  InputRequest,
+  PendingApproval,
+  TurnResult,
+} from '../workflows/definitions.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
 import { AnswerText } from './answer-text.js';
 import { subscribe, type SubscribeOptions } from './stream.js';
@@ -30,6 +36,12 @@ export type TurnEvent =
       content: string;
       durationMs: number;
     }
+  /** A tool call waits for a person: ask, or show that it waits (it may be decided elsewhere). */
+  | { type: 'approval-requested'; turn: number; approval: PendingApproval }
+  | { type: 'approval-decided'; turn: number; decision: ApprovalDecision }
+  /** An MCP server asks the person a question during a tool call. */
+  | { type: 'input-requested'; turn: number; request: InputRequest }
+  | { type: 'input-answered'; turn: number; answer: InputAnswer }
   | { type: 'turn-finished'; turn: number; result: TurnResult };
 
 /**
@@ -107,6 +119,22 @@ function turnEvents(event: StreamEvent, text: AnswerText, conversationId: string
           durationMs: event.durationMs,
         },
       ];
+    case 'approval_requested': {
+      const { type: _type, offset: _offset, ...approval } = event;
+      return [{ type: 'approval-requested', turn, approval }];
+    }
+    case 'approval_decided': {
+      const { type: _type, offset: _offset, ...decision } = event;
+      return [{ type: 'approval-decided', turn, decision }];
+    }
+    case 'input_requested': {
+      const { type: _type, offset: _offset, ...request } = event;
+      return [{ type: 'input-requested', turn, request }];
+    }
+    case 'input_answered': {
+      const { type: _type, offset: _offset, turn: _turn, answeredAt: _answeredAt, ...answer } = event;
+      return [{ type: 'input-answered', turn, answer }];
+    }
     case 'turn_finished': {
       const { type: _type, offset: _offset, ...result } = event;
       return [{ type: 'turn-finished', turn, result: { conversationId, ...result } }];

@@ -1,10 +1,20 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage, ModelContextPage, TokenUsage } from '../shared/types.js';
+import type {
+  ApprovalDecision,
+  ApprovalSettings,
+  ApproveRequest,
+  DenyRequest,
+  InputAnswer,
+  InputRequest,
+  PendingApproval,
+} from './approval-messages.js';
 import type { TurnBudget } from './budget.js';
 import type { PollEventsRequest, PollEventsResult, StreamBatch, StreamEvent } from './stream-events.js';
 import type { TurnResult } from './turn-result.js';
 
 export type { StopReason, TurnResult } from './turn-result.js';
+export type * from './approval-messages.js';
 
 /**
  * The conversation workflow's messages, shared by the workflow, the client and the tests.
@@ -87,9 +97,12 @@ export interface ConversationSettings {
   maxMessageChars?: number;
   /** Stream model answers to subscribers as they are written (docs/streaming.md); default true. */
   stream?: boolean;
+  /** Which tool calls wait for a person's approval, and for how long (docs/approvals.md); default: each server's own. */
+  approval?: ApprovalSettings;
 }
 
-export type ConversationPhase = 'idle' | 'running' | 'ended';
+/** `awaiting_approval` and `awaiting_input`: a turn is running and waits for a person (see `pendingApprovals`). */
+export type ConversationPhase = 'idle' | 'running' | 'awaiting_approval' | 'awaiting_input' | 'ended';
 
 /** The result of the `status` query. */
 export interface ConversationStatus {
@@ -149,6 +162,10 @@ export interface ConversationStatus {
   transcriptOffset: number;
   /** The result of the latest finished turn. */
   lastResult?: TurnResult;
+  /** Tool calls waiting for a person's decision (phase `awaiting_approval`); absent when none. */
+  pendingApprovals?: PendingApproval[];
+  /** Questions from MCP servers waiting for a person's answer (phase `awaiting_input`); absent when none. */
+  pendingInputs?: InputRequest[];
 }
 
 /** The argument of the `transcript` query (optional). */
@@ -281,6 +298,13 @@ export const interruptSignal = defineSignal<[InterruptRequest?]>('interrupt');
 /** Close the conversation after the current turn. */
 export const endSignal = defineSignal<[EndRequest?]>('end');
 
+/** Approve a pending tool call; refused (nothing changes) for an unknown or decided call id or invalid arguments. */
+export const approveUpdate = defineUpdate<ApprovalDecision, [ApproveRequest]>('approve');
+/** Deny a pending tool call with a reason the model gets; refused like `approve`. */
+export const denyUpdate = defineUpdate<ApprovalDecision, [DenyRequest]>('deny');
+/** Answer an MCP server's question (elicitation); refused for an unknown or answered request or invalid content. */
+export const answerInputUpdate = defineUpdate<InputAnswer, [InputAnswer]>('answerInput');
+
 export const statusQuery = defineQuery<ConversationStatus>('status');
 export const transcriptQuery = defineQuery<TranscriptPage, [TranscriptRequest?]>('transcript');
 /** For workers: a page of this run's transcript (run-relative indexes) and the current turn's tools. */
@@ -304,6 +328,13 @@ export const handlerDescriptions = {
   transcript:
     'Public. A page of the transcript ({ from?, limit? }) with whole-conversation indexes; earlier turns are in the ' +
     'run named by previousRunId.',
+  approve:
+    'Public. Approve a pending tool call { callId, arguments?, always?, by? }; returns the ApprovalDecision. Fails with ' +
+    'type UnknownApproval, AlreadyDecided or InvalidArguments (nothing changes).',
+  deny: 'Public. Deny a pending tool call { callId, reason, by? }; the model gets the reason. Fails like approve.',
+  answerInput:
+    "Public. Answer an MCP server's question { requestId, action: accept|decline|cancel, content?, by? }. Fails with " +
+    'type UnknownInputRequest, AlreadyAnswered or InvalidInput (nothing changes).',
   modelContext: "Internal: the worker's model activity reads the transcript with it. Do not use.",
   stream: "Internal: the worker's model activity sends streamed text with it. Do not send.",
   pollEvents:

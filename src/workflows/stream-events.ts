@@ -1,4 +1,5 @@
 import type { TokenUsage, ToolCall, ToolMessage, ToolOutcome, UnavailableServer } from '../shared/types.js';
+import type { ApprovalDecision, InputAnswer, InputRequest, PendingApproval } from './approval-messages.js';
 import type { StopReason, TurnResult } from './turn-result.js';
 
 /**
@@ -67,6 +68,29 @@ export interface ToolCallFinishedEvent {
   durationMs: number;
 }
 
+/** A tool call waits for a person's decision (see `PendingApproval`). */
+export interface ApprovalRequestedEvent extends PendingApproval {
+  type: 'approval_requested';
+}
+
+/** A pending tool call was decided, by a person, a timeout or an interrupt (see `ApprovalDecision`). */
+export interface ApprovalDecidedEvent extends ApprovalDecision {
+  type: 'approval_decided';
+}
+
+/** An MCP server asked the person a question during a tool call (see `InputRequest`). */
+export interface InputRequestedEvent extends InputRequest {
+  type: 'input_requested';
+}
+
+/** The question was answered (or cancelled by its timeout or an interrupt). */
+export interface InputAnsweredEvent extends InputAnswer {
+  type: 'input_answered';
+  turn: number;
+  /** @format date-time */
+  answeredAt: string;
+}
+
 /** The turn's result, as the `ask` update returns it (without `conversationId`). */
 export interface TurnFinishedEvent extends Omit<TurnResult, 'conversationId'> {
   type: 'turn_finished';
@@ -83,6 +107,10 @@ export type StreamEventBody =
   | ServersUnavailableEvent
   | ToolCallStartedEvent
   | ToolCallFinishedEvent
+  | ApprovalRequestedEvent
+  | ApprovalDecidedEvent
+  | InputRequestedEvent
+  | InputAnsweredEvent
   | TurnFinishedEvent;
 
 /** An event with its offset: monotonic per conversation, carried across continue-as-new and reopening. */
