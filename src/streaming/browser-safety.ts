@@ -37,8 +37,8 @@ export function browserSafety(options: BrowserSafetyOptions): MiddlewareHandler[
   return [
     hostAllowlist([...LOOPBACK_HOSTS, ...(options.allowedHosts ?? [])]),
     ...(origins.length > 0 ? [cors({ origin: origins.includes('*') ? '*' : [...origins], maxAge: 600 })] : []),
-    originCheck(origins),
     jsonBodiesOnly(),
+    originCheck(origins),
     bodyLimit({
       maxSize: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       onError: (c) =>
@@ -52,10 +52,11 @@ export function browserSafety(options: BrowserSafetyOptions): MiddlewareHandler[
   ];
 }
 
-/** `localhost:8787` → `localhost`, `[::1]:8787` → `::1`; lower case, without a trailing dot. */
+/** `localhost:8787` → `localhost`, `[::1]:8787` and `::1` → `::1`; lower case, without a trailing dot. */
 export function hostName(host: string): string {
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(host);
-  const name = bracketed ? bracketed[1]! : host.replace(/:\d+$/, '');
+  const bareIpv6 = (host.match(/:/g) ?? []).length > 1;
+  const name = bracketed ? bracketed[1]! : bareIpv6 ? host : host.replace(/:\d+$/, '');
   return name.toLowerCase().replace(/\.$/, '');
 }
 
