@@ -35,6 +35,7 @@ export interface BrowserSafetyOptions {
 export function browserSafety(options: BrowserSafetyOptions): MiddlewareHandler[] {
   const origins = options.allowedOrigins ?? [];
   return [
+    referrerPolicy,
     hostAllowlist([...LOOPBACK_HOSTS, ...(options.allowedHosts ?? [])]),
     ...(origins.length > 0 ? [cors({ origin: origins.includes('*') ? '*' : [...origins], maxAge: 600 })] : []),
     jsonBodiesOnly(),
@@ -51,6 +52,15 @@ export function browserSafety(options: BrowserSafetyOptions): MiddlewareHandler[
     }),
   ];
 }
+
+/**
+ * `Referrer-Policy: no-referrer` on every answer (unless a route set its own): a page of this server that links
+ * elsewhere does not hand its URL, which may carry a token, to the other site.
+ */
+const referrerPolicy: MiddlewareHandler = async (c, next) => {
+  await next();
+  if (!c.res.headers.has('referrer-policy')) c.res.headers.set('Referrer-Policy', 'no-referrer');
+};
 
 /** `localhost:8787` → `localhost`, `[::1]:8787` and `::1` → `::1`; lower case, without a trailing dot. */
 export function hostName(host: string): string {

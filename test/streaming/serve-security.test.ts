@@ -44,7 +44,9 @@ describe('serve: tokens', () => {
     expectRefusal(stream, 401, 'MissingToken');
     expect(stream.headers['www-authenticate']).toMatch(/^Bearer/);
     expectRefusal(await httpRequest(`${url}/conversations/c-1/messages`, json({ content: 'hi' })), 401, 'MissingToken');
-    expect((await httpRequest(`${url}/healthz`)).status).toBe(200);
+    const health = await httpRequest(`${url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(health.headers['referrer-policy']).toBe('no-referrer');
     const ready = await httpRequest(`${url}/readyz`);
     expect({ status: ready.status, body: ready.json() }).toEqual({ status: 200, body: { ready: true } });
   });
