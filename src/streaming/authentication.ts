@@ -52,7 +52,8 @@ export function authentication(options: AuthenticationOptions): MiddlewareHandle
   const key = options.secret === undefined ? undefined : serveSecretKey(options.secret);
   return async (c, next) => {
     const target = routeTarget(c.req.method, new URL(c.req.url).pathname);
-    if (target.kind === 'public' || c.req.method === 'OPTIONS') return next();
+    // CORS preflights are answered before this (hono/cors), for the configured origins only.
+    if (target.kind === 'public') return next();
     const presented = presentedToken(c, target);
     if (presented === undefined) return missing(c, target);
     if (operator !== undefined && timingSafeEqual(digest(presented.token), operator)) {

@@ -225,15 +225,21 @@ describe('serve: browser safety', () => {
   });
 
   it('cors: headers only for configured origins; the older corsOrigin option still works', async () => {
-    const { url } = await bridge({ corsOrigin: 'http://localhost:5173' });
+    const { url } = await bridge({ corsOrigin: 'http://localhost:5173', secret: SECRET });
     const preflight = (origin: string) =>
       httpRequest(`${url}/conversations/c-12/messages`, {
         method: 'OPTIONS',
-        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type',
+        },
       });
-    expect((await preflight('http://localhost:5173')).headers['access-control-allow-origin']).toBe(
-      'http://localhost:5173',
-    );
+    // A preflight carries no token: it is answered for an allowed origin, with the headers asked for.
+    const allowed = await preflight('http://localhost:5173');
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers['access-control-allow-origin']).toBe('http://localhost:5173');
+    expect(allowed.headers['access-control-allow-headers']).toMatch(/authorization/i);
     expect((await preflight('https://evil.example')).headers['access-control-allow-origin']).toBeUndefined();
     const { url: plain } = await bridge();
     const read = await httpRequest(`${plain}/healthz`, { headers: { origin: 'http://localhost:5173' } });
