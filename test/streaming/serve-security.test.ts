@@ -21,7 +21,7 @@ async function bridge(options: Omit<ServeBridgeOptions, 'agent'> = {}) {
   const log: string[] = [];
   const served = await serveStreamingBridge({ agent: client, port: 0, log: (line) => log.push(line), ...options });
   bed.onCleanup(() => served.close());
-  return { url: served.url, client, log };
+  return { url: served.url, client, log, app: served.bridge.app };
 }
 
 const json = (body: unknown, headers: Record<string, string> = {}) => ({
@@ -142,6 +142,30 @@ describe('serve: tokens', () => {
       'InvalidToken',
     );
     expect((await httpRequest(`${url}/conversations/c-8/events`, { headers: bearer(OPERATOR) })).status).toBe(200);
+  });
+
+  it('auth: routes added to the bridge later fall under the same rules (a write route, a page)', async () => {
+    const { url, app } = await bridge({ secret: SECRET });
+    app.post('/conversations/:id/approvals/:callId', (c) => c.json({ decided: c.req.param('callId') }));
+    app.get('/', (c) => c.html('<!doctype html><title>chat</title>'));
+    const read = await createServeToken({ secret: SECRET, conversations: ['c-14'] });
+    const write = await createServeToken({ secret: SECRET, conversations: ['c-14'], write: true });
+    const approve = (headers: Record<string, string>) =>
+      httpRequest(`${url}/conversations/c-14/approvals/call-1`, json({ approved: true }, headers));
+    expectRefusal(await approve({}), 401, 'MissingToken');
+    expectRefusal(await approve(bearer(read)), 403, 'ReadOnlyToken');
+    expect((await approve(bearer(write))).json()).toEqual({ decided: 'call-1' });
+    const textPlain = { method: 'POST', headers: { ...bearer(write), 'content-type': 'text/plain' }, body: '{}' };
+    expectRefusal(
+      await httpRequest(`${url}/conversations/c-14/approvals/call-1`, textPlain),
+      415,
+      'UnsupportedMediaType',
+    );
+    const page = await httpRequest(`${url}/`);
+    expect({ status: page.status, body: page.body }).toEqual({
+      status: 200,
+      body: '<!doctype html><title>chat</title>',
+    });
   });
 
   it('log: one line per request (method, path, status, duration) and never a token', async () => {
