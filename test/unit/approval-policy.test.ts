@@ -2,7 +2,12 @@ import { describe, expect, test } from 'vitest';
 import { McpConfigError, parseMcpConfig } from '../../src/mcp/config.js';
 import { toToolDefinitions } from '../../src/mcp/tool-definitions.js';
 import type { ToolDefinition } from '../../src/shared/types.js';
-import { approvalReason, policyReason, serverApproval } from '../../src/workflows/approval-policy.js';
+import {
+  approvalReason,
+  type ApprovalSubject,
+  policyReason,
+  serverApproval,
+} from '../../src/workflows/approval-policy.js';
 import { formatDuration } from '../../src/workflows/turn-approvals.js';
 
 const FILE = '/etc/durable-agent/mcp.json';
@@ -13,7 +18,7 @@ const readFile = { name: 'files__read_file', originalName: 'read_file', annotati
 const writeFile = { name: 'files__write_file', originalName: 'write_file', annotations: { destructiveHint: true } };
 const unannotated = { name: 'files__move', originalName: 'move', annotations: {} };
 
-function definition(tool: typeof readFile, approval?: string): ToolDefinition {
+function definition(tool: ApprovalSubject, approval?: string): ToolDefinition {
   return {
     ...tool,
     description: '',

@@ -90,7 +90,7 @@ async function rejection(promise: Promise<unknown>): Promise<ApplicationFailure>
 }
 
 async function outcomeOf(handle: Handle): Promise<ConversationOutcome> {
-  return (await handle.result()) as ConversationOutcome;
+  return await handle.result();
 }
 
 function toolMessages(from: ConversationOutcome | ChatMessage[]): Extract<ChatMessage, { role: 'tool' }>[] {
