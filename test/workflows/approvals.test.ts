@@ -34,12 +34,19 @@ const upgrade = (userId = 'u-1', value = 'pro') => ({
   arguments: { userId, field: 'plan', value },
 });
 
-/** An agent whose CRM server asks for approval of every tool not annotated read-only (`writes`). */
+/**
+ * An agent whose CRM server asks for approval of every tool not annotated read-only (`writes`). Its worker keeps no
+ * workflow in its cache: every workflow task replays the history so far, so a wait or a decision that did not replay
+ * the same commands would fail the test with a determinism error.
+ */
 function agentWith(
   script: TestAgentOptions['script'],
   server: Partial<HttpServerConfig> = { requireApproval: 'writes' },
 ) {
-  return bed.agentWith(script, { mcpServers: [bed.crm.config('crm', server)] });
+  return bed.agentWith(script, {
+    mcpServers: [bed.crm.config('crm', server)],
+    workerOptions: { worker: { maxCachedWorkflows: 0 } },
+  });
 }
 
 /** Start a conversation with `messages` that closes when it has answered them. */
