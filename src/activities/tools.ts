@@ -5,6 +5,7 @@ import type { CallToolInput, CallToolResult, ToolDefinition } from '../shared/ty
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../mcp/content.js';
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../mcp/errors.js';
 import type { McpPool, ToolListing } from '../mcp/pool.js';
+import type { Redactor } from '../shared/redaction.js';
 import { formatBytes, MAX_PART_BYTES } from '../shared/payload-limits.js';
 import { DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed } from '../workflows/attempts.js';
 import { isSafeToRepeat, outcomeUnknownText } from '../workflows/tool-calls.js';
@@ -46,6 +47,8 @@ export interface ToolActivityDependencies {
   maxResultChars?: number;
   /** Heartbeat interval while a call runs. Default {@link TOOL_HEARTBEAT_INTERVAL_MS}. */
   heartbeatIntervalMs?: number;
+  /** The worker's secrets, redacted from a progress message before it is recorded in a heartbeat. Default: none. */
+  secrets?: Redactor;
 }
 
 export function createToolActivities(deps: ToolActivityDependencies) {
@@ -84,7 +87,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
             heartbeat = { phase: 'sent' };
           },
           onProgress: (progress) => {
-            heartbeat = { phase: 'sent', progress: boundProgress(progress) };
+            heartbeat = { phase: 'sent', progress: boundProgress(deps.secrets?.value(progress) ?? progress) };
             heartbeatKeepingCount(context, heartbeat);
           },
         });
