@@ -41,8 +41,15 @@ export const SECRET_LABEL = '[secret]';
 export const REDACTED = '[redacted]';
 
 const CREDENTIAL_HEADER = String.raw`(?:proxy-)?authorization|(?:set-)?cookie|x-api-key|api-key|x-auth-token`;
-/** `Authorization: Bearer x`, `"authorization":"x"`, `cookie=x`: the header's name, its separator, its value. */
-const HEADER_IN_TEXT = new RegExp(String.raw`\b(${CREDENTIAL_HEADER})(["']?\s*[:=]\s*["']?)([^"'\r\n]+)`, 'gi');
+/** A header line, `Authorization: Bearer x` (the value runs to the end of the line). */
+const HEADER_LINE = new RegExp(String.raw`\b(${CREDENTIAL_HEADER})(\s*:[ \t]*)([^\r\n"']+)`, 'gi');
+/**
+ * A JSON or quoted key and value, `"authorization":"x"`, also in JSON inside a JSON string (`\"authorization\":\"x\"`).
+ * A quoted key without a quoted value is a name (`key "headers.Authorization": not set`), not a header.
+ */
+const HEADER_QUOTED = new RegExp(String.raw`(\\*["'])(${CREDENTIAL_HEADER})\1(\s*:\s*)\1(.*?)\1`, 'gi');
+/** A parameter, `cookie=x` or `api-key=x` (the value ends at whitespace, `&`, `;`, `,` or a quote). */
+const HEADER_PARAMETER = new RegExp(String.raw`\b(${CREDENTIAL_HEADER})=([^\s&;,"']+)`, 'gi');
 /** A credential in an HTTP authorization scheme: 8 characters or more, with a digit or a symbol (not a word of prose). */
 const SCHEME_CREDENTIAL = /\b(Bearer|Basic)(\s+)((?=[A-Za-z\-._~+/]*[0-9\-._~+/=])[A-Za-z0-9\-._~+/]{8,}=*)/gi;
 /** The user and password of a URL. */
@@ -210,10 +217,15 @@ export class Redactor {
 
 /** `text` with the credentials recognised by their shape replaced by `[redacted]`. */
 export function redactShapes(text: string): string {
+  const keep = (value: string) => LABEL.test(value.replace(/^(bearer|basic)\s+/i, ''));
   return text
-    .replace(HEADER_IN_TEXT, (match, name: string, separator: string, value: string) =>
-      LABEL.test(value.replace(/^(bearer|basic)\s+/i, '')) ? match : `${name}${separator}${REDACTED}`,
+    .replace(HEADER_QUOTED, (match, quote: string, name: string, separator: string, value: string) =>
+      keep(value) ? match : `${quote}${name}${quote}${separator}${quote}${REDACTED}${quote}`,
     )
+    .replace(HEADER_LINE, (match, name: string, separator: string, value: string) =>
+      keep(value) ? match : `${name}${separator}${REDACTED}`,
+    )
+    .replace(HEADER_PARAMETER, (match, name: string, value: string) => (keep(value) ? match : `${name}=${REDACTED}`))
     .replace(SCHEME_CREDENTIAL, (_match, scheme: string, space: string) => `${scheme}${space}${REDACTED}`)
     .replace(URL_CREDENTIALS, (match, scheme: string, user: string, password: string) =>
       LABEL.test(password) && LABEL.test(user) ? match : `${scheme}${REDACTED}@`,

@@ -73,6 +73,18 @@ describe('credentials recognised by their shape', () => {
     expect(secrets.text('the key sk-proj-0123456789abcdefghijKLMN leaked')).toBe('the key [redacted] leaked');
   });
 
+  test('in JSON inside a JSON string, and as a query parameter', () => {
+    expect(secrets.text(String.raw`{"body":"{\"authorization\":\"opaque\",\"a\":1}"}`)).toBe(
+      String.raw`{"body":"{\"authorization\":\"[redacted]\",\"a\":1}"}`,
+    );
+    expect(secrets.text('GET /feed?api-key=opaque123&page=2')).toBe('GET /feed?api-key=[redacted]&page=2');
+  });
+
+  test('a header named in a message is not a header value', () => {
+    const message = 'mcp.json: server "search" key "headers.Authorization": environment variable TOKEN is not set.';
+    expect(secrets.text(message)).toBe(message);
+  });
+
   test('prose and labels are left alone, so redacting twice changes nothing', () => {
     const prose = 'Bearer tokens and Basic authentication: see the docs. Check OPENAI_API_KEY.';
     expect(secrets.text(prose)).toBe(prose);
