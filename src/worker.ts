@@ -12,7 +12,7 @@ import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './client/connection
 import type { Config } from './config.js';
 import { loadMcpConfig } from './mcp/config.js';
 import { McpPool } from './mcp/pool.js';
-import { Redactor } from './shared/redaction.js';
+import { looksSecret, Redactor } from './shared/redaction.js';
 
 /** The workflows module: `.ts` when running from source (tests), `.js` once built. */
 export const workflowsPath = new URL(
@@ -99,8 +99,12 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const address = options.address ?? config.temporal.address ?? DEFAULT_TEMPORAL_ADDRESS;
   const { namespace } = config.temporal;
   const secrets = options.secrets ?? new Redactor().addEnvironment(process.env);
-  if (config.model.apiKey !== undefined) secrets.add(config.model.apiKey, '${OPENAI_API_KEY}');
-  if (config.temporal.apiKey !== undefined) secrets.add(config.temporal.apiKey, '${TEMPORAL_API_KEY}');
+  for (const [name, value] of [
+    ['OPENAI_API_KEY', config.model.apiKey],
+    ['TEMPORAL_API_KEY', config.temporal.apiKey],
+  ] as const) {
+    if (value !== undefined && looksSecret(value)) secrets.add(value, `\${${name}}`);
+  }
   const mcp = new McpPool(loadMcpConfig(config.mcpConfigPath), {
     // Each server's messages are redacted with its own secrets already; these are all of the worker's.
     logger: {

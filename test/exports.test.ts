@@ -24,12 +24,15 @@ const ROOT_VALUES = [
   'McpConfigError',
   'McpPool',
   'MessageRejectedError',
+  'RedactingLogger',
+  'Redactor',
   'StreamFailureType',
   'TooManyUpdatesError',
   'connectionOptions',
   'createAgentWorker',
   'createOpenAIClient',
   'createStreamingBridge',
+  'installWorkerRuntime',
   'loadConfig',
   'loadMcpConfig',
   'runWorker',
@@ -88,6 +91,7 @@ const ROOT_TYPES = [
   'McpPoolOptions',
   'McpServerConfig',
   'RunWorkerOptions',
+  'Secret',
   'TemporalConfig',
 ];
 

@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import { Redactor } from '../shared/redaction.js';
+import { looksSecret, Redactor } from '../shared/redaction.js';
 
 /**
  * Where the worker's secrets are kept out of what its activities send (docs/security.md, "What leaves the worker").
@@ -27,7 +27,7 @@ export interface SecretSources {
 export function workerSecrets(sources: SecretSources): Redactor {
   const secrets = sources.secrets ?? new Redactor().addEnvironment(process.env);
   const apiKey = (sources.openai as Partial<Pick<OpenAI, 'apiKey'>>).apiKey;
-  if (typeof apiKey === 'string' && apiKey.length >= 8) secrets.add(apiKey, '${OPENAI_API_KEY}');
+  if (typeof apiKey === 'string' && looksSecret(apiKey)) secrets.add(apiKey, '${OPENAI_API_KEY}');
   const pool = (sources.mcp as { secrets?: unknown }).secrets;
   if (pool instanceof Redactor) secrets.include(pool);
   return secrets;

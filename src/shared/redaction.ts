@@ -24,6 +24,17 @@ export const MIN_REDACTED_LENGTH = 4;
  */
 export const MIN_ENV_SECRET_LENGTH = 8;
 
+/**
+ * Whether a value found under a secret-looking name (or given as a key) is worth redacting: 8 characters or more, and
+ * not a plain word or number (`disabled`, `production`, `86400000`), which would vanish from every message that uses
+ * it. A local model server's placeholder key (`test`, `ollama`) is no secret either.
+ */
+export function looksSecret(value: string): boolean {
+  const text = value.trim();
+  if (text.length < MIN_ENV_SECRET_LENGTH) return false;
+  return !/^(\d+|[A-Za-z]{1,15})$/.test(text);
+}
+
 /** Environment variable names that hold secrets: `OPENAI_API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`, `AWS_SECRET_…`. */
 export const SECRET_ENV_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE/i;
 /** …except those naming a file or a place: the path of a key is no secret, and hiding it hides the mistake. */
@@ -102,10 +113,10 @@ export class Redactor {
     return this;
   }
 
-  /** The variables of `env` whose names look secret ({@link SECRET_ENV_NAME}), labelled `${NAME}`. */
+  /** The variables of `env` whose names look secret ({@link SECRET_ENV_NAME}) and values too ({@link looksSecret}), labelled `${NAME}`. */
   addEnvironment(env: Record<string, string | undefined>): this {
     for (const [name, value] of Object.entries(env)) {
-      if (value === undefined || value.trim().length < MIN_ENV_SECRET_LENGTH) continue;
+      if (value === undefined || !looksSecret(value)) continue;
       if (SECRET_ENV_NAME.test(name) && !NOT_SECRET_ENV_NAME.test(name)) this.add(value.trim(), `\${${name}}`);
     }
     return this;

@@ -12,8 +12,10 @@ import { allText, canary, occurrences } from '../helpers/secrets.js';
 /** The rules of src/shared/redaction.ts, one by one; what-leaves-the-worker.test.ts runs them end to end. */
 
 describe('which secrets the worker knows', () => {
-  test('environment variables whose names look secret, from 8 characters, but not paths or places', () => {
+  test('environment variables whose names and values look secret, but not paths, places, words or numbers', () => {
     const secrets = environmentSecrets({
+      AUTH_MODE: 'disabled',
+      SESSION_TIMEOUT_MS: '86400000',
       OPENAI_API_KEY: 'sk-proj-abcdefgh',
       GITHUB_TOKEN: 'ghp_0123456789',
       DB_PASSWORD: 'correct horse battery',
@@ -22,8 +24,8 @@ describe('which secrets the worker knows', () => {
       TEMPORAL_TLS_CLIENT_KEY_PATH: '/etc/keys/client.key',
       HOME: '/home/someone-long-enough',
     });
-    expect(secrets.text('sk-proj-abcdefgh ghp_0123456789 correct horse battery tiny true')).toBe(
-      '${OPENAI_API_KEY} ${GITHUB_TOKEN} ${DB_PASSWORD} tiny true',
+    expect(secrets.text('sk-proj-abcdefgh ghp_0123456789 correct horse battery tiny true disabled 86400000')).toBe(
+      '${OPENAI_API_KEY} ${GITHUB_TOKEN} ${DB_PASSWORD} tiny true disabled 86400000',
     );
     expect(secrets.text('/etc/keys/client.key /home/someone-long-enough')).toBe(
       '/etc/keys/client.key /home/someone-long-enough',
@@ -45,6 +47,8 @@ describe('which secrets the worker knows', () => {
     ).servers;
     const pool = new McpPool([web!, local!]);
     const secrets = workerSecrets({ secrets: new Redactor(), openai: { apiKey: 'model-key-12345' }, mcp: pool });
+    // A local server's placeholder key is no secret: `test` must not vanish from every answer.
+    expect(workerSecrets({ openai: { apiKey: 'test' }, mcp: {} }).text('a test answer')).toBe('a test answer');
     expect(secrets.text(`model-key-12345 team-header-value ${literalEnv} ${variable} production`)).toBe(
       '${OPENAI_API_KEY} [header X-Team] [env SERVICE_TOKEN] ${DA_VAR} production',
     );
