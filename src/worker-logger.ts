@@ -49,8 +49,18 @@ export class RedactingLogger implements Logger {
 
 /**
  * Install the Temporal Runtime with the worker's redacting logger (INFO and up, to stderr, as the Runtime's default).
- * Call it once, before anything creates the Runtime (a worker, a native connection, `Runtime.instance()`).
+ * Call it before anything creates the Runtime (a worker, a native connection, `Runtime.instance()`). When something
+ * did (a server download through the Temporal SDK's test environment), the Runtime there is kept and a warning says
+ * that its log is not redacted.
  */
 export function installWorkerRuntime(secrets: Redactor): Runtime {
-  return Runtime.install({ logger: new RedactingLogger(new DefaultLogger('INFO'), secrets) });
+  try {
+    return Runtime.install({ logger: new RedactingLogger(new DefaultLogger('INFO'), secrets) });
+  } catch (error) {
+    const runtime = Runtime.instance();
+    runtime.logger.warn(
+      `The Temporal Runtime was created before the worker's (${(error as Error).message}): its log is not redacted.`,
+    );
+    return runtime;
+  }
 }
