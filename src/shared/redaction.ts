@@ -71,7 +71,7 @@ const API_KEY_SHAPE = /\bsk-[A-Za-z0-9_-]{20,}/g;
 const LABEL = /^\s*(\[[^\]]*\]|\$\{\w+\})/;
 /** The start of a credential whose end has not arrived yet (see {@link Redactor.releasable}). */
 const OPEN_CREDENTIAL = new RegExp(
-  String.raw`\b(?:(?:${CREDENTIAL_HEADER})["']?\s*[:=]?[^\n"']*|(?:bearer|basic)\s*\S*|[a-z][a-z0-9+.-]*://\S*|sk-[\w-]*)$`,
+  String.raw`\b(?:(?:${CREDENTIAL_HEADER})["']?\s*(?:[:=][^\n"']*)?|(?:bearer|basic)\s*\S*|[a-z][a-z0-9+.-]*://\S*|sk-[\w-]*)$`,
   'i',
 );
 const HEADER_NAME = new RegExp(String.raw`^(?:${CREDENTIAL_HEADER})$`, 'i');

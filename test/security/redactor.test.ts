@@ -168,6 +168,15 @@ describe('what an activity sends', () => {
     expect(secrets.text(answer).startsWith(streamed)).toBe(true);
     expect(streamed).toContain('Your key: ${SECRET}. Authorization: [redacted]');
   });
+
+  test('streamed prose that only mentions a header or a scheme is not held back', () => {
+    expect(secrets.releasable('We use cookies here and')).toBe('We use cookies here and'.length);
+    expect(secrets.releasable('Send the Authorization header first.')).toBe('Send the Authorization header first.'.length);
+    const open = 'Send Authorization: Bearer abc';
+    expect(secrets.releasable(open)).toBe('Send '.length);
+    expect(secrets.releasable('see https://example.com/do')).toBe('see '.length);
+    expect(secrets.releasable(`the key ${secret.slice(0, 10)}`)).toBe('the key '.length);
+  });
 });
 
 test('the Runtime logger: message, metadata and errors', () => {
