@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { subscribe } from '../../src/client/stream.js';
 import { ExitCode } from '../../src/shared/exit-codes.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
+import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
 import type { ScriptStep, StepFunction } from '../../src/testing/scripted-model/script.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
@@ -53,6 +54,9 @@ let worker: RunningProcess;
 let directory: string;
 let cliEnv: NodeJS.ProcessEnv;
 const gates: Gate[] = [];
+let upstream: RunningTestMcpServer;
+/** An HTTP MCP server that works until a test makes it answer every request with an error echoing our headers. */
+let revocable: Gate;
 
 beforeAll(async () => {
   directory = await fs.mkdtemp(path.join(os.tmpdir(), 'durable-agent-redaction-'));
@@ -65,7 +69,9 @@ beforeAll(async () => {
   });
   const refusing = await startGate('http://127.0.0.1:9/mcp', 401);
   const failing = await startGate('http://127.0.0.1:9/mcp', 500);
-  gates.push(refusing, failing);
+  upstream = await startTestMcpServer({ transport: 'http', port: 0 });
+  revocable = await startGate(upstream.url);
+  gates.push(refusing, failing, revocable);
   const mcpConfig = path.join(directory, 'mcp.json');
   await fs.writeFile(
     mcpConfig,
@@ -81,6 +87,7 @@ beforeAll(async () => {
           headers: { Authorization: `Bearer ${secrets.literalBearer}`, 'X-Api-Key': '${DA_SECRET}' },
         },
         failing: { url: failing.url, headers: { Authorization: 'Bearer ${DA_SECRET}' } },
+        revocable: { url: revocable.url, headers: { Authorization: `Bearer ${secrets.literalBearer}` } },
       },
     }),
   );
@@ -115,6 +122,7 @@ afterAll(async () => {
   await worker?.exited;
   await killAll();
   await Promise.all(gates.map((gate) => gate.close()));
+  await upstream?.close();
   await model?.close();
   await env?.teardown();
   if (directory) await fs.rm(directory, { recursive: true, force: true });
@@ -260,6 +268,21 @@ describe('no secret leaves the worker', () => {
     const { history } = await collect(id);
     expect(history).toContain('rejected our credentials (HTTP 401)');
     expect(history).toContain('yourHeaders');
+  });
+
+  test('an HTTP MCP server that starts answering 500 with our headers between the listing and the call', async () => {
+    const id = conversation('http-call', [
+      () => {
+        // The turn listed the server's tools with this request; its tool call gets the error.
+        revocable.reject(500);
+        return { toolCalls: [{ name: 'revocable__echo', arguments: { text: 'hello' } }] };
+      },
+      { content: 'The server failed.' },
+    ]);
+    await ask(id, 'Echo hello.');
+    const { history } = await collect(id);
+    expect(history).toContain('ToolTransportError');
+    expect(history).toMatch(/MCP server \\?"revocable\\?"[^]*yourHeaders/);
   });
 
   test('configuration errors that quote a credential', async () => {
