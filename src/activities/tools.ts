@@ -18,7 +18,8 @@ import { boundProgress, boundToolResult } from './payload-limits.js';
  * turn records its tools without an activity of its own. Each tool call is its own activity, so Temporal retries it
  * on its own and a completed call is never run again when the turn resumes.
  *
- * Every error text here comes from the pool with the servers' secrets already redacted (src/mcp/redaction.ts).
+ * Every error text here comes from the pool with the servers' secrets already redacted (src/mcp/redaction.ts); what the
+ * activity returns or throws is redacted again with all of the worker's secrets (./outbound.ts).
  */
 
 /** How often a running tool call heartbeats; well inside the ~10 s heartbeat timeout the workflow sets. */
