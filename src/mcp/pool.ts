@@ -81,7 +81,7 @@ const defaultLogger: McpLogger = {
 export class McpPool {
   /**
    * The secrets of every configured server, for the worker to redact from everything it sends (src/shared/redaction.ts).
-   * A credential the pool obtains while it runs (an OAuth token) is registered here with `secrets.add(token, label)`.
+   * A credential the pool obtains while it runs (an OAuth token) is registered with {@link addSecret}.
    */
   readonly secrets = new Redactor();
   private readonly servers = new Map<string, ServerConnection>();
@@ -105,6 +105,15 @@ export class McpPool {
       this.servers.set(server.name, new ServerConnection(server, settings));
       this.secrets.include(workerSecretsFor(server));
     }
+  }
+
+  /**
+   * Register a credential of `server` obtained while the worker runs (an OAuth access or refresh token): from now on
+   * it is replaced by `label` in what the pool reports for that server and in everything the worker sends.
+   */
+  addSecret(server: string, value: string, label = '[token]'): void {
+    this.servers.get(server)?.redactor.add(value, label);
+    this.secrets.add(value, label);
   }
 
   /** Names of the configured servers that are not disabled. */

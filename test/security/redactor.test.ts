@@ -55,7 +55,7 @@ describe('which secrets the worker knows', () => {
     // A token the pool obtains while the worker runs (OAuth) is redacted from then on.
     const token = canary('oauth-token');
     expect(secrets.text(token)).toBe(token);
-    pool.secrets.add(token, '[oauth token]');
+    pool.addSecret('web', token, '[oauth token]');
     expect(secrets.text(`token ${token}`)).toBe('token [oauth token]');
   });
 });
@@ -171,7 +171,9 @@ describe('what an activity sends', () => {
 
   test('streamed prose that only mentions a header or a scheme is not held back', () => {
     expect(secrets.releasable('We use cookies here and')).toBe('We use cookies here and'.length);
-    expect(secrets.releasable('Send the Authorization header first.')).toBe('Send the Authorization header first.'.length);
+    expect(secrets.releasable('Send the Authorization header first.')).toBe(
+      'Send the Authorization header first.'.length,
+    );
     const open = 'Send Authorization: Bearer abc';
     expect(secrets.releasable(open)).toBe('Send '.length);
     expect(secrets.releasable('see https://example.com/do')).toBe('see '.length);
