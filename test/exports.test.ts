@@ -24,6 +24,8 @@ const ROOT_VALUES = [
   'McpConfigError',
   'McpPool',
   'MessageRejectedError',
+  'RedactingLogger',
+  'Redactor',
   'ServeConfigError',
   'ServeErrorType',
   'StreamFailureType',
@@ -33,6 +35,7 @@ const ROOT_VALUES = [
   'createOpenAIClient',
   'createServeToken',
   'createStreamingBridge',
+  'installWorkerRuntime',
   'loadConfig',
   'loadMcpConfig',
   'runWorker',
@@ -92,6 +95,7 @@ const ROOT_TYPES = [
   'McpPoolOptions',
   'McpServerConfig',
   'RunWorkerOptions',
+  'Secret',
   'TemporalConfig',
 ];
 
