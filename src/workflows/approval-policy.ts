@@ -11,9 +11,6 @@ import type { ApprovalPolicy, ApprovalSettings } from './approval-messages.js';
 /** What a policy looks at: the tool's names and its annotations (hints from the server). */
 export type ApprovalSubject = Pick<ToolDefinition, 'name' | 'originalName'> & { annotations: ToolAnnotations };
 
-/** The default timeout decision: a call nobody decided in time does not run. */
-export const DEFAULT_ON_TIMEOUT = 'deny';
-
 /**
  * Why `policy` asks for approval of `tool`, naming `source` (who set the policy), or `undefined` when it does not.
  * A list names tools as the model sees them (`server__tool`) or as on their server; `*` matches any run of characters.
@@ -55,8 +52,19 @@ export function approvalReason(
   allowedTools: ReadonlySet<string>,
 ): string | undefined {
   if (allowedTools.has(tool.name)) return undefined;
-  if (settings?.require !== undefined) return policyReason(settings.require, tool, 'the conversation');
-  return tool.approval?.reason;
+  const require: unknown = settings?.require;
+  if (require === undefined) return tool.approval?.reason;
+  // Settings are not validated before the workflow starts: a wrong override errs on the side of asking.
+  if (!isApprovalPolicy(require)) {
+    return `the conversation's approval.require is not a policy (${JSON.stringify(require)}), so every call waits`;
+  }
+  return policyReason(require, tool, 'the conversation');
+}
+
+/** The conversation's approval timeout in milliseconds, or `undefined` (wait for as long as it takes) when not a positive number. */
+export function approvalTimeout(settings: ApprovalSettings | undefined): number | undefined {
+  const timeoutMs: unknown = settings?.timeoutMs;
+  return typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs >= 1 ? timeoutMs : undefined;
 }
 
 /** Whether `value` is an approval policy; for the settings and the `mcpServers` file's `requireApproval`. */

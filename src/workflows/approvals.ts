@@ -1,4 +1,4 @@
-import { ApplicationFailure, log } from '@temporalio/workflow';
+import { ApplicationFailure, inWorkflowContext, log } from '@temporalio/workflow';
 import { FailureType } from '../shared/errors.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
 import type { ApprovalDecision, ApproveRequest, DenyRequest, PendingApproval } from './approval-messages.js';
@@ -62,7 +62,7 @@ export class Approvals implements TurnApprovals {
     this.decisions.delete(pending.callId);
     this.waiting.set(pending.callId, { pending, inputSchema: tool.inputSchema });
     this.events.append({ type: 'approval_requested', ...pending });
-    log.info('tool call awaits approval', { callId: pending.callId, tool: pending.tool, reason: pending.reason });
+    info('tool call awaits approval', { callId: pending.callId, tool: pending.tool, reason: pending.reason });
     this.changed();
   }
 
@@ -106,15 +106,24 @@ export class Approvals implements TurnApprovals {
     }
   }
 
-  /** The `approve` update. */
+  /**
+   * The `approve` update. With `always`, the other calls of the same tool that wait now are approved too (by the same
+   * person, with the model's arguments): the person said this tool needs no asking.
+   */
   approve(request: ApproveRequest): ApprovalDecision {
     this.validateApprove(request);
-    return this.decide(request.callId, {
+    const by = request.by !== undefined ? { by: request.by } : {};
+    const decision = this.decide(request.callId, {
       decision: 'approved',
-      ...(request.by !== undefined ? { by: request.by } : {}),
+      ...by,
       ...(request.arguments !== undefined ? { arguments: request.arguments } : {}),
       ...(request.always === true ? { always: true } : {}),
     });
+    if (decision.always === true) {
+      const sameTool = this.pending.filter((pending) => pending.tool === decision.tool);
+      for (const { callId } of sameTool) this.decide(callId, { decision: 'approved', ...by });
+    }
+    return decision;
   }
 
   /** The `deny` update. */
@@ -147,7 +156,7 @@ export class Approvals implements TurnApprovals {
     this.decided.add(callId);
     if (decision.always === true) this.allowed.add(pending.tool);
     this.events.append({ type: 'approval_decided', ...decision });
-    log.info('tool call decided', { ...decision });
+    info('tool call decided', { ...decision });
     this.changed();
     return decision;
   }
@@ -176,6 +185,11 @@ export class Approvals implements TurnApprovals {
         (waitingIds.length > 0 ? `Waiting: ${waitingIds.join(', ')}.` : 'None waits now.'),
     });
   }
+}
+
+/** Log from the workflow (unit tests run this class without one). */
+function info(message: string, attributes: Record<string, unknown>): void {
+  if (inWorkflowContext()) log.info(message, attributes);
 }
 
 function invalid(message: string): ApplicationFailure {

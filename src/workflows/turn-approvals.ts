@@ -1,7 +1,7 @@
 import { CancellationScope, condition, isCancellation, sleep } from '@temporalio/workflow';
 import type { JsonObject, ToolCall, ToolDefinition, ToolMessage } from '../shared/types.js';
 import type { ApprovalDecision } from './approval-messages.js';
-import { DEFAULT_ON_TIMEOUT } from './approval-policy.js';
+import { approvalTimeout } from './approval-policy.js';
 import { timeLeft, type TurnBudget, type TurnSpend } from './budget.js';
 import { toolMessage } from './tool-calls.js';
 import type { TurnContext } from './turn-context.js';
@@ -103,7 +103,7 @@ export async function awaitApproval(
   }: { call: ToolCall; tool: ToolDefinition; arguments: JsonObject; reason: string },
 ): Promise<ApprovalOutcome> {
   const { approvals, settings } = context;
-  const timeoutMs = settings.approval?.timeoutMs;
+  const timeoutMs = approvalTimeout(settings.approval);
   const now = Date.now();
   approvals.request(
     {
@@ -144,7 +144,8 @@ export async function awaitApproval(
 
 function onTimeout(context: TurnContext, call: ToolCall, timeoutMs: number): void {
   if (context.approvals.isDecided(call.id)) return;
-  const approve = (context.settings.approval?.onTimeout ?? DEFAULT_ON_TIMEOUT) === 'approve';
+  // `deny` unless the conversation says `approve` (the default, and what any other value means).
+  const approve = context.settings.approval?.onTimeout === 'approve';
   context.approvals.decide(call.id, {
     decision: approve ? 'approved' : 'denied',
     by: 'timeout',

@@ -5,6 +5,7 @@ import type { ToolDefinition } from '../../src/shared/types.js';
 import {
   approvalReason,
   type ApprovalSubject,
+  approvalTimeout,
   policyReason,
   serverApproval,
 } from '../../src/workflows/approval-policy.js';
@@ -57,6 +58,16 @@ describe('approval policies', () => {
       'the conversation requires approval of every tool',
     );
     expect(approvalReason(recorded, { require: 'always' }, new Set(['files__write_file']))).toBeUndefined();
+  });
+
+  test('settings that are not valid err on the side of asking, and of waiting', () => {
+    const reason = approvalReason(definition(readFile), { require: 'sometimes' as never }, new Set());
+    expect(reason).toBe('the conversation\'s approval.require is not a policy ("sometimes"), so every call waits');
+    expect(approvalTimeout({ timeoutMs: 60_000 })).toBe(60_000);
+    for (const timeoutMs of [0, -5, Number.NaN, '60000' as never, undefined]) {
+      expect(approvalTimeout({ timeoutMs })).toBeUndefined();
+    }
+    expect(approvalTimeout(undefined)).toBeUndefined();
   });
 
   test('timeouts read as people say them', () => {

@@ -34,12 +34,19 @@ const upgrade = (userId = 'u-1', value = 'pro') => ({
   arguments: { userId, field: 'plan', value },
 });
 
-/** An agent whose CRM server asks for approval of every tool not annotated read-only (`writes`). */
+/**
+ * An agent whose CRM server asks for approval of every tool not annotated read-only (`writes`). Its worker keeps no
+ * workflow in its cache: every workflow task replays the history so far, so a wait or a decision that did not replay
+ * the same commands would fail the test with a determinism error.
+ */
 function agentWith(
   script: TestAgentOptions['script'],
   server: Partial<HttpServerConfig> = { requireApproval: 'writes' },
 ) {
-  return bed.agentWith(script, { mcpServers: [bed.crm.config('crm', server)] });
+  return bed.agentWith(script, {
+    mcpServers: [bed.crm.config('crm', server)],
+    workerOptions: { worker: { maxCachedWorkflows: 0 } },
+  });
 }
 
 /** Start a conversation with `messages` that closes when it has answered them. */
@@ -306,5 +313,37 @@ describe('a tool call that needs approval', () => {
     });
     const late = await rejection(handle.executeUpdate(approveUpdate, { args: [{ callId: pending!.callId }] }));
     expect(late.type).toBe(FailureType.AlreadyDecided);
+  });
+
+  it('the tool-call budget is decided before anyone is asked; a denied call gives its place back', async () => {
+    const agent = await agentWith([
+      { toolCalls: [upgrade('u-1', 'silver'), upgrade('u-2', 'silver')] },
+      { toolCalls: [upgrade('u-2', 'silver')] },
+      { content: 'Alan is on silver.' },
+    ]);
+    const before = calls('update_field');
+    const handle = await start(agent, ['Both to silver.'], { budget: { maxToolCalls: 1 } });
+    // Only the call the budget has room for asks; the other is refused at once.
+    const [first] = (await waitForStatus(handle, pendingCount(1))).pendingApprovals!;
+    expect(first!.arguments).toMatchObject({ userId: 'u-1' });
+    await handle.executeUpdate(denyUpdate, { args: [{ callId: first!.callId, reason: 'Not Ada.' }] });
+    // The denial gave the call back: the model's next call fits in the budget and asks.
+    const [second] = (
+      await waitForStatus(
+        handle,
+        (status) => pendingCount(1)(status) && status.pendingApprovals![0]!.callId !== first!.callId,
+      )
+    ).pendingApprovals!;
+    expect(second!.arguments).toMatchObject({ userId: 'u-2' });
+    await handle.executeUpdate(approveUpdate, { args: [{ callId: second!.callId }] });
+    const outcome = await outcomeOf(handle);
+    expect(calls('update_field')).toBe(before + 1);
+    expect(toolMessages(outcome).map((message) => message.outcome)).toEqual(['denied', 'budget_exhausted', 'ok']);
+    // The approved call used the budget up: the answer is the final-answer call's, as for any turn.
+    expect(outcome.state.lastResult).toMatchObject({
+      stopReason: 'budget:toolCalls',
+      answer: 'Alan is on silver.',
+      toolCalls: 1,
+    });
   });
 });
