@@ -4,11 +4,12 @@ import { cors } from 'hono/cors';
 import { streamSSE } from 'hono/streaming';
 import { subscribe } from '../client/stream.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
+import { decideApproval, type ApprovalDeciding } from './approval-route.js';
 import { SubscriptionHub, type SubscriptionHubOptions } from './hub.js';
 import { errorMessage } from '../shared/errors.js';
 
-/** What the bridge needs of `DurableAgentClient`: its Temporal client, and `send`. */
-export interface BridgeAgentClient {
+/** What the bridge needs of `DurableAgentClient`: its Temporal client, `send`, `approve` and `deny`. */
+export interface BridgeAgentClient extends ApprovalDeciding {
   readonly client: Client;
   send(
     conversationId: string,
@@ -53,6 +54,9 @@ const errorStatus: Record<string, 400 | 404 | 409> = {
  *   subscription.
  * - `POST /conversations/:id/messages` with `{"content": "...", "id": "optional message id"}`: queue a message
  *   (creates or reopens the conversation); answers 202 with the message id.
+ * - `POST /conversations/:id/approvals/:callId` with `{"decision": "approve" | "deny", "reason"?, "arguments"?,
+ *   "always"?, "by"?}`: decide a tool call that waits for a person (src/streaming/approval-route.ts); answers 200 with
+ *   the `ApprovalDecision`.
  */
 export function createStreamingBridge(options: StreamingBridgeOptions): StreamingBridge {
   const { agent } = options;
@@ -134,6 +138,8 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
       return c.json(problem(name, (error as Error).message), status);
     }
   });
+
+  app.post('/conversations/:id/approvals/:callId', decideApproval(agent));
 
   app.onError((error, c) => c.json(problem('InternalError', errorMessage(error)), 500));
 
