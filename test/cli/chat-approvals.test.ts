@@ -144,3 +144,67 @@ it('chat shows calls decided elsewhere and does not ask about them (again)', asy
   chat.write('\x04');
   expect(await chat.exited).toBe(0);
 });
+
+it('chat opened on a conversation that already waits asks at once; the answer finishes the turn', async () => {
+  const id = book.conversation('join', [{ toolCalls: [update('u-2', 'pro')] }, { content: 'Alan is on pro.' }]);
+  await client.send(id, 'Put Alan on pro.');
+  await poll(
+    () => client.pendingApprovals(id),
+    (list) => list.length === 1,
+  );
+  const chat = chatInTerminal(id);
+  await expect.poll(() => chat.output(), settle).toContain(question('u-2', 'pro'));
+  expect(chat.output()).toContain(`Conversation ${id} (1 turns, awaiting_approval)`);
+  chat.write('y\r');
+  await expect.poll(() => chat.output(), settle).toContain('✓ crm__update_field approved by tester');
+  await expect.poll(() => chat.output(), settle).toContain('agent> Alan is on pro.');
+  await expect.poll(() => prompts(chat), settle).toBeGreaterThanOrEqual(1);
+  expect(crm.records.get('u-2')).toMatchObject({ plan: 'pro' });
+  chat.write('\x04');
+  expect(await chat.exited).toBe(0);
+});
+
+it('chat: Ctrl-C while asking interrupts the turn; the call is cancelled, not run', async () => {
+  const id = book.conversation('interrupt', [{ toolCalls: [update('u-1', 'free')] }]);
+  const before = calls();
+  const chat = chatInTerminal(id);
+  await expect.poll(() => prompts(chat), settle).toBe(1);
+  chat.write('Make Ada free.\r');
+  await expect.poll(() => chat.output(), settle).toContain(question('u-1', 'free'));
+  chat.write('\x03');
+  await expect.poll(() => chat.output(), settle).toContain('✗ crm__update_field cancelled: the turn was interrupted');
+  await expect.poll(() => chat.output(), settle).toContain('(The turn was interrupted.)');
+  await expect.poll(() => prompts(chat), settle).toBe(2);
+  expect(chat.output()).not.toMatch(/Could not decide/);
+  expect(calls()).toBe(before);
+  expect((await client.status(id)).lastResult).toMatchObject({ stopReason: 'cancelled' });
+  chat.write('\x04');
+  expect(await chat.exited).toBe(0);
+});
+
+it('chat with piped input does not take its lines as answers: it says how to decide elsewhere', async () => {
+  const id = book.conversation('piped', [
+    { toolCalls: [update('u-1', 'team')] },
+    { content: 'Approved elsewhere.' },
+    { content: 'Yes to what?' },
+  ]);
+  const chat = spawnTracked(process.execPath, [cliPath, 'chat', '--conversation', id], cliEnv);
+  chat.write('Put Ada on team.\ny\n');
+  chat.child.stdin!.end();
+  const [pending] = await poll(
+    () => client.pendingApprovals(id),
+    (list) => list.length === 1,
+  );
+  await expect
+    .poll(() => chat.output(), settle)
+    .toContain(`? crm__update_field waits for approval: durable-agent approve -c ${id} ${pending!.callId}`);
+  await client.approve(id, pending!.callId, { by: 'ops' });
+  expect(await chat.exited).toBe(0);
+  const output = chat.output();
+  expect(output).toContain('✓ crm__update_field approved by ops');
+  expect(output).toContain('agent> Approved elsewhere.');
+  // The second line was a message of its own, answered as one.
+  expect(output).not.toContain('[y/n/a]');
+  expect(output).toContain('agent> Yes to what?');
+  expect(requestsOf(id).at(-1)!.messages.at(-1)).toMatchObject({ role: 'user', content: 'y' });
+});
