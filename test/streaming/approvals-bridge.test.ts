@@ -42,11 +42,12 @@ async function waitingConversation(value: string) {
 }
 
 describe('deciding over the HTTP bridge (POST /conversations/:id/approvals/:callId)', () => {
-  it('approve answers 200 with the decision and the call runs; both approval events go over SSE', async () => {
+  it('approve (edited arguments, always) answers 200 with the decision and the call runs; both events go over SSE', async () => {
     const before = calls();
     const { pending, events, decide } = await waitingConversation('pro');
     const { conversationId: _conversationId, ...asked } = pending;
-    const response = await decide({ decision: 'approve', by: 'web:ada@example.com' });
+    const edited = { userId: 'u-1', field: 'plan', value: 'team' };
+    const response = await decide({ decision: 'approve', arguments: edited, always: true, by: 'web:ada@example.com' });
     expect(response.status).toBe(200);
     const decision = (await response.json()) as ApprovalDecision;
     expect(decision).toMatchObject({
@@ -55,6 +56,8 @@ describe('deciding over the HTTP bridge (POST /conversations/:id/approvals/:call
       decision: 'approved',
       by: 'web:ada@example.com',
       turn: 1,
+      arguments: edited,
+      always: true,
     });
 
     const read = (await events).map((message) => ({
@@ -68,7 +71,8 @@ describe('deciding over the HTTP bridge (POST /conversations/:id/approvals/:call
     ]);
     expect(read.at(-1)).toMatchObject({ event: 'turn_finished', data: { answer: 'Done.' } });
     expect(calls()).toBe(before + 1);
-    expect(bed.crm.records.get('u-1')).toMatchObject({ plan: 'pro' });
+    // The edited arguments reached the server, not the model's.
+    expect(bed.crm.records.get('u-1')).toMatchObject({ plan: 'team' });
   });
 
   it('deny answers 200 and the model gets the reason; refusals are JSON errors with 400, 404, 409', async () => {
