@@ -11,6 +11,7 @@ import * as workflows from '../src/workflows/index.js';
  */
 const ROOT_VALUES = [
   'AnswerText',
+  'ApprovalAlreadyDecidedError',
   'AskTimeoutError',
   'ConfigError',
   'ConversationEndedError',
@@ -21,6 +22,7 @@ const ROOT_VALUES = [
   'DurableAgentClient',
   'DurableAgentClientError',
   'FailureType',
+  'InvalidApprovalArgumentsError',
   'McpConfigError',
   'McpPool',
   'MessageRejectedError',
@@ -30,6 +32,7 @@ const ROOT_VALUES = [
   'ServeErrorType',
   'StreamFailureType',
   'TooManyUpdatesError',
+  'UnknownApprovalError',
   'connectionOptions',
   'createAgentWorker',
   'createOpenAIClient',
@@ -58,6 +61,15 @@ const ROOT_TYPES = [
   'SendResult',
   'StartOptions',
   'StartResult',
+  // Approvals (docs/approvals.md).
+  'ApprovalDecision',
+  'ApprovalPolicy',
+  'ApprovalSettings',
+  'ApproveOptions',
+  'ConversationPendingApproval',
+  'DenyOptions',
+  'ListPendingApprovalsOptions',
+  'PendingApproval',
   // Settings, results, messages.
   'AssistantMessage',
   'BudgetLimit',
@@ -74,6 +86,8 @@ const ROOT_TYPES = [
   'TurnResult',
   'UserMessage',
   // The event stream and its bridge.
+  'ApprovalDecidedEvent',
+  'ApprovalRequestedEvent',
   'ModelAttemptStartedEvent',
   'ServeBridgeOptions',
   'ServeTokenOptions',
