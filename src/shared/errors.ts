@@ -41,6 +41,14 @@ export const FailureType = {
   ConversationEnded: 'ConversationEnded',
   ConversationRollingOver: 'ConversationRollingOver',
   InvalidMessage: 'InvalidMessage',
+
+  // The `answerInput` update (MCP elicitation): nothing changes when it fails.
+  /** No pending question has this request id (it never existed, or its tool call ended). */
+  UnknownInputRequest: 'UnknownInputRequest',
+  /** The question was answered already (by a person, its timeout or an interrupt). */
+  AlreadyAnswered: 'AlreadyAnswered',
+  /** The answer does not fit: content that does not match the requested schema, or content with decline/cancel. */
+  InvalidInput: 'InvalidInput',
 } as const;
 
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];

@@ -12,6 +12,7 @@ import type {
   IncomingMessage,
   TranscriptPage,
 } from './definitions.js';
+import { InputRequests } from './input-requests.js';
 import { EventLog, type TurnFinishedEvent } from './stream-events.js';
 import { Transcript } from './transcript.js';
 import type { TurnContext, TurnObserver, TurnProgress } from './turn.js';
@@ -28,6 +29,8 @@ export interface ConversationHooks {
   changed(): void;
   /** A message was ignored; the workflow logs why. */
   warn(message: string, attributes: Record<string, unknown>): void;
+  /** A question from an MCP server came or was answered: the phase may have changed (the workflow publishes it). */
+  inputsChanged?(): void;
 }
 
 interface RunningTurn {
@@ -54,6 +57,8 @@ export class ConversationCore {
   readonly transcript: Transcript;
   /** The event stream subscribers poll (docs/streaming.md). */
   readonly events: EventLog;
+  /** Questions from MCP servers waiting for the person (./input-requests.ts). */
+  readonly inputs: InputRequests;
   private readonly transcriptOffset: number;
   private readonly previousRunId: string | undefined;
   private readonly closeWhenIdle: boolean;
@@ -93,12 +98,14 @@ export class ConversationCore {
     this.lastResult = carried?.lastResult;
     this.recentResults.push(...(carried?.recentResults ?? []));
     this.events = new EventLog(carried?.streamOffset ?? 0, carried?.streamEvents);
+    this.inputs = new InputRequests(this.events, () => (hooks.inputsChanged ?? hooks.changed)());
     // Carried messages were seen (and remembered) by the previous run already.
     this.queue.push(...(carried?.queue ?? []));
     for (const message of input.messages ?? []) this.enqueue(message);
   }
 
   get phase(): ConversationPhase {
+    if (this.current && this.inputs.waiting) return 'awaiting_input';
     return this.ending && !this.current ? 'ended' : this.current ? 'running' : 'idle';
   }
 
@@ -219,9 +226,15 @@ export class ConversationCore {
   /** The `interrupt` signal: cancel the running turn, if there is one. */
   interrupt(reason: string | undefined): void {
     if (!this.current) return;
+    this.inputs.cancelAll('interrupt');
     this.current.interrupted = true;
     this.current.reason = reason;
     this.current.cancel();
+  }
+
+  /** The running turn's number, if a turn runs. */
+  get runningTurn(): number | undefined {
+    return this.current?.turn;
   }
 
   /** The `end` signal. */
@@ -240,6 +253,7 @@ export class ConversationCore {
       transcriptOffset: this.transcriptOffset,
       ...(this.lastResult ? { lastResult: this.lastResult } : {}),
     };
+    if (this.inputs.waiting) status.pendingInputs = this.inputs.list();
     if (this.current?.progress) {
       const { spend, activity } = this.current.progress;
       status.currentTurn = {
@@ -381,7 +395,10 @@ export class ConversationCore {
       },
       serversUnavailable: (servers) => events.append({ type: 'servers_unavailable', turn, servers }),
       toolStarted: (call) => events.startToolCall(turn, call),
-      toolFinished: (message, durationMs) => events.finishToolCall(turn, message, durationMs),
+      toolFinished: (message, durationMs) => {
+        this.inputs.callFinished(message.toolCallId);
+        events.finishToolCall(turn, message, durationMs);
+      },
       interrupted: () => running.interrupted,
     };
   }

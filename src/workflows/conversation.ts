@@ -25,6 +25,7 @@ import {
 } from './definitions.js';
 import { continuedInput, lookBack, type EarlierRun } from './earlier-runs.js';
 import { handleEventStream } from './event-polls.js';
+import { handleInputRequests } from './input-handlers.js';
 import { runTurn } from './turn.js';
 import { Visibility } from './visibility.js';
 
@@ -51,12 +52,17 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     continueAsNewSuggested: () => workflowInfo().continueAsNewSuggested,
     changed: () => visibility.describe(conversation.status()),
     warn: (message, attributes) => log.warn(message, attributes),
+    // Waiting for a person shows in the search attribute too (`awaiting_input`), not only in the current details.
+    inputsChanged: () => publishPhase(),
   });
   const { settings } = conversation;
   // A run started from an ended conversation's state only keeps it readable: it shows in no list of its own.
   const listed = input.state?.ended !== true;
   const publish = () =>
     listed ? visibility.publish(conversation.status()) : visibility.describe(conversation.status());
+  function publishPhase(): void {
+    publish();
+  }
 
   // Keep this order: signals and updates that arrived before their handler are delivered as it is set, so the order
   // of these calls is part of what replay must reproduce.
@@ -75,6 +81,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(modelContextQuery, (request) => conversation.modelContext(request), {
     description: described.modelContext,
   });
+  handleInputRequests(conversation);
 
   // A run that did not continue from another may have been started over closed runs of the same id, by a client that
   // did not carry their state (earlier-runs.ts): it looks back before it answers anything, and continues from them.
