@@ -2,7 +2,7 @@ import type { Client, WorkflowService } from '@temporalio/client';
 import type OpenAI from 'openai';
 import type { McpPool } from '../mcp/pool.js';
 import type { CallToolInput, ModelCallInput, ModelCallResult } from '../shared/types.js';
-import { modelContextQuery, streamSignal } from '../workflows/definitions.js';
+import { modelContextQuery, requestInputUpdate, streamSignal } from '../workflows/definitions.js';
 import { createEarlierRunActivities } from './earlier-runs.js';
 import { FinishedWork, type KeepFinishedOptions } from './keep-finished.js';
 import { createModelActivities, type ChatCompletionsClient } from './model.js';
@@ -43,7 +43,12 @@ export function createActivities(dependencies: ActivityDependencies) {
     queryTranscriptSource(dependencies.temporal),
     dependencies.transcriptCache ?? {},
   );
-  const tools = createToolActivities({ pool: dependencies.mcp, maxResultChars: dependencies.toolResultMaxChars });
+  const tools = createToolActivities({
+    pool: dependencies.mcp,
+    maxResultChars: dependencies.toolResultMaxChars,
+    askInput: ({ workflowId, runId }, poll) =>
+      dependencies.temporal.workflow.getHandle(workflowId, runId).executeUpdate(requestInputUpdate, { args: [poll] }),
+  });
   const model = createModelActivities({
     openai: dependencies.openai,
     transcripts,

@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject, ToolAnnotations, ToolDefinition } from '../shared/types.js';
-import type { McpServerConfig } from './config.js';
+import { DEFAULT_ELICITATION_TIMEOUT_MS, type McpServerConfig } from './config.js';
 import { assignToolNames } from './names.js';
 
 /** MCP tools → the `ToolDefinition`s the workflow records: plain JSON, named `server__tool`. */
@@ -27,5 +27,6 @@ function toToolDefinition(name: string, config: McpServerConfig, tool: Tool): To
     server: config.name,
     originalName: tool.name,
     timeoutMs: config.timeoutMs,
+    elicitationTimeoutMs: config.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS,
   };
 }

@@ -66,6 +66,11 @@ export interface ToolDefinition {
   originalName: string;
   /** Per-call timeout in milliseconds from the server's configuration. */
   timeoutMs: number;
+  /**
+   * How long a call may wait in all for a person to answer the server's questions (MCP elicitation), from the server's
+   * configuration; the workflow adds it to the call's start-to-close timeout. Absent in tools recorded before it was.
+   */
+  elicitationTimeoutMs?: number;
 }
 
 export interface TokenUsage {
