@@ -28,6 +28,12 @@ export {
   type EndedReason,
 } from './errors.js';
 export type { ConversationTranscriptPage } from './transcript.js';
+export {
+  InputRequestNotFoundError,
+  InputAlreadyAnsweredError,
+  InvalidInputError,
+  type InputAnswerOptions,
+} from './input-answers.js';
 export { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './connection.js';
 
 // Settings, results and messages.
@@ -37,6 +43,8 @@ export type {
   ConversationPhase,
   StopReason,
   TurnResult,
+  InputRequest,
+  InputAnswer,
 } from '../workflows/definitions.js';
 export { DEFAULT_BUDGET, type TurnBudget, type BudgetLimit } from '../workflows/budget.js';
 export type {
@@ -61,4 +69,6 @@ export {
   type ToolCallStartedEvent,
   type ToolCallFinishedEvent,
   type TurnFinishedEvent,
+  type InputRequestedEvent,
+  type InputAnsweredEvent,
 } from '../workflows/stream-events.js';
