@@ -4,6 +4,7 @@ import { askCommand } from './commands/ask.js';
 import { chatCommand } from './commands/chat.js';
 import { endCommand } from './commands/end.js';
 import { historyCommand } from './commands/history.js';
+import { answerCommand, inputsCommand } from './commands/inputs.js';
 import { interruptCommand } from './commands/interrupt.js';
 import { listCommand } from './commands/list.js';
 import { sendCommand } from './commands/send.js';
@@ -62,6 +63,8 @@ async function buildProgram(argv: readonly string[]): Promise<Command> {
     historyCommand(),
     listCommand(),
     interruptCommand(),
+    inputsCommand(),
+    answerCommand(),
     endCommand(),
     serveCommand(),
   ]) {

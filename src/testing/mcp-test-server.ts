@@ -260,7 +260,8 @@ function createTestServer(recorder: Recorder, crash: Crash): McpServer {
   server.registerTool(
     'ask_user',
     {
-      description: "Asks the person for a name and an age (MCP elicitation) and returns the answer's action and content.",
+      description:
+        "Asks the person for a name and an age (MCP elicitation) and returns the answer's action and content.",
       inputSchema: { message: z.string().default('Who are you?') },
       annotations: readOnly,
     },

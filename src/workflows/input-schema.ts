@@ -50,8 +50,9 @@ function fieldProblem(field: JsonObject, value: JsonValue): string | undefined {
 function stringProblem(field: JsonObject, value: string): string | undefined {
   const length = rangeProblem(field, value.length, 'minLength', 'maxLength', ' characters');
   if (length !== undefined) return length;
-  const format = typeof field.format === 'string' ? FORMATS[field.format] : undefined;
-  if (format !== undefined && !format.test(value)) return `must be a valid ${String(field.format)}`;
+  const name = typeof field.format === 'string' ? field.format : undefined;
+  const format = name === undefined ? undefined : FORMATS[name];
+  if (format !== undefined && !format.test(value)) return `must be a valid ${name}`;
   return choiceProblem(field, value);
 }
 

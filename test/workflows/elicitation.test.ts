@@ -173,7 +173,7 @@ describe('MCP elicitation through the conversation', () => {
     });
   });
 
-  it('a question nobody answers is cancelled when the server\'s elicitationTimeoutMs runs out', async () => {
+  it("a question nobody answers is cancelled when the server's elicitationTimeoutMs runs out", async () => {
     const bounded = await startTestAgent({
       env,
       mcpServers: [httpServer('test', mcp.url, { elicitationTimeoutMs: 1_500 })],
