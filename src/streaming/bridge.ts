@@ -5,10 +5,11 @@ import { streamSSE } from 'hono/streaming';
 import { subscribe } from '../client/stream.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
 import { SubscriptionHub, type SubscriptionHubOptions } from './hub.js';
+import { addInputRoute, type InputAnsweringClient } from './input-route.js';
 import { errorMessage } from '../shared/errors.js';
 
-/** What the bridge needs of `DurableAgentClient`: its Temporal client, and `send`. */
-export interface BridgeAgentClient {
+/** What the bridge needs of `DurableAgentClient`: its Temporal client, `send` and `answerInput`. */
+export interface BridgeAgentClient extends InputAnsweringClient {
   readonly client: Client;
   send(
     conversationId: string,
@@ -53,6 +54,8 @@ const errorStatus: Record<string, 400 | 404 | 409> = {
  *   subscription.
  * - `POST /conversations/:id/messages` with `{"content": "...", "id": "optional message id"}`: queue a message
  *   (creates or reopens the conversation); answers 202 with the message id.
+ * - `POST /conversations/:id/inputs/:requestId` with `{"action": "accept"|"decline"|"cancel", "content"?, "by"?}`:
+ *   answer an MCP server's question (./input-route.ts).
  */
 export function createStreamingBridge(options: StreamingBridgeOptions): StreamingBridge {
   const { agent } = options;
@@ -134,6 +137,8 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
       return c.json(problem(name, (error as Error).message), status);
     }
   });
+
+  addInputRoute(app, agent);
 
   app.onError((error, c) => c.json(problem('InternalError', errorMessage(error)), 500));
 
