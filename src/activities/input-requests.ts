@@ -24,13 +24,13 @@ export interface CallIdentity {
   cancelled: AbortSignal;
 }
 
-/** The `onElicitation` of one tool call: request ids are `<callId>/<attempt>/<n>`, unique per question. */
+/** The `onElicitation` of one tool call: request ids are `<callId>:<attempt>:<n>`, unique per question. */
 export function askTheConversation(poller: InputPoller, call: CallIdentity, pollWaitMs = INPUT_POLL_WAIT_MS) {
   let asked = 0;
   const handler: ElicitationHandler = async (request, { waitMs, signal }) => {
     const poll: InputPoll = {
       request: {
-        requestId: `${call.callId}/${call.attempt}/${++asked}`,
+        requestId: `${call.callId}:${call.attempt}:${++asked}`,
         callId: call.callId,
         tool: call.tool.name,
         server: call.tool.server,

@@ -14,6 +14,7 @@ import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import type { Script } from '../../src/testing/scripted-model/script.js';
 import { pollEventsUpdate, type ConversationStatus } from '../../src/workflows/definitions.js';
+import { serveStreamingBridge } from '../../src/streaming/serve.js';
 import { httpServer } from '../mcp/helpers.js';
 
 /**
@@ -195,5 +196,64 @@ describe('MCP elicitation through the conversation', () => {
     } finally {
       await bounded.close();
     }
+  });
+
+  it("the call's own timeoutMs does not run while the person answers", async () => {
+    // 800 ms for the call, but the person takes longer: the wait does not count against the call's timeout.
+    const quick = await startTestAgent({
+      env,
+      mcpServers: [httpServer('test', mcp.url, { timeoutMs: 800 })],
+      script,
+    });
+    try {
+      const { conversationId, request } = await askedConversation(quick);
+      await sleep(1_500);
+      await client.answerInput(conversationId, request.requestId, { action: 'accept', content: { name: 'Bob' } });
+      const done = await finished(conversationId);
+      expect(done.lastResult?.answer).toBe('the tool said: accept {"name":"Bob"}');
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it('the HTTP bridge answers: 400 for a bad body or content, 404 unknown, 200, then 409', async () => {
+    const { conversationId, request } = await askedConversation();
+    await using served = await serveStreamingBridge({ agent: client });
+    const post = async (requestId: string, body: unknown) => {
+      const response = await fetch(
+        `${served.url}/conversations/${conversationId}/inputs/${encodeURIComponent(requestId)}`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: typeof body === 'string' ? body : JSON.stringify(body),
+        },
+      );
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    expect(await post(request.requestId, 'not json')).toMatchObject({
+      status: 400,
+      body: { error: { type: 'InvalidBody' } },
+    });
+    expect(await post(request.requestId, { action: 'maybe' })).toMatchObject({
+      status: 400,
+      body: { error: { type: 'InvalidBody' } },
+    });
+    expect(await post(request.requestId, { action: 'accept', content: { name: '' } })).toMatchObject({
+      status: 400,
+      body: { error: { type: 'InvalidInputError', message: expect.stringContaining('"name" must be at least 1') } },
+    });
+    expect(await post('no-such-request', { action: 'cancel' })).toMatchObject({
+      status: 404,
+      body: { error: { type: 'InputRequestNotFoundError' } },
+    });
+    expect(await post(request.requestId, { action: 'accept', content: { name: 'Cy' }, by: 'web' })).toEqual({
+      status: 200,
+      body: { requestId: request.requestId, action: 'accept', content: { name: 'Cy' }, by: 'web' },
+    });
+    expect(await post(request.requestId, { action: 'decline' })).toMatchObject({
+      status: 409,
+      body: { error: { type: 'InputAlreadyAnsweredError' } },
+    });
+    expect((await finished(conversationId)).lastResult?.answer).toBe('the tool said: accept {"name":"Cy"}');
   });
 });
