@@ -27,8 +27,16 @@ beforeAll(async () => {
     mcpServers: [stdioServer('everything', process.execPath, [publishedServerEntry('server-everything'), 'stdio'])],
     script: (request) => {
       const last = request.messages.at(-1);
-      return last?.role === 'tool'
-        ? { content: 'done' }
+      if (last?.role === 'tool') return { content: 'done' };
+      return last?.content === 'open a page'
+        ? {
+            toolCalls: [
+              {
+                name: 'everything__trigger-url-elicitation',
+                arguments: { url: 'https://example.com/consent', message: 'Open the consent page.' },
+              },
+            ],
+          }
         : { toolCalls: [{ name: 'everything__trigger-elicitation-request', arguments: {} }] };
     },
   });
@@ -121,5 +129,21 @@ describe('server-everything asks, the CLI answers', () => {
     const request = await question(id);
     expect((await cli('answer', '-c', id, request.requestId, '--decline')).code).toBe(ExitCode.Ok);
     expect(await toolResult(id)).toContain('User declined to provide the requested information');
+  });
+
+  it('URL mode: inputs shows the page to open; answer --accept (no content) completes the flow', async () => {
+    const id = randomUUID();
+    await agent.startConversation(id, { messages: [{ id: 'm1', content: 'open a page' }] });
+    const request = await question(id);
+    expect(request).toMatchObject({
+      mode: 'url',
+      url: 'https://example.com/consent',
+      message: 'Open the consent page.',
+    });
+    expect((await cli('inputs', '-c', id)).stdout).toContain('  open: https://example.com/consent');
+    const withContent = await cli('answer', '-c', id, request.requestId, '--accept', '{"name":"x"}');
+    expect(withContent.code).toBe(ExitCode.Usage);
+    expect((await cli('answer', '-c', id, request.requestId, '--accept')).code).toBe(ExitCode.Ok);
+    expect(await toolResult(id)).toContain('User completed the URL elicitation flow');
   });
 });
