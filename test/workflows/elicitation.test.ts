@@ -198,8 +198,9 @@ describe('MCP elicitation through the conversation', () => {
     }
   });
 
-  it("the call's own timeoutMs does not run while the person answers", async () => {
-    // 800 ms for the call, but the person takes longer: the wait does not count against the call's timeout.
+  it("neither the call's own timeoutMs nor the activity's start-to-close runs out while the person answers", async () => {
+    // 800 ms for the call, but the person takes longer: the wait counts neither against the call's timeout nor
+    // against the activity's start-to-close timeout (800 ms + 10 s without the elicitation bound added).
     const quick = await startTestAgent({
       env,
       mcpServers: [httpServer('test', mcp.url, { timeoutMs: 800 })],
@@ -207,7 +208,7 @@ describe('MCP elicitation through the conversation', () => {
     });
     try {
       const { conversationId, request } = await askedConversation(quick);
-      await sleep(1_500);
+      await sleep(12_000);
       await client.answerInput(conversationId, request.requestId, { action: 'accept', content: { name: 'Bob' } });
       const done = await finished(conversationId);
       expect(done.lastResult?.answer).toBe('the tool said: accept {"name":"Bob"}');
