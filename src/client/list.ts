@@ -19,6 +19,8 @@ export const CONVERSATION_QUERIES = {
   running: `${OURS} AND ExecutionStatus = 'Running' AND ${status} = 'running'`,
   idle: `${OURS} AND ExecutionStatus = 'Running' AND ${status} = 'idle'`,
   ended: `${OURS} AND (${status} = 'ended' OR ${BROKEN})`,
+  /** A turn waits for a person to answer an MCP server's question (docs/mcp.md). */
+  awaiting_input: `${OURS} AND ExecutionStatus = 'Running' AND ${status} = 'awaiting_input'`,
 } as const;
 
 /**
@@ -54,7 +56,7 @@ export async function listConversations(client: Client, options: ListOptions = {
  */
 function listQuery(options: ListOptions): string {
   const conditions = [
-    options.status === 'running' || options.status === 'ended'
+    options.status === 'running' || options.status === 'ended' || options.status === 'awaiting_input'
       ? CONVERSATION_QUERIES[options.status]
       : `${OURS} AND ExecutionStatus != 'ContinuedAsNew'`,
   ];

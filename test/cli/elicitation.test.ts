@@ -79,6 +79,16 @@ describe('server-everything asks, the CLI answers', () => {
     const request = await question(id);
     expect(request).toMatchObject({ tool: 'everything__trigger-elicitation-request', mode: 'form' });
 
+    // `list --status awaiting_input` finds it (visibility is eventually consistent: ask until it does).
+    let waiting: Array<{ conversationId: string; status: string }> = [];
+    for (let attempt = 0; attempt < 100 && !waiting.some((entry) => entry.conversationId === id); attempt++) {
+      if (attempt > 0) await sleep(100);
+      const run = await cli('list', '--status', 'awaiting_input', '--json');
+      expect(run.code).toBe(ExitCode.Ok);
+      waiting = JSON.parse(run.stdout) as typeof waiting;
+    }
+    expect(waiting.find((entry) => entry.conversationId === id)).toMatchObject({ status: 'awaiting_input' });
+
     const listed = await cli('inputs', '-c', id);
     expect(listed.code).toBe(ExitCode.Ok);
     expect(listed.stdout).toContain(

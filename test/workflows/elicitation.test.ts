@@ -8,6 +8,7 @@ import {
   InputRequestNotFoundError,
   InvalidInputError,
 } from '../../src/client/index.js';
+import { DURABLE_AGENT_SEARCH_ATTRIBUTES } from '../../src/shared/search-attributes.js';
 import type { ChatMessage } from '../../src/shared/types.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
@@ -100,11 +101,18 @@ describe('MCP elicitation through the conversation', () => {
     });
     expect(await client.pendingInputs(conversationId)).toEqual([request]);
 
-    // The search attribute says so too: a list of conversations waiting for a person finds it.
-    await until('the awaiting_input search attribute', async () => {
+    // The search attribute says so too: a list of conversations waiting for a person finds it, and only those.
+    const handle = env.client.workflow.getHandle(`conversation-${conversationId}`);
+    const described = await handle.describe();
+    expect(described.typedSearchAttributes.get(DURABLE_AGENT_SEARCH_ATTRIBUTES.status)).toBe('awaiting_input');
+    const idleId = randomUUID();
+    await agent.startConversation(idleId);
+    const listed = await until('the awaiting_input list', async () => {
       const found = await client.list({ status: 'awaiting_input' });
-      return found.some((summary) => summary.conversationId === conversationId) ? true : undefined;
+      return found.some((summary) => summary.conversationId === conversationId) ? found : undefined;
     });
+    expect(listed.every((summary) => summary.status === 'awaiting_input')).toBe(true);
+    expect(listed.map((summary) => summary.conversationId)).not.toContain(idleId);
 
     // Content that does not fit the requested schema is refused, and nothing changes.
     await expect(

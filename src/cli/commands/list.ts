@@ -10,6 +10,7 @@ export function listCommand() {
         'idle',
         'running',
         'ended',
+        'awaiting_input',
       ] as const),
     )
     .addOption(new Option('--query <query>', "more visibility-query conditions, e.g. 'DurableAgentTurns > 3'"))
