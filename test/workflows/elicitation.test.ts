@@ -265,4 +265,33 @@ describe('MCP elicitation through the conversation', () => {
     });
     expect((await finished(conversationId)).lastResult?.answer).toBe('the tool said: accept {"name":"Cy"}');
   });
+
+  it('a worker that stops while the server waits: the retried call asks again, the old question is cancelled', async () => {
+    const taskQueue = `elicitation-${randomUUID()}`;
+    const mcpServers = [httpServer('test', mcp.url)];
+    const first = await startTestAgent({ env, mcpServers, script, taskQueue });
+    let second: TestAgent | undefined;
+    try {
+      const { conversationId, request } = await askedConversation(first);
+      // The MCP request dies with the worker's attempt; the question it asked has nobody waiting for it any more.
+      await first.close();
+      second = await startTestAgent({ env, mcpServers, script, taskQueue });
+      const retried = await until('the retried question', async () => {
+        const [pending] = await client.pendingInputs(conversationId);
+        return pending !== undefined && pending.requestId !== request.requestId ? pending : undefined;
+      });
+      // ask_user is read-only, so the retry calls it again and the server asks again.
+      expect(retried).toMatchObject({ requestId: `${request.callId}:2:1`, callId: request.callId });
+      await client.answerInput(conversationId, retried.requestId, { action: 'accept', content: { name: 'Dee' } });
+      expect((await finished(conversationId)).lastResult?.answer).toBe('the tool said: accept {"name":"Dee"}');
+      const answered = (await events(conversationId)).filter((event) => event.type === 'input_answered');
+      expect(answered).toMatchObject([
+        { requestId: request.requestId, action: 'cancel', by: 'retried' },
+        { requestId: retried.requestId, action: 'accept' },
+      ]);
+    } finally {
+      await first.close();
+      await second?.close();
+    }
+  });
 });
