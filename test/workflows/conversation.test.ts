@@ -266,13 +266,15 @@ describe('handler metadata', () => {
     expect(described(updateDefinitions)).toEqual({
       ask: handlerDescriptions.ask,
       pollEvents: handlerDescriptions.pollEvents,
+      requestInput: handlerDescriptions.requestInput,
+      answerInput: handlerDescriptions.answerInput,
     });
     expect(described(queryDefinitions)).toEqual({
       status: handlerDescriptions.status,
       transcript: handlerDescriptions.transcript,
       modelContext: handlerDescriptions.modelContext,
     });
-    for (const internal of ['stream', 'pollEvents', 'modelContext'] as const) {
+    for (const internal of ['stream', 'pollEvents', 'modelContext', 'requestInput'] as const) {
       expect(handlerDescriptions[internal]).toMatch(/^Internal/);
     }
     await handle.signal(endSignal, {});
