@@ -6,6 +6,7 @@ import { chatCommand } from './commands/chat.js';
 import { approveCommand, denyCommand } from './commands/decide.js';
 import { endCommand } from './commands/end.js';
 import { historyCommand } from './commands/history.js';
+import { answerCommand, inputsCommand } from './commands/inputs.js';
 import { interruptCommand } from './commands/interrupt.js';
 import { listCommand } from './commands/list.js';
 import { sendCommand } from './commands/send.js';
@@ -65,6 +66,8 @@ async function buildProgram(argv: readonly string[]): Promise<Command> {
     historyCommand(),
     listCommand(),
     interruptCommand(),
+    inputsCommand(),
+    answerCommand(),
     endCommand(),
     approvalsCommand(),
     approveCommand(),

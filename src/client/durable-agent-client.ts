@@ -11,11 +11,14 @@ import {
   transcriptQuery,
   userMessageSignal,
   type IncomingMessage,
+  type InputAnswer,
+  type InputRequest,
   type TurnResult,
 } from '../workflows/definitions.js';
 import type { ApprovalDecision } from '../workflows/approval-messages.js';
 import { approveCall, denyCall, listPendingApprovals } from './approvals.js';
 import { askAndWait } from './ask.js';
+import { answerInput, type InputAnswerOptions } from './input-answers.js';
 import { connectTemporal } from './connection.js';
 import { CONVERSATION_WORKFLOW_TYPE, ConversationRuns, rejectInvalidMessage } from './conversation-runs.js';
 import { ConversationEndedError } from './errors.js';
@@ -189,6 +192,19 @@ export class DurableAgentClient {
     const status = await this.runs.handle(conversationId, description.runId).query(statusQuery);
     if (description.status === 'RUNNING') return { ...base, open: true, ...status };
     return { ...base, ...status, open: false, phase: 'ended', currentTurn: undefined };
+  }
+
+  /** The questions MCP servers wait for a person to answer in this conversation (elicitation; docs/mcp.md). */
+  async pendingInputs(conversationId: string): Promise<InputRequest[]> {
+    return (await this.status(conversationId)).pendingInputs ?? [];
+  }
+
+  /**
+   * Answer an MCP server's question: `accept` (with the requested `content`), `decline` or `cancel`. Fails with
+   * `InputRequestNotFoundError`, `InputAlreadyAnsweredError` or `InvalidInputError`, and then nothing changed.
+   */
+  async answerInput(conversationId: string, requestId: string, options: InputAnswerOptions): Promise<InputAnswer> {
+    return await answerInput(this.runs, conversationId, requestId, options);
   }
 
   /** A page of the whole conversation's transcript (across continued and reopened runs), from index `from`. */

@@ -35,6 +35,12 @@ export {
   type EndedReason,
 } from './errors.js';
 export type { ConversationTranscriptPage } from './transcript.js';
+export {
+  InputRequestNotFoundError,
+  InputAlreadyAnsweredError,
+  InvalidInputError,
+  type InputAnswerOptions,
+} from './input-answers.js';
 export { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './connection.js';
 
 // Settings, results and messages.
@@ -48,6 +54,8 @@ export type {
   ApprovalDecision,
   ApprovalPolicy,
   ApprovalSettings,
+  InputRequest,
+  InputAnswer,
 } from '../workflows/definitions.js';
 export { DEFAULT_BUDGET, type TurnBudget, type BudgetLimit } from '../workflows/budget.js';
 export type {
@@ -74,4 +82,6 @@ export {
   type TurnFinishedEvent,
   type ApprovalRequestedEvent,
   type ApprovalDecidedEvent,
+  type InputRequestedEvent,
+  type InputAnsweredEvent,
 } from '../workflows/stream-events.js';

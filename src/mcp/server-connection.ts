@@ -1,10 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '../shared/errors.js';
 import { isToolAllowed, type McpServerConfig } from './config.js';
 import { connectFailure, couldNotReach, listingFailure } from './connection-failures.js';
+import { type CallInFlight, ELICITATION_CAPABILITY, routeElicitation } from './elicitation.js';
 import { describeRequestFailure } from './errors.js';
 import { ServerOutages, type Outage } from './outages.js';
 import { redactorFor, type Redactor } from './redaction.js';
@@ -43,6 +44,8 @@ export interface Session {
   /** The server's tools (allow/deny applied); dropped on `tools/list_changed`. */
   tools: Promise<Tool[]> | undefined;
   stderrTail: string[];
+  /** The tool calls in flight on this session: a server's question goes to the one in flight (./elicitation.ts). */
+  calls: Set<CallInFlight>;
 }
 
 /**
@@ -222,7 +225,7 @@ export class ServerConnection {
 
   private createSession(): Session {
     const { config, settings, log } = this;
-    const client = new Client(settings.clientInfo, { capabilities: {} });
+    const client = new Client(settings.clientInfo, { capabilities: { elicitation: ELICITATION_CAPABILITY } });
     const transport =
       config.transport === 'stdio'
         ? new StdioClientTransport({
@@ -233,7 +236,7 @@ export class ServerConnection {
             stderr: 'pipe',
           })
         : new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
-    const session: Session = { client, transport, closed: false, tools: undefined, stderrTail: [] };
+    const session: Session = { client, transport, closed: false, tools: undefined, stderrTail: [], calls: new Set() };
     if (transport instanceof StdioClientTransport) this.collectStderr(transport, session);
     client.onclose = () => {
       session.closed = true;
@@ -243,6 +246,11 @@ export class ServerConnection {
       }
     };
     client.onerror = (error) => log.debug(`MCP server "${config.name}": ${errorMessage(error)}`);
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+      routeElicitation(session.calls, request.params, extra.signal, (message) =>
+        log.warn(`MCP server "${config.name}" ${message}`),
+      ),
+    );
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       session.tools = undefined;
       log.debug(`MCP server "${config.name}" changed its tool list.`);

@@ -5,6 +5,7 @@ import { subscribe } from '../client/stream.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
 import { decideApproval, type ApprovalDeciding } from './approval-route.js';
 import { SubscriptionHub, type SubscriptionHubOptions } from './hub.js';
+import { addInputRoute, type InputAnsweringClient } from './input-route.js';
 import { errorMessage } from '../shared/errors.js';
 import { authentication, authenticationEnabled, type AuthenticationOptions } from './authentication.js';
 import { browserSafety, type BrowserSafetyOptions } from './browser-safety.js';
@@ -13,8 +14,8 @@ import { temporalReadiness } from './readiness.js';
 import { requestLog, type RequestLogger } from './request-log.js';
 import { ServeConfigError } from './serve-tokens.js';
 
-/** What the bridge needs of `DurableAgentClient`: its Temporal client, `send`, `approve` and `deny`. */
-export interface BridgeAgentClient extends ApprovalDeciding {
+/** What the bridge needs of `DurableAgentClient`: its Temporal client, `send`, `approve`, `deny` and `answerInput`. */
+export interface BridgeAgentClient extends ApprovalDeciding, InputAnsweringClient {
   readonly client: Client;
   send(
     conversationId: string,
@@ -64,6 +65,8 @@ const errorStatus: Record<string, 400 | 404 | 409> = {
  * - `POST /conversations/:id/approvals/:callId` with `{"decision": "approve" | "deny", "reason"?, "arguments"?,
  *   "always"?, "by"?}`: decide a tool call that waits for a person (src/streaming/approval-route.ts); answers 200 with
  *   the `ApprovalDecision`.
+ * - `POST /conversations/:id/inputs/:requestId` with `{"action": "accept"|"decline"|"cancel", "content"?, "by"?}`:
+ *   answer an MCP server's question (./input-route.ts).
  */
 export function createStreamingBridge(options: StreamingBridgeOptions): StreamingBridge {
   const { agent } = options;
@@ -163,6 +166,8 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
       return c.json(problem(name, (error as Error).message), status);
     }
   });
+
+  addInputRoute(app, agent);
 
   app.onError((error, c) => c.json(problem(ServeErrorType.InternalError, errorMessage(error)), 500));
 

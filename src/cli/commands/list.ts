@@ -12,6 +12,7 @@ export function listCommand() {
         'running',
         'awaiting_approval',
         'ended',
+        'awaiting_input',
       ] as const),
     )
     .addOption(new Option('--query <query>', "more visibility-query conditions, e.g. 'DurableAgentTurns > 3'"))
