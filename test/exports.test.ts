@@ -20,19 +20,27 @@ const ROOT_VALUES = [
   'DEFAULT_TEMPORAL_ADDRESS',
   'DurableAgentClient',
   'DurableAgentClientError',
+  'EncryptionCodec',
+  'EncryptionKeyNotFoundError',
   'FailureType',
   'McpConfigError',
+  'MalformedEncryptedPayloadError',
   'McpPool',
   'MessageRejectedError',
+  'PayloadDecryptionError',
   'StreamFailureType',
   'TooManyUpdatesError',
   'connectionOptions',
   'createAgentWorker',
+  'createCodecApp',
   'createOpenAIClient',
   'createStreamingBridge',
+  'encryptionDataConverter',
   'loadConfig',
   'loadMcpConfig',
+  'parseEncryptionKeys',
   'runWorker',
+  'serveCodec',
   'serveStreamingBridge',
   'subscribe',
 ];
@@ -89,6 +97,10 @@ const ROOT_TYPES = [
   'McpServerConfig',
   'RunWorkerOptions',
   'TemporalConfig',
+  // Encryption of payloads and the codec server.
+  'CodecServerOptions',
+  'EncryptionKey',
+  'RunningCodecServer',
 ];
 
 const TESTING_VALUES = [
