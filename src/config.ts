@@ -179,6 +179,8 @@ export interface Config {
   encryptionKeys: EncryptionKey[];
   /** `DURABLE_AGENT_CODEC_TOKEN`: the token `durable-agent codec-server` requires. Default none (`dev` makes one). */
   codecToken: string | undefined;
+  /** `DURABLE_AGENT_CODEC_PORT`, default 8234: port of the codec server `durable-agent dev` starts when keys are set. */
+  codecPort: number;
   /** `TEMPORAL_CLI_PATH`: use this `temporal` binary instead of provisioning one. */
   temporalCliPath: string | undefined;
   /** `TEMPORAL_TEST_SERVER_PATH`: use this time-skipping test server launcher instead of provisioning one. */
@@ -231,6 +233,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     ),
     encryptionKeys: readEncryptionKeys(env),
     codecToken: read(env, 'DURABLE_AGENT_CODEC_TOKEN'),
+    codecPort: readPort(env, 'DURABLE_AGENT_CODEC_PORT', 8234),
     temporalCliPath: read(env, 'TEMPORAL_CLI_PATH'),
     testServerPath: read(env, 'TEMPORAL_TEST_SERVER_PATH'),
   };
