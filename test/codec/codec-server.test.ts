@@ -30,6 +30,15 @@ const toJson = (payload: { metadata?: Record<string, Uint8Array> | null; data?: 
 });
 const text = (base64: string) => Buffer.from(base64, 'base64').toString('utf8');
 
+interface JsonPayload {
+  metadata: Record<string, string>;
+  data: string;
+}
+interface CodecResponse {
+  payloads: JsonPayload[];
+  error?: string;
+}
+
 interface Call {
   path?: string;
   body?: unknown;
@@ -43,7 +52,7 @@ async function post({ path = '/decode', body, headers = {}, base = server.url }:
     headers: { 'Content-Type': 'application/json', 'X-Namespace': 'default', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as any };
+  return { status: response.status, headers: response.headers, body: (await response.json()) as CodecResponse };
 }
 
 const auth = { Authorization: `Bearer ${token}` };
@@ -54,9 +63,9 @@ describe('codec server', () => {
     const plain = toJson(defaultPayloadConverter.toPayload({ content: secret }));
     const encoded = await post({ path: '/encode', body: { payloads: [plain] }, headers: auth });
     expect(encoded.status).toBe(200);
-    const [encrypted] = encoded.body.payloads;
-    expect(text(encrypted.metadata.encoding)).toBe('binary/encrypted');
-    expect(text(encrypted.metadata['encryption-key-id'])).toBe('current');
+    const encrypted = encoded.body.payloads[0]!;
+    expect(text(encrypted.metadata.encoding!)).toBe('binary/encrypted');
+    expect(text(encrypted.metadata['encryption-key-id']!)).toBe('current');
     expect(text(encrypted.data)).not.toContain(secret);
     const decoded = await post({ body: { payloads: [encrypted] }, headers: auth });
     expect(decoded.status).toBe(200);
@@ -68,10 +77,7 @@ describe('codec server', () => {
     const [older] = await new EncryptionCodec([keys[1]!]).encode([defaultPayloadConverter.toPayload(secret)]);
     const plain = toJson(defaultPayloadConverter.toPayload('plain'));
     const decoded = await post({ body: { payloads: [toJson(older!), plain] }, headers: auth });
-    expect(decoded.body.payloads.map((payload: { data: string }) => text(payload.data))).toEqual([
-      JSON.stringify(secret),
-      '"plain"',
-    ]);
+    expect(decoded.body.payloads.map((payload) => text(payload.data))).toEqual([JSON.stringify(secret), '"plain"']);
   });
 
   it('the token is required: none or a wrong one is 401; as the first path segment it is accepted', async () => {
@@ -147,7 +153,7 @@ describe('durable-agent codec-server', () => {
       });
       expect(decoded.status).toBe(200);
       expect(decoded.headers.get('access-control-allow-origin')).toBe('http://ui.test');
-      expect(text(decoded.body.payloads[0].data)).toBe('"hello"');
+      expect(text(decoded.body.payloads[0]!.data)).toBe('"hello"');
     } finally {
       running.child.kill('SIGTERM');
       expect(await running.exited).toBe(0);
