@@ -147,7 +147,7 @@ describe('with encryption keys set', () => {
       await expect(
         Worker.runReplayHistory(
           { workflowBundle, dataConverter: encryptionDataConverter([keyA]) },
-          run.history as Parameters<typeof Worker.runReplayHistory>[1],
+          run.history,
           conversationWorkflowId(id),
         ),
       ).resolves.toBeUndefined();
@@ -198,7 +198,7 @@ describe('with encryption keys set', () => {
     await expect(
       Worker.runReplayHistory(
         { workflowBundle: await sharedWorkflowBundle(), dataConverter: encryptionDataConverter([keyB, keyA]) },
-        runs[0]!.history as Parameters<typeof Worker.runReplayHistory>[1],
+        runs[0]!.history,
         conversationWorkflowId(id),
       ),
     ).resolves.toBeUndefined();
