@@ -7,7 +7,7 @@ import { DurableAgentClient, subscribe } from '../../src/client/index.js';
 import { encryptionDataConverter } from '../../src/codec/data-converter.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { EncryptionKeyNotFoundError } from '../../src/codec/errors.js';
-import type { EncryptionKey } from '../../src/codec/keys.js';
+import { formatEncryptionKeys, type EncryptionKey } from '../../src/codec/keys.js';
 import { loadConfig } from '../../src/config.js';
 import { parseMcpConfig } from '../../src/mcp/config.js';
 import { sharedWorkflowBundle, startTestAgent, type TestAgent } from '../../src/testing/agent.js';
@@ -17,6 +17,7 @@ import { startScriptedModel, type ScriptedModel } from '../../src/testing/script
 import type { ScriptStep } from '../../src/testing/scripted-model/script.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import type { StreamEvent } from '../../src/workflows/stream-events.js';
+import { runCli } from '../cli/helpers.js';
 import { ScriptBook } from '../client/helpers.js';
 import { allText, canary, occurrences } from '../helpers/secrets.js';
 import { encodingOf, keyIdOf, payloadsIn } from './history-payloads.js';
@@ -227,6 +228,31 @@ describe('with encryption keys set', () => {
     await expect(raw.workflow.getHandle(conversationWorkflowId(id)).query('status')).rejects.toThrow(
       /binary\/encrypted/,
     );
+  });
+  it('the CLI uses DURABLE_AGENT_ENCRYPTION_KEYS: ask and history work; without the key, the named error', async () => {
+    const agent = await agentWith([keyA]);
+    const secret = canary('cli-message');
+    const answer = canary('cli-answer');
+    const id = book.conversation('cli', [{ content: answer }]);
+    const cliEnv = {
+      ...process.env,
+      TEMPORAL_ADDRESS: env.address,
+      DURABLE_AGENT_TASK_QUEUE: agent.taskQueue,
+      DURABLE_AGENT_ENCRYPTION_KEYS: formatEncryptionKeys([keyA]),
+    };
+    const asked = await runCli(['ask', '-c', id, secret], cliEnv);
+    expect(asked).toMatchObject({ code: 0, stdout: `${answer}\n` });
+    const history = await runCli(['history', '-c', id], cliEnv);
+    expect(history.code).toBe(0);
+    expect(history.stdout).toContain(secret);
+    expect(history.stdout).toContain(answer);
+    const runs = await everyRun(id);
+    expect(occurrences(allText(runs.map((run) => run.history)), secret)).toEqual([]);
+
+    const withoutKey = await runCli(['history', '-c', id], { ...cliEnv, DURABLE_AGENT_ENCRYPTION_KEYS: '' });
+    expect(withoutKey.code).not.toBe(0);
+    expect(withoutKey.stderr).toMatch(/encrypted with the key id "key-a", but no encryption keys are configured here/);
+    expect(withoutKey.stdout).not.toContain(secret);
   });
 });
 
