@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Payload } from '@temporalio/common';
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { EncryptionCodec } from './encryption-codec.js';
 import type { EncryptionKey } from './keys.js';
@@ -50,6 +51,13 @@ export function createCodecApp(options: CodecServerOptions): Hono {
       maxAge: 600,
     }),
   );
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (context) => context.json({ error: 'Request body too large.' }, 413),
+    }),
+  );
   const handle = (operation: 'encode' | 'decode', tokenInPath: boolean) => async (context: Context) => {
     const given = tokenInPath ? context.req.param('token') : bearer(context.req.header('Authorization'));
     if (given === undefined || !timingSafeEqual(digest(given), expected)) {
@@ -59,8 +67,6 @@ export function createCodecApp(options: CodecServerOptions): Hono {
     if (options.namespaces !== undefined && (namespace === undefined || !options.namespaces.includes(namespace))) {
       return context.json({ error: `This codec server serves the namespaces ${options.namespaces.join(', ')}.` }, 403);
     }
-    const length = Number(context.req.header('Content-Length') ?? 0);
-    if (length > MAX_BODY_BYTES) return context.json({ error: 'Request body too large.' }, 413);
     let payloads: Payload[];
     try {
       payloads = fromJson(await context.req.json());

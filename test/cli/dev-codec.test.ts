@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -8,7 +9,7 @@ import { formatEncryptionKeys } from '../../src/codec/keys.js';
 import { findFreePort } from '../../src/servers/index.js';
 import { newKey } from '../codec/keys.js';
 import { canary } from '../helpers/secrets.js';
-import { cliPath, killAll, spawnTracked, type RunningProcess } from './helpers.js';
+import { cliPath, killAll, runCli, spawnTracked, type RunningProcess } from './helpers.js';
 
 /**
  * `durable-agent dev` with encryption keys (issue 19, item 2): it starts a codec server and the embedded Web UI pointed
@@ -94,4 +95,30 @@ test('dev with keys: starts a codec server for its Web UI (the UI is given it, w
   dev.child.kill('SIGINT');
   expect(await dev.exited).toBe(0);
   await expect(fetch(`${codecUrl}/decode`, { method: 'POST' })).rejects.toThrow();
+});
+
+test('dev with keys: a codec port in use is a ConfigError naming DURABLE_AGENT_CODEC_PORT (exit 2), before any server starts', async () => {
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const { port } = taken.address() as net.AddressInfo;
+  try {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DURABLE_AGENT_DATA_DIR: dataDir,
+      DURABLE_AGENT_DEV_PORT: String(await findFreePort()),
+      DURABLE_AGENT_UI_PORT: String(await findFreePort()),
+      DURABLE_AGENT_CODEC_PORT: String(port),
+      DURABLE_AGENT_ENCRYPTION_KEYS: formatEncryptionKeys(keys),
+    };
+    delete env.TEMPORAL_ADDRESS;
+    const run = await runCli(['dev'], env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      `Port ${port} on 127.0.0.1 is already in use, so the codec server for the Web UI cannot start: set ` +
+        'DURABLE_AGENT_CODEC_PORT to a free port.',
+    );
+    expect(run.stdout).not.toMatch(/Temporal dev server:/);
+  } finally {
+    await new Promise((resolve) => taken.close(resolve));
+  }
 });

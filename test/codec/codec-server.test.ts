@@ -106,6 +106,11 @@ describe('codec server', () => {
     expect((await post({ body: 'not json', headers: auth })).status).toBe(400);
   });
 
+  it('refuses a body over 16 MiB (413)', async () => {
+    const huge = JSON.stringify({ payloads: [{ data: 'A'.repeat(17 * 1024 * 1024) }] });
+    expect((await post({ body: huge, headers: auth })).status).toBe(413);
+  });
+
   it('CORS: the Web UI origin may call it (preflight and answer); another origin gets no CORS grant', async () => {
     const preflight = await fetch(`${server.url}/decode`, {
       method: 'OPTIONS',

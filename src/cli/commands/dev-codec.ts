@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../../config.js';
+import { ConfigError, type Config } from '../../config.js';
 
 /** The codec server `durable-agent dev` runs for its Web UI when encryption keys are set. */
 export interface DevCodecServer {
@@ -24,6 +24,13 @@ export async function startDevCodecServer(config: Config): Promise<DevCodecServe
     token,
     port: config.codecPort,
     corsOrigins: [`http://localhost:${config.uiPort}`, `http://127.0.0.1:${config.uiPort}`],
+  }).catch((error: unknown) => {
+    if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
+    throw new ConfigError(
+      `Port ${config.codecPort} on 127.0.0.1 is already in use, so the codec server for the Web UI cannot start: ` +
+        'set DURABLE_AGENT_CODEC_PORT to a free port.',
+      { cause: error },
+    );
   });
   return { url: served.url, endpoint: `${served.url}/${encodeURIComponent(token)}`, close: () => served.close() };
 }
