@@ -66,6 +66,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     dependencies.temporal = new Client({
       connection: temporal.connection,
       namespace: temporal.options.namespace,
+      interceptors: temporal.options.interceptors,
       dataConverter,
     });
   }
