@@ -17,7 +17,7 @@ import { startScriptedModel, type ScriptedModel } from '../../src/testing/script
 import type { ScriptStep } from '../../src/testing/scripted-model/script.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import type { StreamEvent } from '../../src/workflows/stream-events.js';
-import { runCli } from '../cli/helpers.js';
+import { cliPath, killAll, runCli, spawnTracked } from '../cli/helpers.js';
 import { ScriptBook } from '../client/helpers.js';
 import { allText, canary, occurrences } from '../helpers/secrets.js';
 import { encodingOf, keyIdOf, payloadsIn } from './history-payloads.js';
@@ -46,6 +46,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await killAll();
   await Promise.allSettled(clients.map((client) => client.close()));
   await Promise.allSettled(agents.map((agent) => agent.close()));
   await mcp?.close();
@@ -253,6 +254,49 @@ describe('with encryption keys set', () => {
     expect(withoutKey.code).not.toBe(0);
     expect(withoutKey.stderr).toMatch(/encrypted with the key id "key-a", but no encryption keys are configured here/);
     expect(withoutKey.stdout).not.toContain(secret);
+  });
+  it('durable-agent serve uses DURABLE_AGENT_ENCRYPTION_KEYS: a message posted over HTTP is answered in the event stream', async () => {
+    const agent = await agentWith([keyA]);
+    const secret = canary('serve-message');
+    const answer = canary('serve-answer');
+    const id = book.conversation('serve', [{ content: answer }]);
+    const serveEnv = {
+      ...process.env,
+      TEMPORAL_ADDRESS: env.address,
+      DURABLE_AGENT_TASK_QUEUE: agent.taskQueue,
+      DURABLE_AGENT_ENCRYPTION_KEYS: formatEncryptionKeys([keyA]),
+    };
+    const serve = spawnTracked(process.execPath, [cliPath, 'serve', '--port', '0'], serveEnv);
+    try {
+      let url: string | undefined;
+      for (let attempt = 0; attempt < 400 && url === undefined; attempt++) {
+        url = /^(http:\/\/\S+)\n/.exec(serve.output())?.[1];
+        if (url === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(url, serve.output()).toBeDefined();
+      const posted = await fetch(`${url}/conversations/${id}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ content: secret }),
+      });
+      expect(posted.status).toBe(202);
+      const stream = await fetch(`${url}/conversations/${id}/events?from=0`, {
+        headers: { accept: 'text/event-stream' },
+      });
+      let text = '';
+      const decoder = new TextDecoder();
+      for await (const chunk of stream.body as unknown as AsyncIterable<Uint8Array>) {
+        text += decoder.decode(chunk, { stream: true });
+        if (/event: turn_finished\n/.test(text)) break;
+      }
+      expect(text).toMatch(new RegExp(`event: turn_finished\\n[^\\n]*data: [^\\n]*${answer}`));
+    } finally {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
+    const stored = allText((await everyRun(id)).map((run) => run.history));
+    expect(occurrences(stored, secret)).toEqual([]);
+    expect(occurrences(stored, answer)).toEqual([]);
   });
 });
 
