@@ -139,6 +139,9 @@ describe('with encryption keys set', () => {
     // The scan would have found them: decrypted, the same payloads hold every canary.
     const decrypted = allText(await new EncryptionCodec([keyA]).decode(encrypted));
     for (const words of canaries) for (const text of Object.values(words)) expect(decrypted).toContain(text);
+    // The activity summaries the Web UI shows are user metadata payloads: encrypted too (docs/security.md).
+    expect(stored).not.toContain('turn 1 · tool notes__echo');
+    expect(decrypted).toContain('turn 1 · tool notes__echo');
     // What stays plain is metadata: the search attributes, and no payload that is not encrypted carries content.
     const plain = payloads.filter((payload) => encodingOf(payload) !== 'binary/encrypted');
     expect(new Set(plain.map(encodingOf))).toEqual(new Set(['json/plain']));
