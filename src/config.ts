@@ -2,6 +2,12 @@ import { accessSync, constants } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import {
+  ENCRYPTION_KEYS_SHAPE,
+  ENCRYPTION_KEYS_VARIABLE,
+  parseEncryptionKeys,
+  type EncryptionKey,
+} from './codec/keys.js';
 import { MAX_TOOL_RESULT_CHARS } from './shared/payload-limits.js';
 
 /**
@@ -109,6 +115,20 @@ function addressProblem(address: string): string | undefined {
   return undefined;
 }
 
+/** The keys of `DURABLE_AGENT_ENCRYPTION_KEYS` (none when unset); a malformed value is a ConfigError. */
+export function readEncryptionKeys(env: Env = process.env): EncryptionKey[] {
+  const value = read(env, ENCRYPTION_KEYS_VARIABLE);
+  if (value === undefined) return [];
+  const parsed = parseEncryptionKeys(value);
+  // The value itself stays out of the message: it is key material.
+  if ('problem' in parsed) {
+    throw new ConfigError(
+      `Invalid ${ENCRYPTION_KEYS_VARIABLE} (${parsed.problem}): expected ${ENCRYPTION_KEYS_SHAPE}.`,
+    );
+  }
+  return parsed.keys;
+}
+
 export interface TemporalConfig {
   /** `TEMPORAL_ADDRESS`: the cluster to connect to. Unset: `durable-agent dev` starts an embedded dev server. */
   address: string | undefined;
@@ -152,6 +172,15 @@ export interface Config {
    * (and any result to what a Temporal payload may carry).
    */
   toolResultMaxChars: number;
+  /**
+   * `DURABLE_AGENT_ENCRYPTION_KEYS`: comma-separated `id:base64-of-32-bytes`; the first encrypts every payload the
+   * worker, the client and the CLI write, all decrypt (docs/security.md). Default none: payloads are plain JSON.
+   */
+  encryptionKeys: EncryptionKey[];
+  /** `DURABLE_AGENT_CODEC_TOKEN`: the token `durable-agent codec-server` requires. Default none (`dev` makes one). */
+  codecToken: string | undefined;
+  /** `DURABLE_AGENT_CODEC_PORT`, default 8234: port of the codec server `durable-agent dev` starts when keys are set. */
+  codecPort: number;
   /** `TEMPORAL_CLI_PATH`: use this `temporal` binary instead of provisioning one. */
   temporalCliPath: string | undefined;
   /** `TEMPORAL_TEST_SERVER_PATH`: use this time-skipping test server launcher instead of provisioning one. */
@@ -202,6 +231,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       // The upper bound keeps a result within what a Temporal payload may carry (src/shared/payload-limits.ts).
       `a whole number from 100 to ${MAX_TOOL_RESULT_CHARS} (a tool result is recorded in a Temporal payload)`,
     ),
+    encryptionKeys: readEncryptionKeys(env),
+    codecToken: read(env, 'DURABLE_AGENT_CODEC_TOKEN'),
+    codecPort: readPort(env, 'DURABLE_AGENT_CODEC_PORT', 8234),
     temporalCliPath: read(env, 'TEMPORAL_CLI_PATH'),
     testServerPath: read(env, 'TEMPORAL_TEST_SERVER_PATH'),
   };

@@ -27,5 +27,18 @@ export {
   type ServeBridgeOptions,
   type ServedBridge,
 } from './streaming/index.js';
+export {
+  createCodecApp,
+  EncryptionCodec,
+  encryptionDataConverter,
+  EncryptionKeyNotFoundError,
+  MalformedEncryptedPayloadError,
+  parseEncryptionKeys,
+  PayloadDecryptionError,
+  serveCodec,
+  type CodecServerOptions,
+  type EncryptionKey,
+  type RunningCodecServer,
+} from './codec/index.js';
 export { loadConfig, ConfigError, type Config, type TemporalConfig } from './config.js';
 export { FailureType } from './shared/errors.js';

@@ -8,6 +8,8 @@ import {
 } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { createActivities, type ActivityDependencies } from './activities/index.js';
+import { encryptionDataConverter } from './codec/data-converter.js';
+import type { EncryptionKey } from './codec/keys.js';
 import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './client/connection.js';
 import type { Config } from './config.js';
 import { loadMcpConfig } from './mcp/config.js';
@@ -46,17 +48,34 @@ export interface AgentWorkerOptions extends ActivityDependencies {
   taskQueue: string;
   /** Default `default`. */
   namespace?: string;
+  /**
+   * Keys that encrypt what the worker records (docs/security.md): the first encrypts, all decrypt. The activities'
+   * own client (`temporal`) gets the same codec. Default none: payloads are plain JSON.
+   */
+  encryptionKeys?: readonly EncryptionKey[];
   /** Any other Temporal worker option (e.g. `workflowBundle`, `maxCachedWorkflows`); these win over ours. */
   worker?: Partial<WorkerOptions>;
 }
 
 /** A Temporal worker running the conversation workflow and durable-agent's activities. */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
-  const { connection, taskQueue, namespace, worker, ...dependencies } = options;
+  const { connection, taskQueue, namespace, worker, encryptionKeys, ...dependencies } = options;
+  const dataConverter = encryptionDataConverter(encryptionKeys);
+  if (encryptionKeys !== undefined) {
+    // The activities signal and query their own workflow: those payloads are encrypted with the worker's keys too.
+    const { temporal } = dependencies;
+    dependencies.temporal = new Client({
+      connection: temporal.connection,
+      namespace: temporal.options.namespace,
+      interceptors: temporal.options.interceptors,
+      dataConverter,
+    });
+  }
   return await Worker.create({
     connection,
     namespace: namespace ?? 'default',
     taskQueue,
+    dataConverter,
     workflowBundle: worker?.workflowBundle ?? (await bundleWorkflows()),
     // The worker's own connection also answers whether Temporal is up before a finished result is handed over.
     activities: createActivities({ workerConnection: connection, ...dependencies }),
@@ -134,6 +153,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       temporal: new Client({ connection: clientConnection, namespace }),
       toolResultMaxChars: config.toolResultMaxChars,
       secrets,
+      encryptionKeys: config.encryptionKeys,
     });
     options.onReady?.({ address, namespace, taskQueue: config.taskQueue });
     await worker.run();

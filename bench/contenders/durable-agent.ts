@@ -3,6 +3,8 @@ import { Context } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import OpenAI from 'openai';
+import { encryptionDataConverter } from '../../src/codec/data-converter.js';
+import { readEncryptionKeys } from '../../src/config.js';
 import { McpPool } from '../../src/mcp/pool.js';
 import { createAgentWorker, workflowsPath } from '../../src/worker.js';
 import { conversationWorkflow } from '../../src/workflows/conversation.js';
@@ -61,7 +63,10 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
   const pool = new McpPool([benchMcpServer(config.mcpServerScript)]);
   const nativeConnection = await NativeConnection.connect({ address: config.address });
   const connection = await Connection.connect({ address: config.address });
-  const client = new Client({ connection, namespace: config.namespace });
+  // DURABLE_AGENT_ENCRYPTION_KEYS (the durable-agent-encrypted contender): the client and worker encrypt, as users run them.
+  const encryptionKeys = readEncryptionKeys();
+  const dataConverter = encryptionDataConverter(encryptionKeys);
+  const client = new Client({ connection, namespace: config.namespace, dataConverter });
   const openai = new OpenAI({ baseURL: config.modelBaseUrl, apiKey: 'bench', maxRetries: 0 });
   const worker = await createAgentWorker({
     connection: nativeConnection,
@@ -71,6 +76,7 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
     defaultModel: 'scripted-model',
     mcp: timedPool(pool, clock, currentWorkflowId),
     temporal: client,
+    encryptionKeys,
     worker: {
       workflowBundle: await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger }),
       ...experimentInterceptors(),
@@ -129,7 +135,9 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
 async function main(): Promise<void> {
   installQuietRuntime();
   const parsed = parseContenderArguments(process.argv.slice(2));
-  if (parsed.mode === 'replay') return replayOnColdWorker(parsed.config, workflowsPath);
+  if (parsed.mode === 'replay') {
+    return replayOnColdWorker(parsed.config, workflowsPath, encryptionDataConverter(readEncryptionKeys()));
+  }
   const { config } = parsed;
   await serveContender(() => createDurableAgentDriver(config));
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { ensureOwnDependencies } from '../own-dependencies.js';
 
@@ -43,6 +44,16 @@ export const CONTENDERS: ContenderDefinition[] = [
     label: 'durable-agent',
     script: here('./durable-agent.js'),
     durable: true,
+  },
+  {
+    // The same worker with DURABLE_AGENT_ENCRYPTION_KEYS set: every payload compressed and AES-256-GCM encrypted by
+    // the client and the worker, so the difference to durable-agent is the codec's cost per step.
+    name: 'durable-agent-encrypted',
+    label: 'durable-agent, payloads encrypted',
+    script: here('./durable-agent.js'),
+    durable: true,
+    // One key for the run, shared by the contender and its replay processes (which decrypt the histories).
+    env: { DURABLE_AGENT_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}` },
   },
   {
     name: 'openai-agents',

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { bundleWorkflowCode, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import type { ReplayResult } from '../protocol.js';
 import type { ReplayConfig } from './config.js';
@@ -9,7 +10,12 @@ import { quietBundlerLogger } from './runtime.js';
  * Replay one history the way a cold worker does: fetch it (not timed), bundle the workflow code from scratch, then
  * `Worker.runReplayHistory`. Prints a {@link ReplayResult} as the only line of standard output.
  */
-export async function replayOnColdWorker(config: ReplayConfig, workflowsPath: string): Promise<void> {
+export async function replayOnColdWorker(
+  config: ReplayConfig,
+  workflowsPath: string,
+  /** Decodes the history's payloads (durable-agent's encrypted contender); default none. */
+  dataConverter?: DataConverter,
+): Promise<void> {
   const connection = await Connection.connect({
     address: config.address,
     // A long conversation's history can be larger than gRPC's default 4 MB message.
@@ -25,7 +31,7 @@ export async function replayOnColdWorker(config: ReplayConfig, workflowsPath: st
   const bundleStarted = performance.now();
   const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
   const replayStarted = performance.now();
-  const options: ReplayWorkerOptions = { workflowBundle };
+  const options: ReplayWorkerOptions = { workflowBundle, ...(dataConverter ? { dataConverter } : {}) };
   await Worker.runReplayHistory(options, history, config.workflowId);
   const replayMs = performance.now() - replayStarted;
   const result: ReplayResult = {

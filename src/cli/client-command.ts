@@ -54,7 +54,11 @@ export async function withClient<T>(action: (client: DurableAgentClient) => Prom
   const address = config.temporal.address ?? api.DEFAULT_TEMPORAL_ADDRESS;
   let client: DurableAgentClient;
   try {
-    client = await api.DurableAgentClient.connect({ temporal: config.temporal, taskQueue: config.taskQueue });
+    client = await api.DurableAgentClient.connect({
+      temporal: config.temporal,
+      taskQueue: config.taskQueue,
+      encryptionKeys: config.encryptionKeys,
+    });
   } catch (error) {
     throw unreachable(address, error);
   }

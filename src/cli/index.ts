@@ -34,6 +34,11 @@ const heavyCommands: { name: string; summary: string; load: () => Promise<Comman
     load: async () => (await import('./commands/worker.js')).workerCommand(),
   },
   {
+    name: 'codec-server',
+    summary: "serve Temporal's remote codec protocol with the encryption keys, for the Web UI",
+    load: async () => (await import('./commands/codec-server.js')).codecServerCommand(),
+  },
+  {
     name: 'provision',
     summary: 'build or fetch both Temporal servers into the cache',
     load: async () => (await import('./commands/provision.js')).provisionCommand(),

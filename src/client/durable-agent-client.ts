@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, type Connection } from '@temporalio/client';
-import { loadConfig } from '../config.js';
+import { encryptionDataConverter } from '../codec/data-converter.js';
+import { loadConfig, readEncryptionKeys } from '../config.js';
 import type { ChatMessage } from '../shared/types.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
 import {
@@ -65,8 +66,13 @@ export class DurableAgentClient {
   static async connect(options: ConnectOptions = {}): Promise<DurableAgentClient> {
     const config = options.temporal === undefined || options.taskQueue === undefined ? loadConfig() : undefined;
     const temporal = options.temporal ?? (config as NonNullable<typeof config>).temporal;
+    const keys = options.encryptionKeys ?? config?.encryptionKeys ?? readEncryptionKeys();
     const connection = await connectTemporal(temporal);
-    const client = new Client({ connection, namespace: temporal.namespace });
+    const client = new Client({
+      connection,
+      namespace: temporal.namespace,
+      dataConverter: encryptionDataConverter(keys),
+    });
     return new DurableAgentClient({ client, taskQueue: options.taskQueue ?? config?.taskQueue }, connection);
   }
 

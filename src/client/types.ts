@@ -1,5 +1,6 @@
 /** The options and results of `DurableAgentClient`'s methods. */
 import type { Client } from '@temporalio/client';
+import type { EncryptionKey } from '../codec/keys.js';
 import type { TemporalConfig } from '../config.js';
 import type { JsonObject } from '../shared/types.js';
 import type {
@@ -21,6 +22,11 @@ export interface ConnectOptions {
   temporal?: TemporalConfig;
   /** Default `DURABLE_AGENT_TASK_QUEUE` or `durable-agent`. */
   taskQueue?: string;
+  /**
+   * Keys that encrypt what this client sends and decrypt what it reads (docs/security.md); the first encrypts.
+   * Default `DURABLE_AGENT_ENCRYPTION_KEYS` (none when unset: plain JSON); `[]` turns encryption off.
+   */
+  encryptionKeys?: readonly EncryptionKey[];
 }
 
 export interface StartOptions {

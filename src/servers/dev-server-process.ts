@@ -11,8 +11,13 @@ export function devDatabasePath(config: Pick<Config, 'dataDir'>): string {
   return path.join(config.dataDir, 'temporal.sqlite');
 }
 
+export interface DevServerExtras {
+  /** The remote codec the Web UI decodes payloads with (`--ui-codec-endpoint`). */
+  codecEndpoint?: string;
+}
+
 /** Arguments of `temporal server start-dev` for `durable-agent dev`. */
-export function devServerArguments(config: Config): string[] {
+export function devServerArguments(config: Config, extras: DevServerExtras = {}): string[] {
   return [
     'server',
     'start-dev',
@@ -29,6 +34,7 @@ export function devServerArguments(config: Config): string[] {
     '--log-level',
     'warn',
     '--ui-disable-news-fetch',
+    ...(extras.codecEndpoint !== undefined ? ['--ui-codec-endpoint', extras.codecEndpoint] : []),
     ...searchAttributeFlags(),
     // The same switches @temporalio/testing passes, so `dev` and the tests run workflow updates alike.
     '--dynamic-config-value',
@@ -58,9 +64,13 @@ const STDERR_TAIL_CHARS = 4_000;
  * Starts `temporal server start-dev` and resolves once its gRPC port and Web UI answer. It runs in its own process
  * group so that Ctrl-C in the terminal reaches only durable-agent, which stops the server after the worker drained.
  */
-export async function startDevServer(executable: string, config: Config): Promise<RunningDevServer> {
+export async function startDevServer(
+  executable: string,
+  config: Config,
+  extras: DevServerExtras = {},
+): Promise<RunningDevServer> {
   await fs.mkdir(config.dataDir, { recursive: true });
-  const child = spawn(executable, devServerArguments(config), {
+  const child = spawn(executable, devServerArguments(config, extras), {
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

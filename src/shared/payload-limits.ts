@@ -1,7 +1,10 @@
 /**
  * Temporal's limits on one payload (an activity's input or result, a signal, a query's answer) and durable-agent's
  * bounds under them, so that we cut what is too large and say so, rather than Temporal refusing it. Temporal measures
- * a payload in bytes of its encoding, which for durable-agent is JSON in UTF-8; so do these functions. A JavaScript
+ * a payload in bytes of its encoding, which for durable-agent is JSON in UTF-8; so do these functions. With
+ * encryption keys set (src/codec), Temporal measures the encrypted payload instead: compressed, so usually smaller,
+ * and at worst (incompressible text) a few hundred bytes larger, which the margins below absorb
+ * (test/codec/encryption-codec.test.ts checks it at both bounds). A JavaScript
  * string's `length` counts UTF-16 code units instead: an emoji is 2 of them and 4 bytes, a Chinese character 1 and 3,
  * a control character 1 and 6 (`\u0001`).
  *

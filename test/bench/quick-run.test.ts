@@ -13,12 +13,18 @@ describe('the quick benchmark that CI runs', () => {
       'in-process',
       'temporal-floor',
       'durable-agent',
+      'durable-agent-encrypted',
       'openai-agents',
     ]);
   });
 
   it('leaves the peer out only when told to, and writes that run apart from the published one', async () => {
-    expect(await contenderNames(['--no-peer'])).toEqual(['in-process', 'temporal-floor', 'durable-agent']);
+    expect(await contenderNames(['--no-peer'])).toEqual([
+      'in-process',
+      'temporal-floor',
+      'durable-agent',
+      'durable-agent-encrypted',
+    ]);
     expect(readOptions(['--no-peer']).outDir).toMatch(/bench\/dist\/runs\/no-peer$/);
     expect(readOptions(['--quick', '--no-peer']).outDir).toMatch(/bench\/dist\/runs\/quick_no-peer$/);
   });

@@ -2,14 +2,21 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { loadConfig } from '../../src/config.js';
 import type { HttpServerConfig } from '../../src/mcp/config.js';
+import { ensureDevServer } from '../../src/servers/dev-server.js';
 import { findFreePort } from '../../src/servers/ports.js';
+import { startScriptedModel } from '../../src/testing/scripted-model/index.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import { askUpdate } from '../../src/workflows/definitions.js';
 import { Browser } from './browser.js';
-import { killLeftovers, REPO_ROOT, ResultRows } from './helpers.js';
+import { payloadTexts, startEncryptedDev, temporalWorkflowShow } from './encrypted-dev.js';
+import { CLI, killLeftovers, REPO_ROOT, ResultRows } from './helpers.js';
 
 /**
  * Issue 8, item 6: the Temporal Web UI of the dev server, in headless Chromium, tells the story of a conversation: the
@@ -17,6 +24,9 @@ import { killLeftovers, REPO_ROOT, ResultRows } from './helpers.js';
  * the workflow sets. Screenshots go to test-results/screenshots (CI keeps test-results/); scripts/reliability.mjs
  * copies them to docs/screenshots.
  */
+
+// Asynchronous: the scripted model answers from this process while the CLI waits.
+const execFileAsync = promisify(execFile);
 
 export const SCREENSHOTS_DIR = path.join(REPO_ROOT, 'test-results/screenshots');
 
@@ -107,5 +117,71 @@ describe('the Web UI in a real browser', () => {
       counts: `screenshots: ${path.basename(listShot)}, ${path.basename(historyShot)}`,
       passed: true,
     });
+  });
+
+  it('web UI with encryption: durable-agent dev shows decrypted payloads through its codec server; temporal workflow show shows ciphertext', async () => {
+    const codeWord = randomUUID();
+    const message = `Please remember the code word ${codeWord}`;
+    // The system prompt is in the workflow's input, which the Web UI shows on the conversation's page.
+    const systemWord = randomUUID();
+    const systemPrompt = `You keep secrets such as ${systemWord}.`;
+    const answer = `The code word is safe with me: ${randomUUID()}`;
+    const model = await startScriptedModel({ script: [{ content: answer }] });
+    const token = randomBytes(24).toString('hex');
+    const dev = await startEncryptedDev({
+      keys: [{ id: 'web-ui', key: randomBytes(32) }],
+      token,
+      modelBaseUrl: model.baseUrl,
+    });
+    try {
+      const asked = await execFileAsync(
+        process.execPath,
+        [CLI, 'ask', '-c', 'secret-plans', '--system-prompt', systemPrompt, message],
+        {
+          env: { ...dev.env, TEMPORAL_ADDRESS: dev.address },
+          encoding: 'utf8',
+          timeout: 60_000,
+        },
+      );
+      expect(asked.stderr).toBe('');
+      expect(asked.stdout).toContain(answer);
+      const workflowId = 'conversation-secret-plans';
+
+      // The real temporal CLI: without the codec, only ciphertext; through the codec server, the conversation.
+      const temporal = await ensureDevServer(loadConfig());
+      const raw = await temporalWorkflowShow(temporal, dev.address, workflowId);
+      expect(raw).toContain(Buffer.from('binary/encrypted').toString('base64'));
+      const rawText = payloadTexts(raw);
+      const decoded = payloadTexts(
+        await temporalWorkflowShow(temporal, dev.address, workflowId, { endpoint: dev.codecUrl, token }),
+      );
+      for (const text of [message, answer, systemPrompt]) {
+        expect(raw).not.toContain(text);
+        expect(rawText).not.toContain(text);
+        expect(decoded).toContain(text);
+      }
+
+      // The embedded Web UI asks the codec server (CORS, the token in its endpoint) and shows the decrypted input.
+      const page = await browser!.newPage();
+      const base = `http://127.0.0.1:${dev.uiPort}/namespaces/default`;
+      await page.goto(`${base}/workflows/${workflowId}`);
+      // The input (encrypted in history) and the model call's summary (user metadata, encrypted too), decrypted.
+      await page.waitForText([new RegExp(systemWord), /turn 1 · model default · round 1/]);
+      const shot = save('web-ui-decrypted.png', await page.screenshot());
+
+      rows.add({
+        group: 'Web UI (dev server) in headless Chromium',
+        fault: 'encryption keys set: payloads in history are AES-256-GCM ciphertext',
+        outcome:
+          'durable-agent dev started its codec server and pointed the embedded Web UI at it: the conversation page ' +
+          'shows the input (its system prompt) and the activity summaries decrypted; `temporal workflow show` shows only binary/encrypted payloads, and the ' +
+          'message, system prompt and answer with --codec-endpoint',
+        counts: `screenshot: ${path.basename(shot)}`,
+        passed: true,
+      });
+    } finally {
+      await dev.stop();
+      await model.close();
+    }
   });
 });

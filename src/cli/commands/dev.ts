@@ -1,4 +1,5 @@
 import { Command } from '@commander-js/extra-typings';
+import { startDevCodecServer, type DevCodecServer } from './dev-codec.js';
 import type { Config } from '../../config.js';
 import { DevAlreadyRunningError, acquireDevLock, type DevLock } from '../../servers/dev-lock.js';
 import { devDatabasePath, startDevServer, type RunningDevServer } from '../../servers/dev-server-process.js';
@@ -23,6 +24,8 @@ Environment:
   DURABLE_AGENT_UI_PORT    Web UI port of the embedded dev server (default 8233)
   DURABLE_AGENT_DATA_DIR   where the dev server keeps its SQLite database (default .durable-agent)
   DURABLE_AGENT_CACHE_DIR  where provisioned servers are cached (default ~/.cache/durable-agent)
+  DURABLE_AGENT_ENCRYPTION_KEYS  encrypt payloads (docs/security.md); the Web UI then decodes them through a codec
+                           server started on DURABLE_AGENT_CODEC_PORT (default 8234) with DURABLE_AGENT_CODEC_TOKEN
   TEMPORAL_CLI_PATH        use this \`temporal\` binary instead of building one
   DURABLE_AGENT_MCP_CONFIG the mcpServers file (docs/mcp.md), checked before the dev server starts`,
     )
@@ -54,10 +57,12 @@ async function assertPortFree(port: number, variable: string): Promise<void> {
 async function runWithDevServer(config: Config, secrets: Redactor): Promise<void> {
   let lock: DevLock | undefined;
   let server: RunningDevServer | undefined;
+  let codec: DevCodecServer | undefined;
   let phase: 'starting' | 'running' | 'stopping' = 'starting';
 
   const stopEverything = async () => {
     await server?.stop();
+    await codec?.close();
     await lock?.release();
   };
   const onSignal = (signal: NodeJS.Signals) => {
@@ -82,11 +87,13 @@ async function runWithDevServer(config: Config, secrets: Redactor): Promise<void
     await assertPortFree(config.devPort, 'DURABLE_AGENT_DEV_PORT');
     await assertPortFree(config.uiPort, 'DURABLE_AGENT_UI_PORT');
     const executable = await ensureDevServer(config);
-    server = await startDevServer(executable, config);
+    codec = await startDevCodecServer(config);
+    server = await startDevServer(executable, config, { codecEndpoint: codec?.endpoint });
     await lock.recordServer(server.pid);
     console.log(`Temporal dev server: ${server.address} (namespace ${config.temporal.namespace})`);
     console.log(`Database: ${devDatabasePath(config)}`);
     console.log(`Web UI: ${server.uiUrl}`);
+    if (codec) console.log(`Codec server: ${codec.url} (the Web UI shows decrypted payloads through it)`);
 
     let serverDied = false;
     void server.exited.then((exit) => {
