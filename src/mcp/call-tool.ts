@@ -3,6 +3,7 @@ import { errorMessage } from '../shared/errors.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
 import { linkSignal, untilAborted } from './abort-signals.js';
 import { isToolAllowed } from './config.js';
+import { authorizationFailure } from './connection-failures.js';
 import {
   describeRequestFailure,
   McpProtocolError,
@@ -95,6 +96,11 @@ function callFailure(
   const { server, session } = call;
   const name = server.config.name;
   const where = `MCP server "${name}", tool "${call.tool}"`;
+  const refused = authorizationFailure(server.config, error);
+  if (refused !== undefined) {
+    server.discard(session, 'its authorization failed');
+    return { error: refused, resendable: false };
+  }
   const failure = describeRequestFailure(error);
   switch (failure.kind) {
     case 'protocol':

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../config.js';
 import { errorMessage } from '../shared/errors.js';
+import { parseOAuthConfig, type McpOAuthConfig } from './oauth/config.js';
 
 /**
  * The `mcpServers` configuration file, in the shape desktop MCP clients use:
@@ -70,6 +71,8 @@ export interface HttpServerConfig extends CommonServerConfig {
   /** `url` as written in the file, before `${VAR}` expansion: what error messages quote. Default `url`. */
   urlAsWritten?: string;
   headers: Record<string, string>;
+  /** OAuth authorization (src/mcp/oauth/); absent for servers reached with static headers or none. */
+  oauth?: McpOAuthConfig;
 }
 
 export type McpServerConfig = StdioServerConfig | HttpServerConfig;
@@ -86,7 +89,7 @@ type Env = Record<string, string | undefined>;
 const SERVER_KEYS = {
   common: ['type', 'allowTools', 'denyTools', 'timeoutMs', 'disabled'],
   stdio: ['command', 'args', 'env', 'cwd'],
-  http: ['url', 'headers'],
+  http: ['url', 'headers', 'oauth'],
 } as const;
 
 /**
@@ -227,7 +230,14 @@ function parseServer(where: Where, value: unknown, env: Env, baseDirectory: stri
   const headers = mapValues(optionalStringRecord(where, value, 'headers') ?? {}, (text, key) =>
     expand(text, `headers.${key}`),
   );
-  return { ...common, transport, url, urlAsWritten: urlText, headers, variables };
+  const oauth =
+    value.oauth === undefined
+      ? undefined
+      : parseOAuthConfig(value.oauth, { error: (key, problem) => where.error(key, problem), expand });
+  if (oauth !== undefined && Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) {
+    throw where.error('headers.Authorization', 'conflicts with "oauth", which sends its own Authorization header.');
+  }
+  return { ...common, transport, url, urlAsWritten: urlText, headers, variables, ...(oauth && { oauth }) };
 }
 
 function parseTransport(where: Where, value: Record<string, unknown>): 'stdio' | 'http' {

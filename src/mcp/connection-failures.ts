@@ -1,6 +1,15 @@
 import { errorMessage } from '../shared/errors.js';
 import type { McpServerConfig } from './config.js';
-import { describeConnectFailure, McpTransportError, rejectionText, type RequestFailure } from './errors.js';
+import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { causeChain } from '../shared/errors.js';
+import {
+  describeConnectFailure,
+  McpAuthorizationRequiredError,
+  McpTransportError,
+  rejectionText,
+  type RequestFailure,
+} from './errors.js';
 import { endpointAsWritten } from './redaction.js';
 
 /**
@@ -27,6 +36,8 @@ export function couldNotReach(config: McpServerConfig, problem: string, cause?: 
  * credentials, wrong URL) are not retryable: they need a person, and the same attempt would fail the same way.
  */
 export function connectFailure(config: McpServerConfig, error: unknown, stderr: string): McpTransportError {
+  const refused = authorizationFailure(config, error);
+  if (refused !== undefined) return refused;
   const failure = describeConnectFailure(error);
   const options = { server: config.name, requestSent: false, retryable: false, cause: error };
   switch (failure.kind) {
@@ -56,6 +67,8 @@ export function listingFailure(
   error: unknown,
   stderr: string,
 ): McpTransportError {
+  const refused = authorizationFailure(config, error);
+  if (refused !== undefined) return refused;
   const rejected = failure.kind === 'rejected';
   const problem = rejected
     ? `${rejectionText(failure.status)} (${errorMessage(error)})`
@@ -66,4 +79,24 @@ export function listingFailure(
     retryable: !rejected,
     cause: error,
   });
+}
+
+/**
+ * An OAuth failure on the way to the server (src/mcp/oauth/): no login on this worker ({@link
+ * McpAuthorizationRequiredError}, as is), or the authorization server refused to issue a token. Nothing reached the
+ * server's tools, and only a person can fix either, so neither is retryable. Undefined for any other error.
+ */
+export function authorizationFailure(config: McpServerConfig, error: unknown): McpTransportError | undefined {
+  for (const cause of causeChain(error)) {
+    if (cause instanceof McpAuthorizationRequiredError) return cause;
+    if (cause instanceof OAuthError || cause instanceof UnauthorizedError) {
+      const what = cause instanceof OAuthError ? `${cause.errorCode}: ${cause.message}` : cause.message;
+      return new McpTransportError(
+        `MCP server "${config.name}": its authorization server refused to issue a token (${what}): check "oauth" ` +
+          `in the MCP config${config.transport === 'http' && config.oauth?.grant === 'authorization_code' ? ', or log in again' : ''}`,
+        { server: config.name, requestSent: false, retryable: false, cause: error },
+      );
+    }
+  }
+  return undefined;
 }

@@ -144,3 +144,19 @@ function networkErrorCode(error: Error): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * An HTTP server configured with `"oauth": {"grant": "authorization_code"}` has no usable login on this worker: none
+ * was stored, or the stored one expired and could not be refreshed. Only a person can fix it (`durable-agent mcp
+ * login SERVER`), so it is not retryable; nothing was sent to the server's tools.
+ */
+export class McpAuthorizationRequiredError extends McpTransportError {
+  override name = 'McpAuthorizationRequiredError';
+  constructor(server: string, problem: string) {
+    super(
+      `MCP server "${server}" needs a person to authorize it: ${problem}. ` +
+        `Run \`durable-agent mcp login ${server}\` as the worker's user, with the worker's MCP config and token directory.`,
+      { server, requestSent: false, retryable: false },
+    );
+  }
+}

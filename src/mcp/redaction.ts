@@ -1,4 +1,5 @@
 import type { McpServerConfig } from './config.js';
+import { liveOAuthSecrets } from './oauth/live-secrets.js';
 
 /**
  * Keeps a server's secrets out of everything that leaves src/mcp. Whatever the pool throws or reports ends up in
@@ -6,7 +7,8 @@ import type { McpServerConfig } from './config.js';
  * anything: the URL we connected to, an HTTP body that echoes our headers, the stderr of a server that printed its
  * key. So every value that came from the worker's environment or was written as a credential is replaced, wherever
  * it appears, before a message leaves: values expanded from `${VAR}` become `${VAR}` (the text as written), header
- * values become `[header <name>]`, the env values given to a stdio server become `[env <name>]`.
+ * values become `[header <name>]`, the env values given to a stdio server become `[env <name>]`, and the OAuth tokens
+ * and client secrets this process holds at the time (src/mcp/oauth/live-secrets.ts) become `[oauth ...]`.
  *
  * Tool results are not redacted: what a tool answers is the server's business, and a value such as `production`
  * given in `env` would otherwise vanish from every answer that mentions it.
@@ -23,29 +25,18 @@ interface Replacement {
 export class Redactor {
   private readonly replacements: Replacement[];
 
-  constructor(secrets: Iterable<Replacement>) {
-    const byValue = new Map<string, string>();
-    for (const { value, label } of secrets) {
-      // The same value can also appear encoded: in a URL (percent-encoding) or inside a JSON string.
-      for (const form of new Set([
-        value,
-        encodeURIComponent(value),
-        encodeURI(value),
-        JSON.stringify(value).slice(1, -1),
-      ])) {
-        if (form.length >= MIN_REDACTED_LENGTH && !byValue.has(form)) byValue.set(form, label);
-      }
-    }
-    // Longest first: a header value that contains an expanded variable goes as a whole.
-    this.replacements = [...byValue]
-      .map(([value, label]) => ({ value, label }))
-      .sort((a, b) => b.value.length - a.value.length);
+  /** `live` is asked at each use for secrets that change (OAuth tokens). */
+  constructor(
+    secrets: Iterable<Replacement>,
+    private readonly live: () => Iterable<Replacement> = () => [],
+  ) {
+    this.replacements = replacementsOf(secrets);
   }
 
   /** `text` with every secret replaced by its label. */
   text(text: string): string {
     let result = text;
-    for (const { value, label } of this.replacements) {
+    for (const { value, label } of this.current()) {
       if (result.includes(value)) result = result.split(value).join(label);
     }
     return result;
@@ -56,7 +47,6 @@ export class Redactor {
    * cause chain with messages and stack traces). Returns the same error, so `throw redactor.error(error)` works.
    */
   error<E>(error: E): E {
-    if (this.replacements.length === 0) return error;
     const seen = new Set<unknown>();
     for (let current: unknown = error; typeof current === 'object' && current !== null && !seen.has(current);) {
       seen.add(current);
@@ -67,6 +57,28 @@ export class Redactor {
     }
     return error;
   }
+
+  private current(): Replacement[] {
+    const live = [...this.live()];
+    return live.length === 0 ? this.replacements : replacementsOf([...live, ...this.replacements]);
+  }
+}
+
+function replacementsOf(secrets: Iterable<Replacement>): Replacement[] {
+  const byValue = new Map<string, string>();
+  for (const { value, label } of secrets) {
+    // The same value can also appear encoded: in a URL (percent-encoding) or inside a JSON string.
+    for (const form of new Set([
+      value,
+      encodeURIComponent(value),
+      encodeURI(value),
+      JSON.stringify(value).slice(1, -1),
+    ])) {
+      if (form.length >= MIN_REDACTED_LENGTH && !byValue.has(form)) byValue.set(form, label);
+    }
+  }
+  // Longest first: a header value that contains an expanded variable goes as a whole.
+  return [...byValue].map(([value, label]) => ({ value, label })).sort((a, b) => b.value.length - a.value.length);
 }
 
 /** The redactor of one server: its expanded variables, its header values (HTTP), its env values (stdio). */
@@ -83,7 +95,7 @@ export function redactorFor(config: McpServerConfig): Redactor {
   } else {
     for (const [name, value] of Object.entries(config.env)) secrets.push({ value, label: `[env ${name}]` });
   }
-  return new Redactor(secrets);
+  return new Redactor(secrets, liveOAuthSecrets);
 }
 
 /**

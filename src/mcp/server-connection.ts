@@ -6,6 +6,9 @@ import { errorMessage } from '../shared/errors.js';
 import { isToolAllowed, type McpServerConfig } from './config.js';
 import { connectFailure, couldNotReach, listingFailure } from './connection-failures.js';
 import { describeRequestFailure } from './errors.js';
+import { McpAuthorizationRequiredError } from './errors.js';
+import { McpOAuthProvider } from './oauth/provider.js';
+import type { McpTokenStore } from './oauth/token-store.js';
 import { ServerOutages, type Outage } from './outages.js';
 import { redactorFor, type Redactor } from './redaction.js';
 
@@ -30,6 +33,8 @@ export interface ConnectionSettings {
   outageBackoffMs: number;
   outageMaxBackoffMs: number;
   now: () => number;
+  /** Where logins of `authorization_code` servers are kept (src/mcp/oauth/token-store.ts). */
+  tokenStore: McpTokenStore;
 }
 
 /** What a turn's listing got from one server: its tools, or why it is left out. */
@@ -58,6 +63,8 @@ export class ServerConnection {
   /** How many sessions have been opened so far. */
   connects = 0;
   readonly redactor: Redactor;
+  /** The OAuth client of a server with an `oauth` config; it outlives sessions, so tokens do too. */
+  private readonly oauth: McpOAuthProvider | undefined;
   private readonly outages: ServerOutages;
   private readonly log: Required<McpLogger>;
   private session: Session | undefined;
@@ -70,6 +77,10 @@ export class ServerConnection {
   ) {
     const redactor = redactorFor(config);
     this.redactor = redactor;
+    this.oauth =
+      config.transport === 'http' && config.oauth !== undefined
+        ? new McpOAuthProvider({ name: config.name, url: config.url, oauth: config.oauth }, settings.tokenStore)
+        : undefined;
     const { logger } = settings;
     this.log = {
       warn: (message, meta) => logger.warn(redactor.text(message), meta),
@@ -204,6 +215,12 @@ export class ServerConnection {
   }
 
   private async connect(): Promise<Session> {
+    if (await this.oauth?.needsLogin()) {
+      throw new McpAuthorizationRequiredError(
+        this.config.name,
+        `no login is stored in ${this.settings.tokenStore.description}`,
+      );
+    }
     const session = this.createSession();
     this.connects += 1;
     try {
@@ -232,7 +249,10 @@ export class ServerConnection {
             cwd: config.cwd,
             stderr: 'pipe',
           })
-        : new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+        : new StreamableHTTPClientTransport(new URL(config.url), {
+            requestInit: { headers: config.headers },
+            ...(this.oauth && { authProvider: this.oauth, fetch: this.oauth.observingFetch() }),
+          });
     const session: Session = { client, transport, closed: false, tools: undefined, stderrTail: [] };
     if (transport instanceof StdioClientTransport) this.collectStderr(transport, session);
     client.onclose = () => {

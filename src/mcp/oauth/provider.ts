@@ -1,0 +1,233 @@
+import { randomUUID } from 'node:crypto';
+import {
+  extractWWWAuthenticateParams,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+} from '@modelcontextprotocol/sdk/client/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { McpAuthorizationRequiredError } from '../errors.js';
+import type { McpOAuthConfig } from './config.js';
+import { registerSecretHolder, type LiveSecret } from './live-secrets.js';
+import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './token-store.js';
+
+/**
+ * The MCP SDK's `OAuthClientProvider` for one configured server: the SDK runs the protocol (`auth()` in
+ * @modelcontextprotocol/sdk/client/auth.js, called by `StreamableHTTPClientTransport` on 401 and on 403
+ * `insufficient_scope`), and this class only answers its questions from the MCP config and the token store.
+ *
+ * - `client_credentials`: tokens live in memory; a new one is fetched whenever the server answers 401.
+ * - `authorization_code` on the worker: tokens come from the store (`durable-agent mcp login`) and are refreshed by
+ *   the SDK; when the SDK would have to send a person to the authorization page, this throws
+ *   {@link McpAuthorizationRequiredError} instead.
+ * - `authorization_code` in `durable-agent mcp login`: the SDK's authorization URL goes to `onAuthorizationUrl`.
+ */
+
+export interface OAuthTarget {
+  name: string;
+  url: string;
+  oauth: McpOAuthConfig;
+}
+
+export type ProviderMode =
+  { kind: 'worker' } | { kind: 'login'; redirectUrl: string; state: string; onAuthorizationUrl: (url: URL) => void };
+
+export class McpOAuthProvider implements OAuthClientProvider {
+  readonly key: string;
+  private record: StoredAuthorization = {};
+  private loaded: Promise<void> | undefined;
+  private verifier: string | undefined;
+  /** The scope of the server's last 401/403 challenge, which the SDK does not hand to client-credentials requests. */
+  private challengedScope: string | undefined;
+
+  constructor(
+    private readonly target: OAuthTarget,
+    private readonly store: McpTokenStore,
+    private readonly mode: ProviderMode = { kind: 'worker' },
+  ) {
+    this.key = tokenStoreKey(target);
+    registerSecretHolder(this.key, this);
+  }
+
+  private get oauth(): McpOAuthConfig {
+    return this.target.oauth;
+  }
+
+  private get interactive(): boolean {
+    return this.oauth.grant === 'authorization_code';
+  }
+
+  get redirectUrl(): string | undefined {
+    if (!this.interactive) return undefined;
+    if (this.mode.kind === 'login') return this.mode.redirectUrl;
+    // The worker never redirects; the SDK only needs to know that this client has a redirect URI.
+    return this.record.redirectUrl ?? 'http://127.0.0.1/callback';
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const redirect = this.redirectUrl;
+    return {
+      client_name: 'durable-agent',
+      redirect_uris: redirect === undefined ? [] : [redirect],
+      grant_types: this.interactive ? ['authorization_code', 'refresh_token'] : ['client_credentials'],
+      response_types: this.interactive ? ['code'] : [],
+      token_endpoint_auth_method: this.oauth.clientSecret === undefined ? 'none' : 'client_secret_basic',
+      scope: this.scope(),
+    };
+  }
+
+  state(): string {
+    // The worker never gets to use it: redirectToAuthorization throws first.
+    return this.mode.kind === 'login' ? this.mode.state : randomUUID();
+  }
+
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    const { clientId, clientSecret } = this.oauth;
+    if (clientId !== undefined) {
+      return { client_id: clientId, ...(clientSecret !== undefined && { client_secret: clientSecret }) };
+    }
+    await this.load();
+    // Registering a client is the login's business, never a worker's.
+    if (this.record.client === undefined && this.mode.kind === 'worker') throw this.loginRequired('no login is stored');
+    return this.record.client;
+  }
+
+  async saveClientInformation(information: OAuthClientInformationMixed): Promise<void> {
+    if (this.oauth.clientId !== undefined) return; // the config's client; nothing to keep
+    await this.update({ client: information });
+  }
+
+  async tokens(): Promise<OAuthTokens | undefined> {
+    await this.load();
+    return this.record.tokens;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    await this.update({ tokens });
+  }
+
+  redirectToAuthorization(authorizationUrl: URL): void {
+    if (this.mode.kind !== 'login') {
+      throw this.loginRequired(
+        this.record.tokens === undefined
+          ? 'no login is stored'
+          : 'the stored login has expired and could not be refreshed',
+      );
+    }
+    this.mode.onAuthorizationUrl(authorizationUrl);
+  }
+
+  saveCodeVerifier(codeVerifier: string): void {
+    this.verifier = codeVerifier;
+  }
+
+  codeVerifier(): string {
+    if (this.verifier === undefined) throw new Error('No PKCE code verifier: the authorization was not started here.');
+    return this.verifier;
+  }
+
+  prepareTokenRequest(): URLSearchParams | undefined {
+    if (this.interactive) return undefined; // the SDK's authorization-code exchange
+    const params = new URLSearchParams({ grant_type: 'client_credentials' });
+    const scope = this.scope();
+    if (scope !== undefined) params.set('scope', scope);
+    return params;
+  }
+
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    await this.update({ discovery: state });
+  }
+
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    await this.load();
+    return this.record.discovery;
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    await this.load();
+    const next = { ...this.record };
+    if (scope === 'all' || scope === 'tokens') delete next.tokens;
+    if (scope === 'all' || scope === 'client') delete next.client;
+    if (scope === 'all' || scope === 'discovery') delete next.discovery;
+    if (scope === 'verifier') this.verifier = undefined;
+    this.record = next;
+    await this.persist();
+  }
+
+  /** Start the login afresh: forget the stored tokens, and a registered client made for another redirect URI. */
+  async beginLogin(redirectUrl: string): Promise<void> {
+    await this.load();
+    const client = this.record.client as { redirect_uris?: string[] } | undefined;
+    const keepClient = client?.redirect_uris?.includes(redirectUrl) === true;
+    this.record = { ...(keepClient && { client: this.record.client }), redirectUrl };
+  }
+
+  /** True when the worker has no stored login to use (authorization code only). */
+  async needsLogin(): Promise<boolean> {
+    if (!this.interactive) return false;
+    await this.load();
+    return this.record.tokens === undefined;
+  }
+
+  /**
+   * A `fetch` for the transport that notes the scope of the server's `WWW-Authenticate` challenge (read with the SDK's
+   * own parser), so that a client-credentials token request asks for it: step-up on 403 `insufficient_scope`.
+   */
+  observingFetch(base: FetchLike = fetch): FetchLike {
+    return async (url, init) => {
+      const response = await base(url, init);
+      if ((response.status === 401 || response.status === 403) && String(url) === this.target.url) {
+        const { scope } = extractWWWAuthenticateParams(response);
+        if (scope !== undefined) this.challengedScope = scope;
+      }
+      return response;
+    };
+  }
+
+  liveSecrets(): LiveSecret[] {
+    const of = `of MCP server ${this.target.name}`;
+    const secrets: LiveSecret[] = [];
+    const { tokens, client } = this.record;
+    if (tokens?.access_token) secrets.push({ value: tokens.access_token, label: `[oauth access token ${of}]` });
+    if (tokens?.refresh_token) secrets.push({ value: tokens.refresh_token, label: `[oauth refresh token ${of}]` });
+    if (tokens?.id_token) secrets.push({ value: tokens.id_token, label: `[oauth id token ${of}]` });
+    const secret = this.oauth.clientSecret ?? client?.client_secret;
+    if (secret) secrets.push({ value: secret, label: `[oauth client secret ${of}]` });
+    return secrets;
+  }
+
+  /** The configured scopes and those of the server's last challenge, space-separated. */
+  private scope(): string | undefined {
+    const scopes = new Set([...(this.oauth.scopes ?? []), ...(this.challengedScope?.split(' ') ?? [])]);
+    scopes.delete('');
+    return scopes.size === 0 ? undefined : [...scopes].join(' ');
+  }
+
+  private loginRequired(problem: string): McpAuthorizationRequiredError {
+    return new McpAuthorizationRequiredError(this.target.name, problem);
+  }
+
+  /** Client-credentials state stays in memory; a login's is read from and written to the store. */
+  private load(): Promise<void> {
+    this.loaded ??= this.interactive
+      ? this.store.load(this.key).then((stored) => {
+          this.record = { ...stored, ...this.record };
+        })
+      : Promise.resolve();
+    return this.loaded;
+  }
+
+  private async update(change: Partial<StoredAuthorization>): Promise<void> {
+    await this.load();
+    this.record = { ...this.record, ...change };
+    await this.persist();
+  }
+
+  private async persist(): Promise<void> {
+    if (this.interactive) await this.store.save(this.key, this.record);
+  }
+}
