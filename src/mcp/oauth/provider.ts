@@ -43,6 +43,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private verifier: string | undefined;
   /** The scope of the server's last 401/403 challenge, which the SDK does not hand to client-credentials requests. */
   private challengedScope: string | undefined;
+  /** The SDK dropped the stored tokens (the authorization server refused the refresh token). */
+  private loginLost = false;
 
   constructor(
     private readonly target: OAuthTarget,
@@ -92,7 +94,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
     }
     await this.load();
     // Registering a client is the login's business, never a worker's.
-    if (this.record.client === undefined && this.mode.kind === 'worker') throw this.loginRequired('no login is stored');
+    if (this.record.client === undefined && this.mode.kind === 'worker') throw this.loginRequired(this.missingLogin());
     return this.record.client;
   }
 
@@ -112,11 +114,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   redirectToAuthorization(authorizationUrl: URL): void {
     if (this.mode.kind !== 'login') {
-      throw this.loginRequired(
-        this.record.tokens === undefined
-          ? 'no login is stored'
-          : 'the stored login has expired and could not be refreshed',
-      );
+      throw this.loginRequired(this.missingLogin());
     }
     this.mode.onAuthorizationUrl(authorizationUrl);
   }
@@ -150,7 +148,10 @@ export class McpOAuthProvider implements OAuthClientProvider {
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     await this.load();
     const next = { ...this.record };
-    if (scope === 'all' || scope === 'tokens') delete next.tokens;
+    if ((scope === 'all' || scope === 'tokens') && next.tokens !== undefined) {
+      delete next.tokens;
+      this.loginLost = true;
+    }
     if (scope === 'all' || scope === 'client') delete next.client;
     if (scope === 'all' || scope === 'discovery') delete next.discovery;
     if (scope === 'verifier') this.verifier = undefined;
@@ -205,6 +206,12 @@ export class McpOAuthProvider implements OAuthClientProvider {
     const scopes = new Set([...(this.oauth.scopes ?? []), ...(this.challengedScope?.split(' ') ?? [])]);
     scopes.delete('');
     return scopes.size === 0 ? undefined : [...scopes].join(' ');
+  }
+
+  private missingLogin(): string {
+    return this.record.tokens === undefined && !this.loginLost
+      ? 'no login is stored'
+      : 'the stored login has expired and could not be refreshed';
   }
 
   private loginRequired(problem: string): McpAuthorizationRequiredError {

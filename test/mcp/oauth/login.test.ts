@@ -1,0 +1,186 @@
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
+import { McpAuthorizationRequiredError } from '../../../src/mcp/errors.js';
+import { liveOAuthSecrets } from '../../../src/mcp/oauth/live-secrets.js';
+import { loginToMcpServer } from '../../../src/mcp/oauth/login.js';
+import { FileTokenStore, MemoryTokenStore, type StoredAuthorization } from '../../../src/mcp/oauth/token-store.js';
+import { cliPath, killAll, spawnTracked } from '../../cli/helpers.js';
+import { followAuthorization } from '../../helpers/authorize.js';
+import { startProtectedMcp, type ProtectedMcp } from '../../helpers/protected-mcp-server.js';
+import { mcpTool, usePools, useTemporaryDirectories } from '../helpers.js';
+
+/**
+ * The authorization-code flow for a person (issue 19, item 3), against a real authorization server (oidc-provider)
+ * and an MCP server that requires its tokens: `durable-agent mcp login` through the MCP SDK (discovery, dynamic
+ * registration, PKCE, resource indicator), the token file, the worker using and refreshing the login, and the named
+ * error of a worker that has none.
+ */
+
+const servers: ProtectedMcp[] = [];
+const temporaryDirectory = useTemporaryDirectories();
+const pool = usePools();
+
+afterEach(killAll);
+afterAll(async () => {
+  await Promise.allSettled(servers.map((server) => server.close()));
+});
+
+async function protectedServer(options: { accessTokenTtlSeconds?: number } = {}): Promise<ProtectedMcp> {
+  const server = await startProtectedMcp(options);
+  servers.push(server);
+  return server;
+}
+
+function personConfig(server: ProtectedMcp): HttpServerConfig {
+  const config = parseMcpConfig(
+    JSON.stringify({ mcpServers: { people: { url: server.mcp.url, oauth: { grant: 'authorization_code' } } } }),
+    'mcp.json',
+    {},
+  );
+  return config.servers[0] as HttpServerConfig;
+}
+
+/** Log in in this process, a fetch-driven "browser" following the URL the SDK built. */
+async function logIn(config: HttpServerConfig, store: MemoryTokenStore | FileTokenStore): Promise<void> {
+  let browser: Promise<unknown> | undefined;
+  await loginToMcpServer(config, {
+    store,
+    onAuthorizationUrl: (url) => {
+      browser = followAuthorization(url.href);
+    },
+  });
+  await browser;
+}
+
+async function waitFor(output: () => string, pattern: RegExp): Promise<RegExpExecArray> {
+  for (let tries = 0; tries < 300; tries += 1) {
+    const match = pattern.exec(output());
+    if (match !== null) return match;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`Never printed ${pattern}:\n${output()}`);
+}
+
+describe('durable-agent mcp login', () => {
+  it('authorizes with PKCE, a registered client and the resource indicator, and keeps the tokens in a 0600 file the worker uses', async () => {
+    const server = await protectedServer();
+    const directory = temporaryDirectory();
+    const tokenDirectory = path.join(directory, 'tokens');
+    const configFile = path.join(directory, 'mcp.json');
+    writeFileSync(
+      configFile,
+      JSON.stringify({ mcpServers: { people: { url: server.mcp.url, oauth: { grant: 'authorization_code' } } } }),
+    );
+    const login = spawnTracked(
+      process.execPath,
+      [cliPath, 'mcp', 'login', 'people', '--mcp-config', configFile, '--no-browser'],
+      { ...process.env, DURABLE_AGENT_TOKEN_DIR: tokenDirectory, CI: '1' },
+    );
+    const [printed] = await waitFor(login.output, /http:\/\/127\.0\.0\.1:\d+\/auth\?\S+/);
+    const authorization = new URL(printed);
+    expect(authorization.origin).toBe(server.authorizationServer.issuer);
+    expect(authorization.searchParams.get('response_type')).toBe('code');
+    expect(authorization.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorization.searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
+    expect(authorization.searchParams.get('resource')).toBe(server.mcp.url);
+    expect(authorization.searchParams.get('redirect_uri')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+    expect(authorization.searchParams.get('scope')).toContain('mcp:tools');
+    expect(server.authorizationServer.registrations).toBe(1); // no client configured: registered dynamically
+
+    const landing = await followAuthorization(printed);
+    expect(landing).toMatchObject({ status: 200, body: expect.stringContaining('Logged in') });
+    expect(await login.exited).toBe(0);
+    expect(login.output()).toMatch(/Logged in to MCP server "people" \(\d+ tools\)/);
+    expect(server.authorizationServer.grants).toMatchObject({ authorization_code: 1 });
+
+    // One file, readable by its user only, in a directory only its user can enter.
+    const files = readdirSync(tokenDirectory);
+    expect(files).toHaveLength(1);
+    expect(statSync(tokenDirectory).mode & 0o777).toBe(0o700);
+    expect(statSync(path.join(tokenDirectory, files[0]!)).mode & 0o777).toBe(0o600);
+    const stored = JSON.parse(readFileSync(path.join(tokenDirectory, files[0]!), 'utf8')) as StoredAuthorization;
+    const accessToken = stored.tokens!.access_token;
+    expect(stored.tokens!.refresh_token).toEqual(expect.any(String));
+    // The CLI printed no token.
+    expect(login.output()).not.toContain(accessToken);
+    expect(login.output()).not.toContain(stored.tokens!.refresh_token);
+
+    // A worker's pool with that token directory uses the login.
+    const mcp = pool([personConfig(server)], { tokenStore: new FileTokenStore(tokenDirectory) });
+    const result = await mcp.callTool(mcpTool('people', 'echo'), { text: 'hello' });
+    expect(result.content).toEqual([{ type: 'text', text: 'hello' }]);
+    expect(server.acceptedTokens).toContain(accessToken);
+  });
+
+  it('is refreshed by the worker once its access token has expired', async () => {
+    const ttlSeconds = 2;
+    const server = await protectedServer({ accessTokenTtlSeconds: ttlSeconds });
+    const config = personConfig(server);
+    const store = new MemoryTokenStore();
+    await logIn(config, store);
+    const mcp = pool([config], { tokenStore: store });
+    expect((await mcp.callTool(mcpTool('people', 'echo'), { text: 'first' })).content).toEqual([{ type: 'text', text: 'first' }]);
+    const [key] = [...(store as unknown as { values: Map<string, StoredAuthorization> }).values.keys()];
+    const before = (await store.load(key!))!.tokens!;
+
+    // Let the access token expire: the server answers 401, and the SDK refreshes with the stored refresh token.
+    await new Promise((resolve) => setTimeout(resolve, ttlSeconds * 1000 + 1100));
+    expect((await mcp.callTool(mcpTool('people', 'echo'), { text: 'second' })).content).toEqual([
+      { type: 'text', text: 'second' },
+    ]);
+    expect(server.rejections.unauthorized).toBeGreaterThanOrEqual(1);
+    expect(server.authorizationServer.grants).toMatchObject({ authorization_code: 1, refresh_token: 1 });
+    const after = (await store.load(key!))!.tokens!;
+    expect(after.access_token).not.toBe(before.access_token);
+    expect(server.acceptedTokens).toEqual([before.access_token, after.access_token]);
+    // The new token is what the redaction rule now replaces.
+    expect(liveOAuthSecrets().map((secret) => secret.value)).toContain(after.access_token);
+  });
+});
+
+describe('a worker without a login', () => {
+  it('leaves the server out with McpAuthorizationRequiredError, which tells the operator to log in, without calling it', async () => {
+    const server = await protectedServer();
+    const store = new FileTokenStore(path.join(temporaryDirectory(), 'tokens'));
+    const mcp = pool([personConfig(server)], { tokenStore: store });
+
+    const listing = await mcp.listTools();
+    expect(listing.tools).toEqual([]);
+    expect(listing.unavailable).toEqual([
+      {
+        server: 'people',
+        reason: expect.stringMatching(
+          /MCP server "people" needs a person to authorize it: no login is stored in the token directory .*Run `durable-agent mcp login people`/,
+        ),
+      },
+    ]);
+    const call = mcp.callTool(mcpTool('people', 'echo'), { text: 'hello' });
+    await expect(call).rejects.toBeInstanceOf(McpAuthorizationRequiredError);
+    await expect(call).rejects.toMatchObject({ retryable: false, requestSent: false });
+    expect(server.mcp.counters.sessions).toBe(0);
+    expect(server.rejections.unauthorized).toBe(0);
+  });
+
+  it('gets the same error when its stored login can no longer be refreshed', async () => {
+    const ttlSeconds = 1;
+    const server = await protectedServer({ accessTokenTtlSeconds: ttlSeconds });
+    const config = personConfig(server);
+    const store = new MemoryTokenStore();
+    await logIn(config, store);
+    // The refresh token is revoked (here: replaced by one the authorization server never issued).
+    const [key] = [...(store as unknown as { values: Map<string, StoredAuthorization> }).values.keys()];
+    const stored = (await store.load(key!))!;
+    await store.save(key!, { ...stored, tokens: { ...stored.tokens!, refresh_token: 'revoked-refresh-token' } });
+    await new Promise((resolve) => setTimeout(resolve, ttlSeconds * 1000 + 1100));
+
+    const mcp = pool([config], { tokenStore: store });
+    const call = mcp.callTool(mcpTool('people', 'echo'), { text: 'hello' });
+    await expect(call).rejects.toBeInstanceOf(McpAuthorizationRequiredError);
+    await expect(call).rejects.toThrow(
+      /the stored login has expired and could not be refreshed.*durable-agent mcp login people/,
+    );
+    expect(server.mcp.counters.calls.echo).toBeUndefined();
+  });
+});
