@@ -3,7 +3,7 @@ import { errorMessage } from '../shared/errors.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
 import { linkSignal, untilAborted } from './abort-signals.js';
 import { isToolAllowed } from './config.js';
-import { authorizationFailure } from './connection-failures.js';
+import { authorizationFailure, usesOAuth } from './connection-failures.js';
 import {
   describeRequestFailure,
   McpProtocolError,
@@ -115,12 +115,15 @@ function callFailure(
     case 'rejected':
       server.discard(session, `the server refused a request (HTTP ${failure.status})`);
       return {
-        error: new McpTransportError(`${where}: the server ${rejectionText(failure.status)} (${errorMessage(error)})`, {
-          server: name,
-          requestSent: false,
-          retryable: false,
-          cause: error,
-        }),
+        error: new McpTransportError(
+          `${where}: the server ${rejectionText(failure.status, usesOAuth(server.config))} (${errorMessage(error)})`,
+          {
+            server: name,
+            requestSent: false,
+            retryable: false,
+            cause: error,
+          },
+        ),
         resendable: false,
       };
     case 'session_lost':

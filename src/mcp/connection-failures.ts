@@ -43,7 +43,7 @@ export function connectFailure(config: McpServerConfig, error: unknown, stderr: 
   switch (failure.kind) {
     case 'rejected':
       return new McpTransportError(
-        `MCP server "${config.name}" ${rejectionText(failure.status)} (${endpointAsWritten(config)}: ` +
+        `MCP server "${config.name}" ${rejectionText(failure.status, usesOAuth(config))} (${endpointAsWritten(config)}: ` +
           `${errorMessage(error)})`,
         options,
       );
@@ -71,7 +71,7 @@ export function listingFailure(
   if (refused !== undefined) return refused;
   const rejected = failure.kind === 'rejected';
   const problem = rejected
-    ? `${rejectionText(failure.status)} (${errorMessage(error)})`
+    ? `${rejectionText(failure.status, usesOAuth(config))} (${errorMessage(error)})`
     : `could not list its tools: ${errorMessage(error)}`;
   return new McpTransportError(`MCP server "${config.name}" ${problem}${stderr}`, {
     server: config.name,
@@ -99,4 +99,9 @@ export function authorizationFailure(config: McpServerConfig, error: unknown): M
     }
   }
   return undefined;
+}
+
+/** True for an HTTP server authorized with OAuth. */
+export function usesOAuth(config: McpServerConfig): boolean {
+  return config.transport === 'http' && config.oauth !== undefined;
 }

@@ -122,8 +122,17 @@ export function describeConnectFailure(error: unknown): ConnectFailure {
   return { kind: 'unreachable' };
 }
 
-/** What an HTTP 4xx answer means for the configuration, for error messages. */
-export function rejectionText(status: number): string {
+/**
+ * What an HTTP 4xx answer means for the configuration, for error messages. `oauth`: the server is authorized with
+ * OAuth (src/mcp/oauth/), whose client has already asked for a new token or more scope before giving up.
+ */
+export function rejectionText(status: number, oauth = false): string {
+  if ((status === 401 || status === 403) && oauth) {
+    return (
+      `refused our OAuth token (HTTP ${status}) even after a new one was obtained: check "oauth" (its "scopes") ` +
+      'in the MCP config, or log in again'
+    );
+  }
   if (status === 401 || status === 403) {
     return `rejected our credentials (HTTP ${status}): check the headers in the MCP config`;
   }
