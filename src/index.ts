@@ -13,6 +13,8 @@ export {
 } from './worker.js';
 export { McpPool, type McpPoolOptions } from './mcp/pool.js';
 export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } from './mcp/config.js';
+export { McpAuthorizationRequiredError } from './mcp/errors.js';
+export { FileTokenStore, type McpTokenStore, type StoredAuthorization } from './mcp/oauth/token-store.js';
 export {
   createStreamingBridge,
   serveStreamingBridge,

@@ -21,6 +21,8 @@ const ROOT_VALUES = [
   'DurableAgentClient',
   'DurableAgentClientError',
   'FailureType',
+  'FileTokenStore',
+  'McpAuthorizationRequiredError',
   'McpConfigError',
   'McpPool',
   'MessageRejectedError',
@@ -87,7 +89,9 @@ const ROOT_TYPES = [
   'McpConfig',
   'McpPoolOptions',
   'McpServerConfig',
+  'McpTokenStore',
   'RunWorkerOptions',
+  'StoredAuthorization',
   'TemporalConfig',
 ];
 

@@ -6,7 +6,7 @@ import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middlew
 import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { OAuthMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import { errorMessage } from '../../src/shared/errors.js';
@@ -78,9 +78,7 @@ export async function startProtectedMcp(
         return {
           token,
           clientId: String(payload.client_id),
-          scopes: String(payload.scope ?? '')
-            .split(' ')
-            .filter((scope) => scope !== ''),
+          scopes: (typeof payload.scope === 'string' ? payload.scope : '').split(' ').filter((scope) => scope !== ''),
           expiresAt: payload.exp,
           resource: new URL(mcp.url),
         };
@@ -89,13 +87,13 @@ export async function startProtectedMcp(
     const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(new URL(mcp.url));
     let requiredScopes = ['mcp:tools'];
     const app = express();
-    app.use(
-      mcpAuthMetadataRouter({
-        oauthMetadata: metadata,
-        resourceServerUrl: new URL(mcp.url),
-        scopesSupported: [...MCP_SCOPES],
-      }),
-    );
+    // The SDK's router is typed with Express's own types, which this project does not install.
+    const metadataRouter = mcpAuthMetadataRouter({
+      oauthMetadata: metadata,
+      resourceServerUrl: new URL(mcp.url),
+      scopesSupported: [...MCP_SCOPES],
+    }) as unknown as RequestHandler;
+    app.use(metadataRouter);
     app.use('/mcp', (request, response, next) => {
       response.on('finish', () => {
         if (response.statusCode === 401) rejections.unauthorized += 1;

@@ -31,8 +31,8 @@ const OAUTH_KEYS = ['grant', 'clientId', 'clientSecret', 'scopes', 'redirectPort
 
 /** How the server's parser reports a bad key and expands `${VAR}`s (src/mcp/config.ts). */
 export interface OAuthConfigContext {
-  error(key: string, problem: string): Error;
-  expand(text: string, key: string): string;
+  error: (key: string, problem: string) => Error;
+  expand: (text: string, key: string) => string;
 }
 
 export function parseOAuthConfig(value: unknown, context: OAuthConfigContext): McpOAuthConfig {
