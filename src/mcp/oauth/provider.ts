@@ -167,9 +167,13 @@ export class McpOAuthProvider implements OAuthClientProvider {
     this.record = { ...(keepClient && { client: this.record.client }), redirectUrl };
   }
 
-  /** True when the worker has no stored login to use (authorization code only). */
+  /** True when the worker has no login to use (authorization code only), looking in the store again if need be. */
   async needsLogin(): Promise<boolean> {
     if (!this.interactive) return false;
+    await this.load();
+    if (this.record.tokens !== undefined) return false;
+    // Read the store again: a login may have been stored since (the worker need not restart).
+    this.loaded = undefined;
     await this.load();
     return this.record.tokens === undefined;
   }

@@ -121,7 +121,9 @@ describe('durable-agent mcp login', () => {
     const store = new MemoryTokenStore();
     await logIn(config, store);
     const mcp = pool([config], { tokenStore: store });
-    expect((await mcp.callTool(mcpTool('people', 'echo'), { text: 'first' })).content).toEqual([{ type: 'text', text: 'first' }]);
+    expect((await mcp.callTool(mcpTool('people', 'echo'), { text: 'first' })).content).toEqual([
+      { type: 'text', text: 'first' },
+    ]);
     const [key] = [...(store as unknown as { values: Map<string, StoredAuthorization> }).values.keys()];
     const before = (await store.load(key!))!.tokens!;
 
@@ -144,7 +146,7 @@ describe('a worker without a login', () => {
   it('leaves the server out with McpAuthorizationRequiredError, which tells the operator to log in, without calling it', async () => {
     const server = await protectedServer();
     const store = new FileTokenStore(path.join(temporaryDirectory(), 'tokens'));
-    const mcp = pool([personConfig(server)], { tokenStore: store });
+    const mcp = pool([personConfig(server)], { tokenStore: store, outageBackoffMs: 0 });
 
     const listing = await mcp.listTools();
     expect(listing.tools).toEqual([]);
@@ -161,6 +163,12 @@ describe('a worker without a login', () => {
     await expect(call).rejects.toMatchObject({ retryable: false, requestSent: false });
     expect(server.mcp.counters.sessions).toBe(0);
     expect(server.rejections.unauthorized).toBe(0);
+
+    // Once a person has logged in, the running pool uses the login at its next try: no restart needed.
+    await logIn(personConfig(server), store);
+    const after = await mcp.listTools();
+    expect(after.unavailable).toEqual([]);
+    expect(after.tools.map((tool) => tool.name)).toContain('people__echo');
   });
 
   it('gets the same error when its stored login can no longer be refreshed', async () => {
