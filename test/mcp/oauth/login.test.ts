@@ -6,7 +6,7 @@ import { McpAuthorizationRequiredError } from '../../../src/mcp/errors.js';
 import { liveOAuthSecrets } from '../../../src/mcp/oauth/live-secrets.js';
 import { loginToMcpServer } from '../../../src/mcp/oauth/login.js';
 import { FileTokenStore, MemoryTokenStore, type StoredAuthorization } from '../../../src/mcp/oauth/token-store.js';
-import { cliPath, killAll, spawnTracked } from '../../cli/helpers.js';
+import { cliPath, killAll, runCli, spawnTracked } from '../../cli/helpers.js';
 import { followAuthorization } from '../../helpers/authorize.js';
 import { startProtectedMcp, type ProtectedMcp } from '../../helpers/protected-mcp-server.js';
 import { mcpTool, usePools, useTemporaryDirectories } from '../helpers.js';
@@ -112,6 +112,30 @@ describe('durable-agent mcp login', () => {
     const result = await mcp.callTool(mcpTool('people', 'echo'), { text: 'hello' });
     expect(result.content).toEqual([{ type: 'text', text: 'hello' }]);
     expect(server.acceptedTokens).toContain(accessToken);
+  });
+
+  it('names what is wrong with the server it is asked to log in to (exit code 2)', async () => {
+    const directory = temporaryDirectory();
+    const configFile = path.join(directory, 'mcp.json');
+    const machine = { grant: 'client_credentials', clientId: 'a', clientSecret: 'b' };
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        mcpServers: { crm: { url: 'http://127.0.0.1:9/mcp', oauth: machine }, files: { command: 'x' } },
+      }),
+    );
+    const env = { ...process.env, DURABLE_AGENT_TOKEN_DIR: path.join(directory, 'tokens') };
+    const unknown = await runCli(['mcp', 'login', 'nope', '--mcp-config', configFile], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain(`${configFile} has no server "nope" (servers: "crm", "files").`);
+    const machineServer = await runCli(['mcp', 'login', 'crm', '--mcp-config', configFile], env);
+    expect(machineServer.code).toBe(2);
+    expect(machineServer.stderr).toMatch(
+      /server "crm" has no "oauth": \{"grant": "authorization_code"\}.*client_credentials need no person/,
+    );
+    const noConfig = await runCli(['mcp', 'login', 'crm'], { ...env, DURABLE_AGENT_MCP_CONFIG: '' });
+    expect(noConfig.code).toBe(2);
+    expect(noConfig.stderr).toContain('No MCP config: pass --mcp-config FILE or set DURABLE_AGENT_MCP_CONFIG.');
   });
 
   it('is refreshed by the worker once its access token has expired', async () => {
