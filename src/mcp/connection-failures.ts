@@ -3,13 +3,7 @@ import type { McpServerConfig } from './config.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { causeChain } from '../shared/errors.js';
-import {
-  describeConnectFailure,
-  McpAuthorizationRequiredError,
-  McpTransportError,
-  rejectionText,
-  type RequestFailure,
-} from './errors.js';
+import { describeConnectFailure, McpTransportError, rejectionText, type RequestFailure } from './errors.js';
 import { endpointAsWritten } from './redaction.js';
 
 /**
@@ -82,13 +76,14 @@ export function listingFailure(
 }
 
 /**
- * An OAuth failure on the way to the server (src/mcp/oauth/): no login on this worker ({@link
- * McpAuthorizationRequiredError}, as is), or the authorization server refused to issue a token. Nothing reached the
- * server's tools, and only a person can fix either, so neither is retryable. Undefined for any other error.
+ * An OAuth failure on the way to the server (src/mcp/oauth/): the provider's own errors as they are (no login on this
+ * worker, `McpAuthorizationRequiredError`; a refresh that failed for now), or the authorization server refusing to
+ * issue a token, which only a person can fix. Nothing reached the server's tools. Undefined for any other error.
  */
 export function authorizationFailure(config: McpServerConfig, error: unknown): McpTransportError | undefined {
   for (const cause of causeChain(error)) {
-    if (cause instanceof McpAuthorizationRequiredError) return cause;
+    // Ours, from the OAuth provider (src/mcp/oauth/provider.ts): already worded for the operator.
+    if (cause instanceof McpTransportError) return cause;
     if (cause instanceof OAuthError || cause instanceof UnauthorizedError) {
       const what = cause instanceof OAuthError ? `${cause.errorCode}: ${cause.message}` : cause.message;
       return new McpTransportError(

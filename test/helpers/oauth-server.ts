@@ -21,6 +21,9 @@ export interface TestAuthorizationServer {
   grants: Record<string, number>;
   /** Clients registered dynamically so far. */
   registrations: number;
+  /** Stop answering (an outage), keeping every token and grant; `start` answers again on the same port. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -40,7 +43,8 @@ export async function startTestAuthorizationServer(
   const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'test-key' };
   const http = createServer();
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const issuer = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  const port = (http.address() as AddressInfo).port;
+  const issuer = `http://127.0.0.1:${port}`;
   const ttl = options.accessTokenTtlSeconds ?? 300;
   const resourceServer = {
     scope: MCP_SCOPES.join(' '),
@@ -86,9 +90,13 @@ export async function startTestAuthorizationServer(
     issuer,
     grants: {},
     registrations: 0,
-    close: async () => {
+    stop: async () => {
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+    start: () => new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve)),
+    close: async () => {
+      if (http.listening) await server.stop();
     },
   };
   provider.on('grant.success', (ctx: { oidc: { params?: { grant_type?: unknown } } }) => {

@@ -10,7 +10,7 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { McpAuthorizationRequiredError } from '../errors.js';
+import { McpAuthorizationRequiredError, McpTransportError } from '../errors.js';
 import type { McpOAuthConfig } from './config.js';
 import { registerSecretHolder, type LiveSecret } from './live-secrets.js';
 import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './token-store.js';
@@ -27,6 +27,9 @@ import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './t
  * - `authorization_code` in `durable-agent mcp login`: the SDK's authorization URL goes to `onAuthorizationUrl`.
  */
 
+/** How long the answer to a refresh is shared with callers that sent the same refresh token. */
+const REFRESH_SHARED_MS = 60_000;
+
 export interface OAuthTarget {
   name: string;
   url: string;
@@ -38,11 +41,15 @@ export type ProviderMode =
 
 export class McpOAuthProvider implements OAuthClientProvider {
   readonly key: string;
+  /** The server's URL as the transport requests it (normalized). */
+  private readonly resourceUrl: string;
   private record: StoredAuthorization = {};
   private loaded: Promise<void> | undefined;
   private verifier: string | undefined;
   /** The scope of the server's last 401/403 challenge, which the SDK does not hand to client-credentials requests. */
   private challengedScope: string | undefined;
+  /** Refresh requests by refresh token, in flight or just answered (see {@link observingFetch}). */
+  private readonly refreshes = new Map<string, Promise<Response>>();
   /** The SDK dropped the stored tokens (the authorization server refused the refresh token). */
   private loginLost = false;
 
@@ -52,6 +59,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
     private readonly mode: ProviderMode = { kind: 'worker' },
   ) {
     this.key = tokenStoreKey(target);
+    this.resourceUrl = new URL(target.url).href;
     registerSecretHolder(this.key, this);
   }
 
@@ -113,10 +121,21 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
-    if (this.mode.kind !== 'login') {
-      throw this.loginRequired(this.missingLogin());
+    if (this.mode.kind === 'login') {
+      this.mode.onAuthorizationUrl(authorizationUrl);
+      return;
     }
-    this.mode.onAuthorizationUrl(authorizationUrl);
+    // The SDK goes on to a new authorization when a refresh fails for any reason other than the authorization server
+    // refusing it (which drops the tokens): an authorization server that is down or failing is no reason to call a
+    // person, and the next attempt may refresh.
+    if (this.record.tokens?.refresh_token !== undefined && !this.loginLost) {
+      throw new McpTransportError(
+        `MCP server "${this.target.name}": could not refresh its OAuth login (the authorization server did not ` +
+          'answer or failed); the next attempt tries again',
+        { server: this.target.name, requestSent: false },
+      );
+    }
+    throw this.loginRequired(this.missingLogin());
   }
 
   saveCodeVerifier(codeVerifier: string): void {
@@ -179,18 +198,36 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   /**
-   * A `fetch` for the transport that notes the scope of the server's `WWW-Authenticate` challenge (read with the SDK's
-   * own parser), so that a client-credentials token request asks for it: step-up on 403 `insufficient_scope`.
+   * The `fetch` of the transport (and so of the SDK's token requests). It notes the scope of the server's
+   * `WWW-Authenticate` challenge (read with the SDK's own parser), so that a client-credentials token request asks for
+   * it: step-up on 403 `insufficient_scope`. And it sends one refresh per refresh token: parallel calls that meet an
+   * expired token each make the SDK refresh, and an authorization server that rotates refresh tokens takes a second use
+   * of the old one for theft and revokes the whole login; the later ones get a copy of the first one's answer.
    */
   observingFetch(base: FetchLike = fetch): FetchLike {
     return async (url, init) => {
+      const refreshToken = refreshTokenOf(init);
+      if (refreshToken !== undefined) return this.refreshOnce(refreshToken, () => base(url, init));
       const response = await base(url, init);
-      if ((response.status === 401 || response.status === 403) && String(url) === this.target.url) {
+      if ((response.status === 401 || response.status === 403) && String(url) === this.resourceUrl) {
         const { scope } = extractWWWAuthenticateParams(response);
         if (scope !== undefined) this.challengedScope = scope;
       }
       return response;
     };
+  }
+
+  private async refreshOnce(refreshToken: string, send: () => Promise<Response>): Promise<Response> {
+    let pending = this.refreshes.get(refreshToken);
+    if (pending === undefined) {
+      pending = send();
+      this.refreshes.set(refreshToken, pending);
+      // A failed refresh may be tried again at once; a new token is shared long enough for every caller that read
+      // the old refresh token before the first refresh ended.
+      const forget = () => this.refreshes.delete(refreshToken);
+      pending.then((response) => (response.ok ? setTimeout(forget, REFRESH_SHARED_MS).unref() : forget()), forget);
+    }
+    return (await pending).clone();
   }
 
   liveSecrets(): LiveSecret[] {
@@ -241,4 +278,11 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private async persist(): Promise<void> {
     if (this.interactive) await this.store.save(this.key, this.record);
   }
+}
+
+/** The refresh token of a token request (`grant_type=refresh_token`), if `init` is one. */
+function refreshTokenOf(init: RequestInit | undefined): string | undefined {
+  const body = init?.body;
+  if (!(body instanceof URLSearchParams) || body.get('grant_type') !== 'refresh_token') return undefined;
+  return body.get('refresh_token') ?? undefined;
 }

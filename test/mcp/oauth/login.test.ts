@@ -114,6 +114,25 @@ describe('durable-agent mcp login', () => {
     expect(server.acceptedTokens).toContain(accessToken);
   });
 
+  it('is refreshed once when parallel calls find it expired (the authorization server rotates refresh tokens)', async () => {
+    const ttlSeconds = 3;
+    const server = await protectedServer({ accessTokenTtlSeconds: ttlSeconds });
+    const config = personConfig(server);
+    const store = new MemoryTokenStore();
+    await logIn(config, store);
+    const mcp = pool([config], { tokenStore: store });
+    await mcp.callTool(mcpTool('people', 'echo'), { text: 'first' });
+    const refreshes = server.authorizationServer.grants.refresh_token ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, ttlSeconds * 1000 + 1100));
+
+    // Each call meets a 401 and asks the SDK to authorize again; a second use of a rotated refresh token would make
+    // the authorization server revoke the whole grant (reuse detection).
+    const texts = ['a', 'b', 'c', 'd', 'e'];
+    const results = await Promise.all(texts.map((text) => mcp.callTool(mcpTool('people', 'echo'), { text })));
+    expect(results.map((result) => result.content)).toEqual(texts.map((text) => [{ type: 'text', text }]));
+    expect(server.authorizationServer.grants.refresh_token).toBe(refreshes + 1);
+  });
+
   it('names what is wrong with the server it is asked to log in to (exit code 2)', async () => {
     const directory = temporaryDirectory();
     const configFile = path.join(directory, 'mcp.json');
@@ -163,6 +182,32 @@ describe('durable-agent mcp login', () => {
     expect(server.acceptedTokens).toEqual([before.access_token, after.access_token]);
     // The new token is what the redaction rule now replaces.
     expect(liveOAuthSecrets().map((secret) => secret.value)).toContain(after.access_token);
+  });
+});
+
+describe('a worker whose authorization server is down', () => {
+  it('fails a call after expiry as retryable, keeps the login, and refreshes once the server is back', async () => {
+    const ttlSeconds = 3;
+    const server = await protectedServer({ accessTokenTtlSeconds: ttlSeconds });
+    const config = personConfig(server);
+    const store = new MemoryTokenStore();
+    await logIn(config, store);
+    const mcp = pool([config], { tokenStore: store });
+    await mcp.callTool(mcpTool('people', 'echo'), { text: 'before' });
+    const refreshes = server.authorizationServer.grants.refresh_token ?? 0;
+    await server.authorizationServer.stop();
+    await new Promise((resolve) => setTimeout(resolve, ttlSeconds * 1000 + 1100));
+
+    const call = mcp.callTool(mcpTool('people', 'echo'), { text: 'while down' });
+    await expect(call).rejects.toThrow(/could not refresh its OAuth login .*the next attempt tries again/);
+    await expect(call).rejects.toMatchObject({ retryable: true, requestSent: false });
+    await expect(call).rejects.not.toBeInstanceOf(McpAuthorizationRequiredError);
+
+    await server.authorizationServer.start();
+    expect((await mcp.callTool(mcpTool('people', 'echo'), { text: 'after' })).content).toEqual([
+      { type: 'text', text: 'after' },
+    ]);
+    expect(server.authorizationServer.grants.refresh_token).toBe(refreshes + 1);
   });
 });
 
