@@ -12,12 +12,18 @@ export {
   type RunWorkerOptions,
 } from './worker.js';
 export { McpPool, type McpPoolOptions } from './mcp/pool.js';
+export { Redactor, type Secret } from './shared/redaction.js';
+export { installWorkerRuntime, RedactingLogger } from './worker-logger.js';
 export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } from './mcp/config.js';
 export { McpAuthorizationRequiredError } from './mcp/errors.js';
 export { FileTokenStore, type McpTokenStore, type StoredAuthorization } from './mcp/oauth/token-store.js';
 export {
   createStreamingBridge,
   serveStreamingBridge,
+  createServeToken,
+  ServeConfigError,
+  ServeErrorType,
+  type ServeTokenOptions,
   type StreamingBridge,
   type StreamingBridgeOptions,
   type ServeBridgeOptions,

@@ -12,6 +12,7 @@ import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './client/connection
 import type { Config } from './config.js';
 import { loadMcpConfig } from './mcp/config.js';
 import { McpPool } from './mcp/pool.js';
+import { looksSecret, Redactor } from './shared/redaction.js';
 
 /** The workflows module: `.ts` when running from source (tests), `.js` once built. */
 export const workflowsPath = new URL(
@@ -82,6 +83,11 @@ export interface RunWorkerOptions {
   address?: string;
   /** Called once the worker is polling, e.g. to print where it runs. */
   onReady?: (info: { address: string; namespace: string; taskQueue: string }) => void;
+  /**
+   * The worker's secrets, e.g. the registry its Runtime logger redacts with ({@link installWorkerRuntime}). Default:
+   * the secret-looking variables of `process.env`. The configured keys and the MCP servers' secrets are added to it.
+   */
+  secrets?: Redactor;
 }
 
 /**
@@ -92,7 +98,22 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { config } = options;
   const address = options.address ?? config.temporal.address ?? DEFAULT_TEMPORAL_ADDRESS;
   const { namespace } = config.temporal;
-  const mcp = new McpPool(loadMcpConfig(config.mcpConfigPath));
+  const secrets = options.secrets ?? new Redactor().addEnvironment(process.env);
+  for (const [name, value] of [
+    ['OPENAI_API_KEY', config.model.apiKey],
+    ['TEMPORAL_API_KEY', config.temporal.apiKey],
+  ] as const) {
+    if (value !== undefined && looksSecret(value)) secrets.add(value, `\${${name}}`);
+  }
+  const mcp = new McpPool(loadMcpConfig(config.mcpConfigPath), {
+    // Each server's messages are redacted with its own secrets already; these are all of the worker's.
+    logger: {
+      warn: (message, meta) => console.warn(secrets.text(message), meta === undefined ? '' : secrets.value(meta)),
+      info: (message, meta) => console.info(secrets.text(message), meta === undefined ? '' : secrets.value(meta)),
+      debug: () => undefined,
+    },
+    onServerStderr: (server, line) => process.stderr.write(`[mcp ${server}] ${secrets.text(line)}\n`),
+  });
   // Address, TLS and API key as the client builds them, so the worker reaches every cluster the CLI does.
   const clientOptions = await connectionOptions({ ...config.temporal, address });
   // The native connection takes the same TLS; its API key is a plain string, never the client's function form.
@@ -112,6 +133,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       mcp,
       temporal: new Client({ connection: clientConnection, namespace }),
       toolResultMaxChars: config.toolResultMaxChars,
+      secrets,
     });
     options.onReady?.({ address, namespace, taskQueue: config.taskQueue });
     await worker.run();

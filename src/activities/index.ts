@@ -1,11 +1,14 @@
 import type { Client, WorkflowService } from '@temporalio/client';
 import type OpenAI from 'openai';
 import type { McpPool } from '../mcp/pool.js';
+import type { Redactor } from '../shared/redaction.js';
 import type { CallToolInput, ModelCallInput, ModelCallResult } from '../shared/types.js';
 import { modelContextQuery, streamSignal } from '../workflows/definitions.js';
+import type { FindEarlierRunInput } from '../workflows/earlier-runs.js';
 import { createEarlierRunActivities } from './earlier-runs.js';
 import { FinishedWork, type KeepFinishedOptions } from './keep-finished.js';
 import { createModelActivities, type ChatCompletionsClient } from './model.js';
+import { redactOutcome, workerSecrets } from './outbound.js';
 import { createToolActivities } from './tools.js';
 import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './transcript-cache.js';
 
@@ -28,6 +31,12 @@ export interface ActivityDependencies {
   workerConnection?: { workflowService: Pick<WorkflowService, 'getSystemInfo'> };
   /** Limits of the results kept through a Temporal outage and of their delivery (docs/reliability.md). */
   keepFinished?: KeepFinishedOptions;
+  /**
+   * The worker's secrets, redacted from everything its activities send (src/shared/redaction.ts). Default: the
+   * secret-looking variables of `process.env`. Either way the model client's API key and the MCP pool's secrets are
+   * added; a token registered with `secrets.add(value, label)` later is redacted from then on.
+   */
+  secrets?: Redactor;
 }
 
 /** A transcript source that asks the workflow run itself, by query. */
@@ -43,12 +52,18 @@ export function createActivities(dependencies: ActivityDependencies) {
     queryTranscriptSource(dependencies.temporal),
     dependencies.transcriptCache ?? {},
   );
-  const tools = createToolActivities({ pool: dependencies.mcp, maxResultChars: dependencies.toolResultMaxChars });
+  const secrets = workerSecrets(dependencies);
+  const tools = createToolActivities({
+    pool: dependencies.mcp,
+    maxResultChars: dependencies.toolResultMaxChars,
+    secrets,
+  });
   const model = createModelActivities({
     openai: dependencies.openai,
     transcripts,
     listTools: tools.listTools,
     defaultModel: dependencies.defaultModel,
+    secrets,
     publish: ({ workflowId, runId }, batch) =>
       dependencies.temporal.workflow.getHandle(workflowId, runId).signal(streamSignal, batch),
   });
@@ -58,12 +73,18 @@ export function createActivities(dependencies: ActivityDependencies) {
     dependencies.temporal,
     dependencies.keepFinished,
   );
+  const earlierRuns = createEarlierRunActivities(dependencies.temporal);
+  // Redacted inside `finished.run`: a result kept through an outage is delivered later as it was kept.
   return {
     callModel: (input: ModelCallInput) =>
-      finished.run({ size: modelResultChars, settlesRun: true, deliverFailures: true }, () => model.callModel(input)),
+      finished.run({ size: modelResultChars, settlesRun: true, deliverFailures: true }, () =>
+        redactOutcome(secrets, () => model.callModel(input)),
+      ),
     callTool: (input: CallToolInput) =>
-      finished.run({ size: (result) => result.content.length + 100 }, () => tools.callTool(input)),
-    ...createEarlierRunActivities(dependencies.temporal),
+      finished.run({ size: (result) => result.content.length + 100 }, () =>
+        redactOutcome(secrets, () => tools.callTool(input)),
+      ),
+    findEarlierRun: (input: FindEarlierRunInput) => redactOutcome(secrets, () => earlierRuns.findEarlierRun(input)),
   };
 }
 

@@ -23,6 +23,7 @@ import { streamSignal } from '../workflows/definitions.js';
 import { DEFAULT_MODEL_ATTEMPTS, errorAttemptsAllowed } from '../workflows/attempts.js';
 import type { ModelStreamOptions } from '../workflows/stream-events.js';
 import type { ToolListing } from '../mcp/pool.js';
+import type { Redactor } from '../shared/redaction.js';
 import { countingFailedAttempts, heartbeatKeepingCount } from './attempts.js';
 import { toModelFailure } from './model-errors.js';
 import { checkModelResult, fitModelAnswer, fitToolListOnce } from './payload-limits.js';
@@ -63,6 +64,11 @@ export interface ModelActivityDependencies {
   publish?: StreamPublisher;
   /** Least time between two text batches of one model call, after the first (sent at once). Default 250 ms. */
   streamIntervalMs?: number;
+  /**
+   * The worker's secrets (src/shared/redaction.ts): redacted from the tools listed, the streamed text and the answer
+   * the worker caches, so they match what history records. Default: none (the caller redacts the result).
+   */
+  secrets?: Redactor;
 }
 
 /** The idempotency key of a model call: the scripted model server and providers use it to recognise a retry. */
@@ -71,7 +77,7 @@ export function idempotencyKey(input: Pick<ModelCallInput, 'workflowId' | 'runId
 }
 
 export function createModelActivities(dependencies: ModelActivityDependencies) {
-  const { openai, transcripts, defaultModel } = dependencies;
+  const { openai, transcripts, defaultModel, secrets } = dependencies;
   const fitToolList = fitToolListOnce();
   const heartbeatIntervalMs = dependencies.heartbeatIntervalMs ?? 2_000;
   const listTools = dependencies.listTools ?? (async (): Promise<ToolListing> => ({ tools: [], unavailable: [] }));
@@ -85,7 +91,10 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
         transcripts.resolve(input),
         // The list is recorded in this call's result: cut to what a Temporal payload may carry before it is offered.
         input.listTools
-          ? listTools().then((listing) => ({ ...listing, tools: fitToolList(listing.tools, context.log) }))
+          ? listTools().then((listing) => ({
+              ...listing,
+              tools: fitToolList(secrets?.value(listing.tools) ?? listing.tools, context.log),
+            }))
           : undefined,
       ]);
       const { messages } = resolved;
@@ -114,6 +123,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
             batch: { turn: input.turn, round: input.round, attempt: context.info.attempt },
             intervalMs: dependencies.streamIntervalMs,
             log: context.log,
+            redactor: secrets,
           })
         : undefined;
 
@@ -151,7 +161,8 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
       }
 
       // Bounded like every activity result (src/shared/payload-limits.ts): an endpoint may send megabytes.
-      const result = fitModelAnswer(fromOpenAICompletion(completion, input.toolChoice === 'none'), context.log);
+      const answer = fromOpenAICompletion(completion, input.toolChoice === 'none');
+      const result = fitModelAnswer(secrets?.value(answer) ?? answer, context.log);
       const full: ModelCallResult =
         listed === undefined
           ? result

@@ -1,5 +1,6 @@
 import type { StreamBatch } from '../workflows/stream-events.js';
 import { errorMessage } from '../shared/errors.js';
+import type { Redactor } from '../shared/redaction.js';
 
 /** The run a model call streams to. */
 export interface StreamTarget {
@@ -32,6 +33,12 @@ export interface TextPublisherOptions {
   /** Longest wait between two batches; default {@link MAX_STREAM_INTERVAL_MS}. */
   maxIntervalMs?: number;
   log?: { warn(message: string, meta?: Record<string, unknown>): void };
+  /**
+   * The worker's secrets (src/shared/redaction.ts). The attempt's text is redacted as a whole and sent as it grows,
+   * holding back a tail that may be the start of a secret, so a secret split across two pieces goes out redacted too
+   * (what is held back comes with the result). Default: none.
+   */
+  redactor?: Redactor;
 }
 
 /**
@@ -44,6 +51,9 @@ export class TextPublisher {
   private readonly intervalMs: number;
   private readonly maxIntervalMs: number;
   private buffer = '';
+  /** With a redactor: the attempt's text so far, and how much of its redacted form has been taken for batches. */
+  private whole = '';
+  private taken = 0;
   private batches = 0;
   private lastSentAt = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -95,6 +105,20 @@ export class TextPublisher {
     this.timer = undefined;
   }
 
+  /** The buffered text to send now: all of it, or with a redactor what of its redacted form may go out. */
+  private take(): string {
+    const text = this.buffer;
+    this.buffer = '';
+    const { redactor } = this.options;
+    if (redactor === undefined) return text;
+    this.whole += text;
+    const redacted = redactor.text(this.whole);
+    const end = Math.max(this.taken, redactor.releasable(redacted));
+    const batch = redacted.slice(this.taken, end);
+    this.taken = end;
+    return batch;
+  }
+
   /** Queue a batch of whatever text is buffered when the previous batch is out; `empty` sends even without text. */
   private send(empty = false): void {
     clearTimeout(this.timer);
@@ -105,8 +129,7 @@ export class TextPublisher {
     // The text is taken when the previous batch is out, so batches queued behind a slow signal coalesce (and a batch
     // whose text an earlier one took is not sent at all).
     this.sending = this.sending.then(async () => {
-      const text = this.buffer;
-      this.buffer = '';
+      const text = this.take();
       if (text === '' && !empty) return;
       try {
         await this.options.publish(this.options.target, { ...this.options.batch, text });

@@ -5,6 +5,7 @@ import type { CallToolInput, CallToolResult, ToolDefinition } from '../shared/ty
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../mcp/content.js';
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../mcp/errors.js';
 import type { McpPool, ToolListing } from '../mcp/pool.js';
+import type { Redactor } from '../shared/redaction.js';
 import { formatBytes, MAX_PART_BYTES } from '../shared/payload-limits.js';
 import { DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed } from '../workflows/attempts.js';
 import { isSafeToRepeat, outcomeUnknownText } from '../workflows/tool-calls.js';
@@ -17,7 +18,8 @@ import { boundProgress, boundToolResult } from './payload-limits.js';
  * turn records its tools without an activity of its own. Each tool call is its own activity, so Temporal retries it
  * on its own and a completed call is never run again when the turn resumes.
  *
- * Every error text here comes from the pool with the servers' secrets already redacted (src/mcp/redaction.ts).
+ * Every error text here comes from the pool with the servers' secrets already redacted (src/mcp/redaction.ts); what the
+ * activity returns or throws is redacted again with all of the worker's secrets (./outbound.ts).
  */
 
 /** How often a running tool call heartbeats; well inside the ~10 s heartbeat timeout the workflow sets. */
@@ -46,6 +48,8 @@ export interface ToolActivityDependencies {
   maxResultChars?: number;
   /** Heartbeat interval while a call runs. Default {@link TOOL_HEARTBEAT_INTERVAL_MS}. */
   heartbeatIntervalMs?: number;
+  /** The worker's secrets, redacted from a progress message before it is recorded in a heartbeat. Default: none. */
+  secrets?: Redactor;
 }
 
 export function createToolActivities(deps: ToolActivityDependencies) {
@@ -84,7 +88,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
             heartbeat = { phase: 'sent' };
           },
           onProgress: (progress) => {
-            heartbeat = { phase: 'sent', progress: boundProgress(progress) };
+            heartbeat = { phase: 'sent', progress: boundProgress(deps.secrets?.value(progress) ?? progress) };
             heartbeatKeepingCount(context, heartbeat);
           },
         });

@@ -6,6 +6,8 @@ import type { McpConfig, McpServerConfig } from './config.js';
 import { McpToolNotConfiguredError } from './errors.js';
 import { defaultTokenDirectory, FileTokenStore, type McpTokenStore } from './oauth/token-store.js';
 import { DEFAULT_OUTAGE_BACKOFF_MS, DEFAULT_OUTAGE_MAX_BACKOFF_MS } from './outages.js';
+import { Redactor } from '../shared/redaction.js';
+import { workerSecretsFor } from './redaction.js';
 import { ServerConnection, type ConnectionSettings, type McpLogger } from './server-connection.js';
 import { toToolDefinitions } from './tool-definitions.js';
 
@@ -83,6 +85,11 @@ const defaultLogger: McpLogger = {
 };
 
 export class McpPool {
+  /**
+   * The secrets of every configured server, for the worker to redact from everything it sends (src/shared/redaction.ts).
+   * A credential the pool obtains while it runs (an OAuth token) is registered with {@link addSecret}.
+   */
+  readonly secrets = new Redactor();
   private readonly servers = new Map<string, ServerConnection>();
 
   constructor(config: McpConfig | McpServerConfig[], options: McpPoolOptions = {}) {
@@ -100,10 +107,21 @@ export class McpPool {
       outageMaxBackoffMs: options.outageMaxBackoffMs ?? DEFAULT_OUTAGE_MAX_BACKOFF_MS,
       now: () => Date.now(),
       tokenStore: options.tokenStore ?? new FileTokenStore(defaultTokenDirectory()),
+      addSecret: (server, value, label) => this.addSecret(server, value, label),
     };
     for (const server of Array.isArray(config) ? config : config.servers) {
       this.servers.set(server.name, new ServerConnection(server, settings));
+      this.secrets.include(workerSecretsFor(server));
     }
+  }
+
+  /**
+   * Register a credential of `server` obtained while the worker runs (an OAuth access or refresh token): from now on
+   * it is replaced by `label` in what the pool reports for that server and in everything the worker sends.
+   */
+  addSecret(server: string, value: string, label = '[token]'): void {
+    this.servers.get(server)?.redactor.add(value, label);
+    this.secrets.add(value, label);
   }
 
   /** Names of the configured servers that are not disabled. */

@@ -1,5 +1,7 @@
+import { Redactor, SECRET_ENV_NAME, type Secret } from '../shared/redaction.js';
 import type { McpServerConfig } from './config.js';
-import { liveOAuthSecrets } from './oauth/live-secrets.js';
+
+export { MIN_REDACTED_LENGTH, Redactor } from '../shared/redaction.js';
 
 /**
  * Keeps a server's secrets out of everything that leaves src/mcp. Whatever the pool throws or reports ends up in
@@ -7,83 +9,15 @@ import { liveOAuthSecrets } from './oauth/live-secrets.js';
  * anything: the URL we connected to, an HTTP body that echoes our headers, the stderr of a server that printed its
  * key. So every value that came from the worker's environment or was written as a credential is replaced, wherever
  * it appears, before a message leaves: values expanded from `${VAR}` become `${VAR}` (the text as written), header
- * values become `[header <name>]`, the env values given to a stdio server become `[env <name>]`, and the OAuth tokens
- * and client secrets this process holds at the time (src/mcp/oauth/live-secrets.ts) become `[oauth ...]`.
+ * values become `[header <name>]`, the env values given to a stdio server become `[env <name>]`.
  *
- * Tool results are not redacted: what a tool answers is the server's business, and a value such as `production`
- * given in `env` would otherwise vanish from every answer that mentions it.
+ * The pool redacts with the server's own secrets, so its messages say which server's value it was; the worker then
+ * redacts everything that leaves it, tool results included, with all of its secrets (src/shared/redaction.ts).
  */
-
-/** Values shorter than this are left alone: no secret is that short, and `1` or `on` would garble every message. */
-export const MIN_REDACTED_LENGTH = 4;
-
-interface Replacement {
-  value: string;
-  label: string;
-}
-
-export class Redactor {
-  private readonly replacements: Replacement[];
-
-  /** `live` is asked at each use for secrets that change (OAuth tokens). */
-  constructor(
-    secrets: Iterable<Replacement>,
-    private readonly live: () => Iterable<Replacement> = () => [],
-  ) {
-    this.replacements = replacementsOf(secrets);
-  }
-
-  /** `text` with every secret replaced by its label. */
-  text(text: string): string {
-    let result = text;
-    for (const { value, label } of this.current()) {
-      if (result.includes(value)) result = result.split(value).join(label);
-    }
-    return result;
-  }
-
-  /**
-   * `error` with the message and stack of it and of every cause redacted, in place (Temporal records a failure's
-   * cause chain with messages and stack traces). Returns the same error, so `throw redactor.error(error)` works.
-   */
-  error<E>(error: E): E {
-    const seen = new Set<unknown>();
-    for (let current: unknown = error; typeof current === 'object' && current !== null && !seen.has(current);) {
-      seen.add(current);
-      const record = current as { message?: unknown; stack?: unknown; cause?: unknown };
-      if (typeof record.message === 'string') record.message = this.text(record.message);
-      if (typeof record.stack === 'string') record.stack = this.text(record.stack);
-      current = record.cause;
-    }
-    return error;
-  }
-
-  private current(): Replacement[] {
-    const live = [...this.live()];
-    return live.length === 0 ? this.replacements : replacementsOf([...live, ...this.replacements]);
-  }
-}
-
-function replacementsOf(secrets: Iterable<Replacement>): Replacement[] {
-  const byValue = new Map<string, string>();
-  for (const { value, label } of secrets) {
-    // The same value can also appear encoded: in a URL (percent-encoding) or inside a JSON string.
-    for (const form of new Set([
-      value,
-      encodeURIComponent(value),
-      encodeURI(value),
-      JSON.stringify(value).slice(1, -1),
-    ])) {
-      if (form.length >= MIN_REDACTED_LENGTH && !byValue.has(form)) byValue.set(form, label);
-    }
-  }
-  // Longest first: a header value that contains an expanded variable goes as a whole.
-  return [...byValue].map(([value, label]) => ({ value, label })).sort((a, b) => b.value.length - a.value.length);
-}
 
 /** The redactor of one server: its expanded variables, its header values (HTTP), its env values (stdio). */
 export function redactorFor(config: McpServerConfig): Redactor {
-  const secrets: Replacement[] = Object.entries(config.variables ?? {}).map(([name, value]) => ({
+  const secrets: Secret[] = Object.entries(config.variables ?? {}).map(([name, value]) => ({
     value,
     label: `\${${name}}`,
   }));
@@ -95,7 +29,23 @@ export function redactorFor(config: McpServerConfig): Redactor {
   } else {
     for (const [name, value] of Object.entries(config.env)) secrets.push({ value, label: `[env ${name}]` });
   }
-  return new Redactor(secrets, liveOAuthSecrets);
+  return new Redactor(secrets);
+}
+
+/**
+ * The secrets of one server that the worker redacts from everything it sends, tool results included: its expanded
+ * variables, header values and URL credentials, and the env values whose names look secret (`API_KEY`, not `MODE`: a
+ * value such as `production` would otherwise vanish from every answer that mentions it).
+ */
+export function workerSecretsFor(config: McpServerConfig): Redactor {
+  const all = redactorFor(config);
+  if (config.transport === 'http') return all;
+  const redactor = new Redactor();
+  for (const [name, value] of Object.entries(config.variables ?? {})) redactor.add(value, `\${${name}}`);
+  for (const [name, value] of Object.entries(config.env)) {
+    if (SECRET_ENV_NAME.test(name)) redactor.add(value, `[env ${name}]`);
+  }
+  return redactor;
 }
 
 /**

@@ -35,6 +35,8 @@ export interface ConnectionSettings {
   now: () => number;
   /** Where logins of `authorization_code` servers are kept (src/mcp/oauth/token-store.ts). */
   tokenStore: McpTokenStore;
+  /** Registers a credential obtained while the worker runs (an OAuth token) for redaction (`McpPool.addSecret`). */
+  addSecret: (server: string, value: string, label: string) => void;
 }
 
 /** What a turn's listing got from one server: its tools, or why it is left out. */
@@ -79,7 +81,12 @@ export class ServerConnection {
     this.redactor = redactor;
     this.oauth =
       config.transport === 'http' && config.oauth !== undefined
-        ? new McpOAuthProvider({ name: config.name, url: config.url, oauth: config.oauth }, settings.tokenStore)
+        ? new McpOAuthProvider(
+            { name: config.name, url: config.url, oauth: config.oauth },
+            settings.tokenStore,
+            { kind: 'worker' },
+            (value, label) => settings.addSecret(config.name, value, label),
+          )
         : undefined;
     const { logger } = settings;
     this.log = {

@@ -1,10 +1,11 @@
 import { Command } from '@commander-js/extra-typings';
-import { Runtime } from '@temporalio/worker';
 import type { Config } from '../../config.js';
 import { DevAlreadyRunningError, acquireDevLock, type DevLock } from '../../servers/dev-lock.js';
 import { devDatabasePath, startDevServer, type RunningDevServer } from '../../servers/dev-server-process.js';
 import { ensureDevServer, isPortOpen, ServerUnavailableError, stderrLog } from '../../servers/index.js';
+import { environmentSecrets, type Redactor } from '../../shared/redaction.js';
 import { runWorker } from '../../worker.js';
+import { installWorkerRuntime } from '../../worker-logger.js';
 import { loadWorkerConfig, printWorkerReady, runWorkerAgainstCluster } from './worker.js';
 
 export function devCommand() {
@@ -27,11 +28,13 @@ Environment:
     )
     .action(async () => {
       const config = loadWorkerConfig();
+      const secrets = environmentSecrets();
       if (config.temporal.address !== undefined) {
-        await runWorkerAgainstCluster(config);
+        installWorkerRuntime(secrets);
+        await runWorkerAgainstCluster(config, secrets);
         return;
       }
-      await runWithDevServer(config);
+      await runWithDevServer(config, secrets);
     });
 }
 
@@ -48,7 +51,7 @@ async function assertPortFree(port: number, variable: string): Promise<void> {
  * Starts the dev server, runs the worker until SIGINT/SIGTERM, then stops the server, in that order so the worker can
  * finish reporting its tasks to a server that is still up.
  */
-async function runWithDevServer(config: Config): Promise<void> {
+async function runWithDevServer(config: Config, secrets: Redactor): Promise<void> {
   let lock: DevLock | undefined;
   let server: RunningDevServer | undefined;
   let phase: 'starting' | 'running' | 'stopping' = 'starting';
@@ -93,10 +96,11 @@ async function runWithDevServer(config: Config): Promise<void> {
       // The same path as Ctrl-C, so the worker shuts down through the Runtime like it always does.
       process.kill(process.pid, 'SIGTERM');
     });
-    // Creating the Runtime now installs its SIGINT/SIGTERM handlers before the worker exists, so no signal is lost.
-    Runtime.instance();
+    // Creating the Runtime now installs its SIGINT/SIGTERM handlers before the worker exists, so no signal is lost;
+    // its logger redacts the worker's secrets.
+    installWorkerRuntime(secrets);
     phase = 'running';
-    await runWorker({ config, address: server.address, onReady: printWorkerReady });
+    await runWorker({ config, address: server.address, onReady: printWorkerReady, secrets });
     if (serverDied) throw new ServerUnavailableError('The Temporal dev server stopped unexpectedly.');
   } finally {
     phase = 'stopping';

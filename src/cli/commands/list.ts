@@ -9,6 +9,7 @@ export function listCommand() {
       new Option('--status <status>', 'only conversations in this state').choices([
         'idle',
         'running',
+        'awaiting_approval',
         'ended',
       ] as const),
     )

@@ -3,7 +3,9 @@ import { DEFAULT_TEMPORAL_ADDRESS } from '../../client/connection.js';
 import { checkConfigFiles, loadConfig, type Config } from '../../config.js';
 import { loadMcpConfig } from '../../mcp/config.js';
 import { ServerUnavailableError } from '../../servers/index.js';
+import { environmentSecrets, type Redactor } from '../../shared/redaction.js';
 import { runWorker } from '../../worker.js';
+import { installWorkerRuntime } from '../../worker-logger.js';
 
 /**
  * The worker's configuration (the environment, the certificate files it names, the MCP configuration file), checked
@@ -21,10 +23,10 @@ export function loadWorkerConfig(): Config {
  * Runs the worker against TEMPORAL_ADDRESS; a cluster that cannot be reached becomes one line saying what to do,
  * instead of the core bridge's transport error dump.
  */
-export async function runWorkerAgainstCluster(config: Config): Promise<void> {
+export async function runWorkerAgainstCluster(config: Config, secrets: Redactor): Promise<void> {
   const address = config.temporal.address ?? DEFAULT_TEMPORAL_ADDRESS;
   try {
-    await runWorker({ config, address, onReady: printWorkerReady });
+    await runWorker({ config, address, onReady: printWorkerReady, secrets });
   } catch (error) {
     if (!(error instanceof Error) || error.name !== 'TransportError') throw error;
     const reason = /message: "([^"]+)"/.exec(error.message)?.[1] ?? error.message;
@@ -60,6 +62,9 @@ Environment:
   DURABLE_AGENT_TOKEN_DIR   where \`durable-agent mcp login\` keeps OAuth tokens (default ~/.config/durable-agent/mcp-tokens)`,
     )
     .action(async () => {
-      await runWorkerAgainstCluster(loadWorkerConfig());
+      const config = loadWorkerConfig();
+      const secrets = environmentSecrets();
+      installWorkerRuntime(secrets);
+      await runWorkerAgainstCluster(config, secrets);
     });
 }

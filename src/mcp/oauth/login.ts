@@ -62,19 +62,20 @@ export async function loginToMcpServer(server: HttpServerConfig, options: LoginO
   const callback = await listenForRedirect(oauth.redirectPort, state, options.timeoutMs ?? 5 * 60_000);
   const redactor = redactorFor(server);
   try {
-    const provider = new McpOAuthProvider({ name: server.name, url: server.url, oauth }, options.store, {
-      kind: 'login',
-      redirectUrl: callback.redirectUrl,
-      state,
-      onAuthorizationUrl: options.onAuthorizationUrl,
-    });
+    const redact = (value: string, label: string) => void redactor.add(value, label);
+    const provider = new McpOAuthProvider(
+      { name: server.name, url: server.url, oauth },
+      options.store,
+      { kind: 'login', redirectUrl: callback.redirectUrl, state, onAuthorizationUrl: options.onAuthorizationUrl },
+      redact,
+    );
     await provider.beginLogin(callback.redirectUrl);
     const transport = newTransport(server, provider);
     const started = await connect(server, transport, options);
     if (started === 'connected') throw new McpLoginError(`MCP server "${server.name}" asked for no authorization.`);
     await transport.finishAuth(await callback.code);
     // Check the login the way the worker will use it: from the store, in a new session.
-    const check = new McpOAuthProvider({ name: server.name, url: server.url, oauth }, options.store);
+    const check = new McpOAuthProvider({ name: server.name, url: server.url, oauth }, options.store, undefined, redact);
     const client = new Client(options.clientInfo ?? { name: 'durable-agent', version: '0' });
     await client.connect(newTransport(server, check));
     try {

@@ -53,14 +53,23 @@ export class McpOAuthProvider implements OAuthClientProvider {
   /** The SDK dropped the stored tokens (the authorization server refused the refresh token). */
   private loginLost = false;
 
+  /** Secret values already handed to `onSecret`. */
+  private readonly announced = new Set<string>();
+
+  /**
+   * `onSecret` receives every token and client secret this provider comes to hold, once each, as soon as it holds it,
+   * so that the worker redacts it from everything it sends (`McpPool.addSecret`).
+   */
   constructor(
     private readonly target: OAuthTarget,
     private readonly store: McpTokenStore,
     private readonly mode: ProviderMode = { kind: 'worker' },
+    private readonly onSecret: (value: string, label: string) => void = () => undefined,
   ) {
     this.key = tokenStoreKey(target);
     this.resourceUrl = new URL(target.url).href;
     registerSecretHolder(this.key, this);
+    this.announce();
   }
 
   private get oauth(): McpOAuthConfig {
@@ -264,6 +273,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
     this.loaded ??= this.interactive
       ? this.store.load(this.key).then((stored) => {
           this.record = { ...stored, ...this.record };
+          this.announce();
         })
       : Promise.resolve();
     return this.loaded;
@@ -272,7 +282,17 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private async update(change: Partial<StoredAuthorization>): Promise<void> {
     await this.load();
     this.record = { ...this.record, ...change };
+    this.announce();
     await this.persist();
+  }
+
+  /** Hand every secret held now that was not handed yet to `onSecret`. */
+  private announce(): void {
+    for (const { value, label } of this.liveSecrets()) {
+      if (this.announced.has(value)) continue;
+      this.announced.add(value);
+      this.onSecret(value, label);
+    }
   }
 
   private async persist(): Promise<void> {

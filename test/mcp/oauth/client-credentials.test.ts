@@ -119,6 +119,10 @@ describe('a client-credentials server', () => {
     const [, second] = crm.acceptedTokens;
     const scopes = JSON.parse(Buffer.from(second!.split('.')[1]!, 'base64url').toString()) as { scope: string };
     expect(scopes.scope.split(' ').sort()).toEqual(['mcp:admin', 'mcp:tools']);
+    // Each token the worker obtained is redacted from everything the worker sends.
+    for (const token of crm.acceptedTokens) {
+      expect(mcp.secrets.text(`Bearer ${token}`)).toBe('Bearer [oauth access token of MCP server crm]');
+    }
   });
 
   it('whose client the authorization server refuses fails for good, naming the oauth config, without the secret', async () => {

@@ -4,10 +4,13 @@ import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { McpConfigError, parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
 import { redactorFor } from '../../../src/mcp/redaction.js';
+import { McpPool } from '../../../src/mcp/pool.js';
+import { liveOAuthSecrets } from '../../../src/mcp/oauth/live-secrets.js';
 import { McpOAuthProvider } from '../../../src/mcp/oauth/provider.js';
 import {
   defaultTokenDirectory,
   FileTokenStore,
+  MemoryTokenStore,
   McpTokenStoreError,
   tokenStoreKey,
 } from '../../../src/mcp/oauth/token-store.js';
@@ -146,15 +149,36 @@ describe('the token store', () => {
 });
 
 describe('live OAuth tokens', () => {
-  test('are redacted from every message of every server while the provider holds them', async () => {
+  test('are registered with the pool for redaction as soon as the provider holds them', async () => {
     const server = parse({ grant: 'client_credentials', clientId: 'agent', clientSecret: 'literal-client-secret' });
-    const provider = new McpOAuthProvider({ name: 'crm', url: URL, oauth: server.oauth! }, new FileTokenStore('/x'));
+    const registered: Array<[string, string]> = [];
+    const provider = new McpOAuthProvider(
+      { name: 'crm', url: URL, oauth: server.oauth! },
+      new FileTokenStore('/x'),
+      { kind: 'worker' },
+      (value, label) => registered.push([value, label]),
+    );
+    expect(registered).toEqual([['literal-client-secret', '[oauth client secret of MCP server crm]']]);
     const token = 'eyJhbGciOiJSUzI1NiJ9.live-access-token';
     await provider.saveTokens({ access_token: token, refresh_token: 'live-refresh-token', token_type: 'Bearer' });
-    const other = redactorFor(parse({ grant: 'authorization_code' }));
-    const error = other.error(new Error(`echoed Bearer ${token}`, { cause: new Error('live-refresh-token') }));
-    expect(error.message).toBe('echoed Bearer [oauth access token of MCP server crm]');
-    expect((error as { cause?: Error }).cause?.message).toBe('[oauth refresh token of MCP server crm]');
-    expect(other.text('client literal-client-secret')).toBe('client [oauth client secret of MCP server crm]');
+    await provider.saveTokens({ access_token: token, refresh_token: 'live-refresh-token', token_type: 'Bearer' });
+    expect(registered).toEqual([
+      ['literal-client-secret', '[oauth client secret of MCP server crm]'],
+      [token, '[oauth access token of MCP server crm]'],
+      ['live-refresh-token', '[oauth refresh token of MCP server crm]'],
+    ]);
+    // And for any other redaction code, the values this process holds now.
+    expect(liveOAuthSecrets()).toEqual(
+      expect.arrayContaining([{ value: token, label: '[oauth access token of MCP server crm]' }]),
+    );
+  });
+
+  test('reach the pool redactor of the worker and of the server', () => {
+    const pool = new McpPool([parse({ grant: 'authorization_code' })], { tokenStore: new MemoryTokenStore() });
+    pool.addSecret('crm', 'eyJhbGciOiJSUzI1NiJ9.registered-token', '[oauth access token of MCP server crm]');
+    expect(pool.secrets.text('Bearer eyJhbGciOiJSUzI1NiJ9.registered-token')).toBe(
+      'Bearer [oauth access token of MCP server crm]',
+    );
+    void pool.close();
   });
 });
