@@ -27,6 +27,8 @@ export interface ProtectedMcp {
   rejections: { unauthorized: number; insufficientScope: number };
   /** Scopes every request must carry from now on (step-up: raise them and the next request gets 403). */
   requireScopes(scopes: string[]): void;
+  /** From now on, answer every POST that passed the bearer check with a 500 whose body quotes the token. */
+  failEchoingToken(): void;
   close(): Promise<void>;
 }
 
@@ -86,6 +88,7 @@ export async function startProtectedMcp(
     };
     const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(new URL(mcp.url));
     let requiredScopes = ['mcp:tools'];
+    let echoToken = false;
     const app = express();
     // The SDK's router is typed with Express's own types, which this project does not install.
     const metadataRouter = mcpAuthMetadataRouter({
@@ -102,6 +105,11 @@ export async function startProtectedMcp(
       requireBearerAuth({ verifier, requiredScopes, resourceMetadataUrl })(request, response, () => {
         const token = (request as { auth?: { token: string } }).auth?.token;
         if (token !== undefined && !acceptedTokens.includes(token)) acceptedTokens.push(token);
+        if (echoToken && request.method === 'POST') {
+          // A broken gateway that quotes the credential it was sent, not as a header: only its value can give it away.
+          response.writeHead(500, { 'content-type': 'text/plain' }).end(`upstream failed for credential ${token}`);
+          return;
+        }
         next();
       });
     });
@@ -113,6 +121,9 @@ export async function startProtectedMcp(
       rejections,
       requireScopes: (scopes) => {
         requiredScopes = scopes;
+      },
+      failEchoingToken: () => {
+        echoToken = true;
       },
       close,
     };

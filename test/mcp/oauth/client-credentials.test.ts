@@ -101,6 +101,37 @@ describe('client credentials', () => {
   });
 });
 
+describe('a token echoed by a failing server', () => {
+  it('is redacted from the tool error the model sees and from history', async () => {
+    const crm = await protectedServer();
+    const agent = await startTestAgent({
+      env,
+      mcpServers: config(crm, undefined),
+      mcpOptions: { tokenStore: new MemoryTokenStore(), logger: { warn: () => undefined, debug: () => undefined } },
+      script: [
+        () => {
+          crm.failEchoingToken(); // after the listing: the call's POST is answered 500 quoting the token
+          return { toolCalls: [{ name: 'crm__echo', arguments: { text: 'hello' } }] };
+        },
+        { content: 'The CRM is failing.' },
+      ],
+    });
+    cleanups.push(() => agent.close());
+    const handle = await agent.startConversation(randomUUID(), {
+      messages: [{ id: randomUUID(), content: 'Say hello through the CRM' }],
+      closeWhenIdle: true,
+    });
+    const outcome = (await handle.result()) as ConversationOutcome;
+    expect(outcome.state.lastResult).toMatchObject({ answer: 'The CRM is failing.' });
+    const [token] = crm.acceptedTokens;
+    const toolError = toolResults(agent.model.requests[1]!.messages)[0]?.content;
+    expect(toolError).toContain('upstream failed for credential [oauth access token of MCP server crm]');
+    const text = allText(await historiesOfEveryRun(env.client, handle.workflowId, handle.firstExecutionRunId));
+    expect(text).toContain('[oauth access token of MCP server crm]');
+    expect(occurrences(text, token!)).toEqual([]);
+  });
+});
+
 describe('a client-credentials server', () => {
   it('steps up to the scope the server asks for on 403 insufficient_scope', async () => {
     const crm = await protectedServer();
