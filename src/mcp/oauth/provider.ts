@@ -126,6 +126,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
+    this.loginLost = false;
     await this.update({ tokens });
   }
 
@@ -203,7 +204,9 @@ export class McpOAuthProvider implements OAuthClientProvider {
     // Read the store again: a login may have been stored since (the worker need not restart).
     this.loaded = undefined;
     await this.load();
-    return this.record.tokens === undefined;
+    if (this.record.tokens === undefined) return true;
+    this.loginLost = false; // a new login
+    return false;
   }
 
   /**
