@@ -3,7 +3,7 @@ import type OpenAI from 'openai';
 import type { McpPool } from '../mcp/pool.js';
 import type { Redactor } from '../shared/redaction.js';
 import type { CallToolInput, ModelCallInput, ModelCallResult } from '../shared/types.js';
-import { modelContextQuery, streamSignal } from '../workflows/definitions.js';
+import { modelContextQuery, requestInputUpdate, streamSignal } from '../workflows/definitions.js';
 import type { FindEarlierRunInput } from '../workflows/earlier-runs.js';
 import { createEarlierRunActivities } from './earlier-runs.js';
 import { FinishedWork, type KeepFinishedOptions } from './keep-finished.js';
@@ -57,6 +57,8 @@ export function createActivities(dependencies: ActivityDependencies) {
     pool: dependencies.mcp,
     maxResultChars: dependencies.toolResultMaxChars,
     secrets,
+    askInput: ({ workflowId, runId }, poll) =>
+      dependencies.temporal.workflow.getHandle(workflowId, runId).executeUpdate(requestInputUpdate, { args: [poll] }),
   });
   const model = createModelActivities({
     openai: dependencies.openai,

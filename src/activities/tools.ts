@@ -10,6 +10,7 @@ import { formatBytes, MAX_PART_BYTES } from '../shared/payload-limits.js';
 import { DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed } from '../workflows/attempts.js';
 import { isSafeToRepeat, outcomeUnknownText } from '../workflows/tool-calls.js';
 import { failedAttempt, heartbeatKeepingCount, type FailedAttemptsRecord } from './attempts.js';
+import { askTheConversation, type InputPoller } from './input-requests.js';
 import { boundProgress, boundToolResult } from './payload-limits.js';
 
 /**
@@ -50,6 +51,11 @@ export interface ToolActivityDependencies {
   heartbeatIntervalMs?: number;
   /** The worker's secrets, redacted from a progress message before it is recorded in a heartbeat. Default: none. */
   secrets?: Redactor;
+  /**
+   * Asks the conversation a server's question (MCP elicitation) and polls for the answer; by default (the worker's)
+   * the internal `requestInput` update of the call's own run. Without it, servers' questions are answered `cancel`.
+   */
+  askInput?: InputPoller;
 }
 
 export function createToolActivities(deps: ToolActivityDependencies) {
@@ -77,6 +83,8 @@ export function createToolActivities(deps: ToolActivityDependencies) {
         );
       }
       let heartbeat: ToolCallHeartbeat = { phase: 'connecting' };
+      // The conversation's run: a server's question goes to it (./input-requests.ts).
+      const run = context.info.workflowExecution;
       const timer = setInterval(() => heartbeatKeepingCount(context, heartbeat), heartbeatIntervalMs);
       try {
         const result = await deps.pool.callTool(input.tool, input.arguments, {
@@ -91,6 +99,16 @@ export function createToolActivities(deps: ToolActivityDependencies) {
             heartbeat = { phase: 'sent', progress: boundProgress(deps.secrets?.value(progress) ?? progress) };
             heartbeatKeepingCount(context, heartbeat);
           },
+          onElicitation:
+            deps.askInput &&
+            run &&
+            askTheConversation(deps.askInput, {
+              target: run,
+              callId: input.toolCallId,
+              tool,
+              attempt: context.info.attempt,
+              cancelled: context.cancellationSignal,
+            }),
         });
         // Cut to the setting and, whatever the setting, to what a Temporal payload may carry (src/shared/payload-limits.ts).
         const { text, truncated, limitedBy } = toolResultToText(result, maxResultChars);

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from '@commander-js/extra-typings';
+import { approvalsCommand } from './commands/approvals.js';
 import { askCommand } from './commands/ask.js';
 import { chatCommand } from './commands/chat.js';
+import { approveCommand, denyCommand } from './commands/decide.js';
 import { endCommand } from './commands/end.js';
 import { historyCommand } from './commands/history.js';
+import { answerCommand, inputsCommand } from './commands/inputs.js';
 import { interruptCommand } from './commands/interrupt.js';
 import { listCommand } from './commands/list.js';
 import { sendCommand } from './commands/send.js';
@@ -68,7 +71,12 @@ async function buildProgram(argv: readonly string[]): Promise<Command> {
     historyCommand(),
     listCommand(),
     interruptCommand(),
+    inputsCommand(),
+    answerCommand(),
     endCommand(),
+    approvalsCommand(),
+    approveCommand(),
+    denyCommand(),
     serveCommand(),
     tokenCommand(),
   ]) {

@@ -11,21 +11,30 @@ import {
   transcriptQuery,
   userMessageSignal,
   type IncomingMessage,
+  type InputAnswer,
+  type InputRequest,
   type TurnResult,
 } from '../workflows/definitions.js';
+import type { ApprovalDecision } from '../workflows/approval-messages.js';
+import { approveCall, denyCall, listPendingApprovals } from './approvals.js';
 import { askAndWait } from './ask.js';
+import { answerInput, type InputAnswerOptions } from './input-answers.js';
 import { connectTemporal } from './connection.js';
 import { CONVERSATION_WORKFLOW_TYPE, ConversationRuns, rejectInvalidMessage } from './conversation-runs.js';
 import { ConversationEndedError } from './errors.js';
 import { listConversations } from './list.js';
 import { TranscriptChain, type ConversationTranscriptPage } from './transcript.js';
 import type {
+  ApproveOptions,
   AskOptions,
   ConnectOptions,
+  ConversationPendingApproval,
   ConversationStatusReport,
   ConversationSummary,
+  DenyOptions,
   DurableAgentClientOptions,
   ListOptions,
+  ListPendingApprovalsOptions,
   SendOptions,
   SendResult,
   StartOptions,
@@ -185,6 +194,19 @@ export class DurableAgentClient {
     return { ...base, ...status, open: false, phase: 'ended', currentTurn: undefined };
   }
 
+  /** The questions MCP servers wait for a person to answer in this conversation (elicitation; docs/mcp.md). */
+  async pendingInputs(conversationId: string): Promise<InputRequest[]> {
+    return (await this.status(conversationId)).pendingInputs ?? [];
+  }
+
+  /**
+   * Answer an MCP server's question: `accept` (with the requested `content`), `decline` or `cancel`. Fails with
+   * `InputRequestNotFoundError`, `InputAlreadyAnsweredError` or `InvalidInputError`, and then nothing changed.
+   */
+  async answerInput(conversationId: string, requestId: string, options: InputAnswerOptions): Promise<InputAnswer> {
+    return await answerInput(this.runs, conversationId, requestId, options);
+  }
+
   /** A page of the whole conversation's transcript (across continued and reopened runs), from index `from`. */
   async transcript(
     conversationId: string,
@@ -214,6 +236,35 @@ export class DurableAgentClient {
    */
   async list(options: ListOptions = {}): Promise<ConversationSummary[]> {
     return await listConversations(this.client, options);
+  }
+
+  /** The tool calls of the conversation that wait for a person's decision (docs/approvals.md); none when it is closed. */
+  async pendingApprovals(conversationId: string): Promise<ConversationPendingApproval[]> {
+    const status = await this.status(conversationId);
+    if (!status.open) return [];
+    return (status.pendingApprovals ?? []).map((pending) => ({ conversationId, ...pending }));
+  }
+
+  /**
+   * The tool calls waiting for a person in every conversation, found through the `DurableAgentStatus` search attribute
+   * (`awaiting_approval`). Visibility is eventually consistent: a call asked for a moment ago may be missing yet.
+   */
+  async listPendingApprovals(options: ListPendingApprovalsOptions = {}): Promise<ConversationPendingApproval[]> {
+    return await listPendingApprovals(this.client, (id) => this.pendingApprovals(id), options);
+  }
+
+  /**
+   * Approve a pending tool call: it runs (with `arguments` instead of the model's, when given). Refused, with nothing
+   * changed: an unknown call id (`UnknownApprovalError`), a call decided already (`ApprovalAlreadyDecidedError`),
+   * arguments that do not match the tool's schema (`InvalidApprovalArgumentsError`).
+   */
+  async approve(conversationId: string, callId: string, options: ApproveOptions = {}): Promise<ApprovalDecision> {
+    return await approveCall(this.runs, conversationId, callId, options);
+  }
+
+  /** Deny a pending tool call with a reason the model gets (not blank). Refused like `approve`. */
+  async deny(conversationId: string, callId: string, options: DenyOptions): Promise<ApprovalDecision> {
+    return await denyCall(this.runs, conversationId, callId, options);
   }
 
   private async chain(conversationId: string): Promise<TranscriptChain> {

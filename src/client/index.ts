@@ -16,6 +16,10 @@ export type {
   ListOptions,
   ListStatus,
   ConversationSummary,
+  ApproveOptions,
+  DenyOptions,
+  ConversationPendingApproval,
+  ListPendingApprovalsOptions,
 } from './types.js';
 export {
   DurableAgentClientError,
@@ -25,9 +29,18 @@ export {
   TooManyUpdatesError,
   ConversationRollingOverError,
   AskTimeoutError,
+  UnknownApprovalError,
+  ApprovalAlreadyDecidedError,
+  InvalidApprovalArgumentsError,
   type EndedReason,
 } from './errors.js';
 export type { ConversationTranscriptPage } from './transcript.js';
+export {
+  InputRequestNotFoundError,
+  InputAlreadyAnsweredError,
+  InvalidInputError,
+  type InputAnswerOptions,
+} from './input-answers.js';
 export { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './connection.js';
 
 // Settings, results and messages.
@@ -37,6 +50,12 @@ export type {
   ConversationPhase,
   StopReason,
   TurnResult,
+  PendingApproval,
+  ApprovalDecision,
+  ApprovalPolicy,
+  ApprovalSettings,
+  InputRequest,
+  InputAnswer,
 } from '../workflows/definitions.js';
 export { DEFAULT_BUDGET, type TurnBudget, type BudgetLimit } from '../workflows/budget.js';
 export type {
@@ -61,4 +80,8 @@ export {
   type ToolCallStartedEvent,
   type ToolCallFinishedEvent,
   type TurnFinishedEvent,
+  type ApprovalRequestedEvent,
+  type ApprovalDecidedEvent,
+  type InputRequestedEvent,
+  type InputAnsweredEvent,
 } from '../workflows/stream-events.js';

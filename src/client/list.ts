@@ -21,6 +21,8 @@ export const CONVERSATION_QUERIES = {
   awaiting_approval: `${OURS} AND ExecutionStatus = 'Running' AND ${status} = 'awaiting_approval'`,
   idle: `${OURS} AND ExecutionStatus = 'Running' AND ${status} = 'idle'`,
   ended: `${OURS} AND (${status} = 'ended' OR ${BROKEN})`,
+  /** A turn waits for a person to answer an MCP server's question (docs/mcp.md). */
+  awaiting_input: `${OURS} AND ExecutionStatus = 'Running' AND ${status} = 'awaiting_input'`,
 } as const;
 
 /**
@@ -56,7 +58,10 @@ export async function listConversations(client: Client, options: ListOptions = {
  */
 function listQuery(options: ListOptions): string {
   const conditions = [
-    options.status === 'running' || options.status === 'awaiting_approval' || options.status === 'ended'
+    options.status === 'running' ||
+    options.status === 'awaiting_approval' ||
+    options.status === 'awaiting_input' ||
+    options.status === 'ended'
       ? CONVERSATION_QUERIES[options.status]
       : `${OURS} AND ExecutionStatus != 'ContinuedAsNew'`,
   ];

@@ -1,9 +1,10 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '../shared/errors.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
 import { linkSignal, untilAborted } from './abort-signals.js';
-import { isToolAllowed } from './config.js';
+import { DEFAULT_ELICITATION_TIMEOUT_MS, isToolAllowed } from './config.js';
 import { authorizationFailure, usesOAuth } from './connection-failures.js';
+import { type CallInFlight, type ElicitationAnswer, type ElicitationHandler, PausableDeadline } from './elicitation.js';
 import {
   describeRequestFailure,
   McpProtocolError,
@@ -26,8 +27,16 @@ export interface McpCallOptions {
    * point a failure may mean the tool ran. Called again if the pool re-sends on a fresh session.
    */
   beforeSend?: () => void;
-  /** Timeout of this call in ms. Default: the definition's `timeoutMs`, else the server's configured `timeoutMs`. */
+  /**
+   * Timeout of this call in ms, not counting the time the person takes to answer the server's questions. Default:
+   * the definition's `timeoutMs`, else the server's configured `timeoutMs`.
+   */
   timeoutMs?: number;
+  /**
+   * Asks the person a question the server sent during the call (MCP elicitation). Without it, every question is
+   * answered `cancel`. The call waits at most the server's `elicitationTimeoutMs` in all for answers.
+   */
+  onElicitation?: ElicitationHandler;
 }
 
 /** One `tools/call` on `server`. See `McpPool.callTool` for what it throws. */
@@ -63,10 +72,19 @@ export async function callServerTool(
     }
     options.beforeSend?.();
     const link = linkSignal(options.signal);
+    // The call's own timeout, paused while the person is asked (the SDK's would run on): it aborts the request with
+    // the SDK's timeout error, which the failure handling below knows.
+    const deadline = new PausableDeadline(
+      timeoutMs,
+      () => new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs }),
+    );
+    const call = callInFlight(deadline, options.onElicitation, config.elicitationTimeoutMs);
+    session.calls.add(call);
     try {
       return (await session.client.callTool({ name: tool, arguments: args }, undefined, {
-        signal: link.signal,
-        timeout: timeoutMs,
+        signal: link.signal === undefined ? deadline.signal : AbortSignal.any([link.signal, deadline.signal]),
+        // Never by the SDK: the deadline above is the call's timeout.
+        timeout: NO_SDK_TIMEOUT_MS,
         onprogress: options.onProgress,
         // The activity's start-to-close timeout is derived from `timeoutMs`: a call kept alive by progress
         // notifications past it would be cut by Temporal anyway, so progress does not extend the timeout.
@@ -80,9 +98,39 @@ export async function callServerTool(
       if (failure.resendable && reused && attempt === 1) continue;
       throw failure.error;
     } finally {
+      deadline.clear();
+      session.calls.delete(call);
       link.release();
     }
   }
+}
+
+/** The largest timer Node keeps (about 24 days); a larger one would fire at once. */
+const NO_SDK_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * How the call answers its server's questions: through `onElicitation`, with the call's timeout paused meanwhile,
+ * waiting at most `elicitationTimeoutMs` in all; once that is used up, or without a handler, the answer is `cancel`.
+ */
+function callInFlight(
+  deadline: PausableDeadline,
+  onElicitation: ElicitationHandler | undefined,
+  elicitationTimeoutMs = DEFAULT_ELICITATION_TIMEOUT_MS,
+): CallInFlight {
+  let waitLeft = elicitationTimeoutMs;
+  return {
+    async ask(request, signal): Promise<ElicitationAnswer> {
+      if (onElicitation === undefined || waitLeft <= 0) return { action: 'cancel' };
+      const startedAt = Date.now();
+      deadline.pause();
+      try {
+        return await onElicitation(request, { waitMs: waitLeft, signal });
+      } finally {
+        waitLeft -= Date.now() - startedAt;
+        deadline.resume();
+      }
+    },
+  };
 }
 
 /**

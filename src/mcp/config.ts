@@ -25,6 +25,8 @@ import { parseOAuthConfig, type McpOAuthConfig } from './oauth/config.js';
 
 /** Call timeout of a tool when its server sets no `timeoutMs`. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+/** How long a tool call waits for a person to answer its server's questions (elicitation) when the server sets no `elicitationTimeoutMs`. */
+export const DEFAULT_ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
 /** Largest accepted `timeoutMs` (one day): anything longer belongs in a workflow, not a single tool call. */
 export const MAX_TOOL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
@@ -51,6 +53,11 @@ interface CommonServerConfig {
   requireApproval?: ApprovalPolicy;
   /** Tools that never wait for approval whatever `requireApproval` says (patterns as in `allowTools`). */
   approvalNotRequired?: string[];
+  /**
+   * How long one tool call may wait, in all, for a person to answer the server's questions (MCP elicitation), in
+   * milliseconds; a question still unanswered then is answered `cancel`. Default {@link DEFAULT_ELICITATION_TIMEOUT_MS}.
+   */
+  elicitationTimeoutMs?: number;
   /**
    * The `${VAR}`s expanded in this entry, by name, with the values they had. The pool redacts these values (and every
    * header and env value) from whatever it reports (src/mcp/redaction.ts). Absent when the config was built in code.
@@ -97,7 +104,16 @@ export interface McpConfig {
 type Env = Record<string, string | undefined>;
 
 const SERVER_KEYS = {
-  common: ['type', 'allowTools', 'denyTools', 'timeoutMs', 'disabled', 'requireApproval', 'approvalNotRequired'],
+  common: [
+    'type',
+    'allowTools',
+    'denyTools',
+    'timeoutMs',
+    'disabled',
+    'requireApproval',
+    'approvalNotRequired',
+    'elicitationTimeoutMs',
+  ],
   stdio: ['command', 'args', 'env', 'cwd'],
   http: ['url', 'headers', 'oauth'],
 } as const;
@@ -195,6 +211,9 @@ function parseServer(where: Where, value: unknown, env: Env, baseDirectory: stri
     timeoutMs: parseTimeout(where, value.timeoutMs),
     disabled: optionalBoolean(where, value, 'disabled') ?? false,
     ...parseApproval(where, value),
+    ...(value.elicitationTimeoutMs === undefined
+      ? {}
+      : { elicitationTimeoutMs: parseTimeout(where, value.elicitationTimeoutMs, 'elicitationTimeoutMs') }),
   };
   const variables: Record<string, string> = {};
   const expand = (text: string, key: string) => expandVariables(text, env, where, key, variables);
@@ -284,11 +303,11 @@ function parseTransport(where: Where, value: Record<string, unknown>): 'stdio' |
   return hasCommand ? 'stdio' : 'http';
 }
 
-function parseTimeout(where: Where, value: unknown): number {
+function parseTimeout(where: Where, value: unknown, key = 'timeoutMs'): number {
   if (value === undefined) return DEFAULT_TOOL_TIMEOUT_MS;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TOOL_TIMEOUT_MS) {
     throw where.error(
-      'timeoutMs',
+      key,
       `expected a whole number of milliseconds from 1 to ${MAX_TOOL_TIMEOUT_MS}, got ${describe(value)}.`,
     );
   }

@@ -1,10 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '../shared/errors.js';
 import { isToolAllowed, type McpServerConfig } from './config.js';
 import { connectFailure, couldNotReach, listingFailure } from './connection-failures.js';
+import { type CallInFlight, ELICITATION_CAPABILITY, routeElicitation } from './elicitation.js';
 import { describeRequestFailure } from './errors.js';
 import { McpAuthorizationRequiredError } from './errors.js';
 import { McpOAuthProvider } from './oauth/provider.js';
@@ -50,6 +51,8 @@ export interface Session {
   /** The server's tools (allow/deny applied); dropped on `tools/list_changed`. */
   tools: Promise<Tool[]> | undefined;
   stderrTail: string[];
+  /** The tool calls in flight on this session: a server's question goes to the one in flight (./elicitation.ts). */
+  calls: Set<CallInFlight>;
 }
 
 /**
@@ -246,7 +249,7 @@ export class ServerConnection {
 
   private createSession(): Session {
     const { config, settings, log } = this;
-    const client = new Client(settings.clientInfo, { capabilities: {} });
+    const client = new Client(settings.clientInfo, { capabilities: { elicitation: ELICITATION_CAPABILITY } });
     const transport =
       config.transport === 'stdio'
         ? new StdioClientTransport({
@@ -260,7 +263,7 @@ export class ServerConnection {
             requestInit: { headers: config.headers },
             ...(this.oauth && { authProvider: this.oauth, fetch: this.oauth.observingFetch() }),
           });
-    const session: Session = { client, transport, closed: false, tools: undefined, stderrTail: [] };
+    const session: Session = { client, transport, closed: false, tools: undefined, stderrTail: [], calls: new Set() };
     if (transport instanceof StdioClientTransport) this.collectStderr(transport, session);
     client.onclose = () => {
       session.closed = true;
@@ -270,6 +273,11 @@ export class ServerConnection {
       }
     };
     client.onerror = (error) => log.debug(`MCP server "${config.name}": ${errorMessage(error)}`);
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+      routeElicitation(session.calls, request.params, extra.signal, (message) =>
+        log.warn(`MCP server "${config.name}" ${message}`),
+      ),
+    );
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       session.tools = undefined;
       log.debug(`MCP server "${config.name}" changed its tool list.`);

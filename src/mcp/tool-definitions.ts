@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject, ToolAnnotations, ToolDefinition } from '../shared/types.js';
 import { serverApproval } from '../workflows/approval-policy.js';
-import type { McpServerConfig } from './config.js';
+import { DEFAULT_ELICITATION_TIMEOUT_MS, type McpServerConfig } from './config.js';
 import { assignToolNames } from './names.js';
 
 /** MCP tools → the `ToolDefinition`s the workflow records: plain JSON, named `server__tool`. */
@@ -31,5 +31,6 @@ function toToolDefinition(name: string, config: McpServerConfig, tool: Tool): To
     timeoutMs: config.timeoutMs,
     // Only when required, so the tool lists (and their digests) of servers without approvals are as before.
     ...(approval !== undefined ? { approval } : {}),
+    elicitationTimeoutMs: config.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS,
   };
 }

@@ -49,6 +49,13 @@ export const FailureType = {
   AlreadyDecided: 'AlreadyDecided',
   /** Edited arguments that do not match the tool's input schema. */
   InvalidArguments: 'InvalidArguments',
+  // The `answerInput` update (MCP elicitation): nothing changes when it fails.
+  /** No pending question has this request id (it never existed, or its tool call ended). */
+  UnknownInputRequest: 'UnknownInputRequest',
+  /** The question was answered already (by a person, its timeout or an interrupt). */
+  AlreadyAnswered: 'AlreadyAnswered',
+  /** The answer does not fit: content that does not match the requested schema, or content with decline/cancel. */
+  InvalidInput: 'InvalidInput',
 } as const;
 
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];

@@ -73,6 +73,11 @@ export interface ToolDefinition {
    * absent when it does not, so tool lists without approvals are recorded as before.
    */
   approval?: ToolApproval;
+  /**
+   * How long a call may wait in all for a person to answer the server's questions (MCP elicitation), from the server's
+   * configuration; the workflow adds it to the call's start-to-close timeout. Absent in tools recorded before it was.
+   */
+  elicitationTimeoutMs?: number;
 }
 
 /** Why a tool's calls wait for a person's approval. */

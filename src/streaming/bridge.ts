@@ -3,7 +3,9 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { subscribe } from '../client/stream.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
+import { decideApproval, type ApprovalDeciding } from './approval-route.js';
 import { SubscriptionHub, type SubscriptionHubOptions } from './hub.js';
+import { addInputRoute, type InputAnsweringClient } from './input-route.js';
 import { errorMessage } from '../shared/errors.js';
 import { authentication, authenticationEnabled, type AuthenticationOptions } from './authentication.js';
 import { browserSafety, type BrowserSafetyOptions } from './browser-safety.js';
@@ -12,8 +14,8 @@ import { temporalReadiness } from './readiness.js';
 import { requestLog, type RequestLogger } from './request-log.js';
 import { ServeConfigError } from './serve-tokens.js';
 
-/** What the bridge needs of `DurableAgentClient`: its Temporal client, and `send`. */
-export interface BridgeAgentClient {
+/** What the bridge needs of `DurableAgentClient`: its Temporal client, `send`, `approve`, `deny` and `answerInput`. */
+export interface BridgeAgentClient extends ApprovalDeciding, InputAnsweringClient {
   readonly client: Client;
   send(
     conversationId: string,
@@ -60,6 +62,11 @@ const errorStatus: Record<string, 400 | 404 | 409> = {
  *   subscription.
  * - `POST /conversations/:id/messages` with `{"content": "...", "id": "optional message id"}`: queue a message
  *   (creates or reopens the conversation); answers 202 with the message id.
+ * - `POST /conversations/:id/approvals/:callId` with `{"decision": "approve" | "deny", "reason"?, "arguments"?,
+ *   "always"?, "by"?}`: decide a tool call that waits for a person (src/streaming/approval-route.ts); answers 200 with
+ *   the `ApprovalDecision`.
+ * - `POST /conversations/:id/inputs/:requestId` with `{"action": "accept"|"decline"|"cancel", "content"?, "by"?}`:
+ *   answer an MCP server's question (./input-route.ts).
  */
 export function createStreamingBridge(options: StreamingBridgeOptions): StreamingBridge {
   const { agent } = options;
@@ -132,6 +139,8 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
     });
   });
 
+  app.post('/conversations/:id/approvals/:callId', decideApproval(agent));
+
   app.post('/conversations/:id/messages', async (c) => {
     const conversationId = c.req.param('id');
     let body: unknown;
@@ -157,6 +166,8 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
       return c.json(problem(name, (error as Error).message), status);
     }
   });
+
+  addInputRoute(app, agent);
 
   app.onError((error, c) => c.json(problem(ServeErrorType.InternalError, errorMessage(error)), 500));
 

@@ -63,6 +63,16 @@ class Recorder {
   }
 }
 
+/** The fields the `ask_user` tool asks for. */
+export const ASK_USER_SCHEMA = {
+  type: 'object' as const,
+  properties: {
+    name: { type: 'string' as const, title: 'Name', minLength: 1 },
+    age: { type: 'integer' as const, minimum: 0 },
+  },
+  required: ['name'],
+};
+
 /** What the `crash` tool does: exit the process (stdio) or drop every connection and session (in-process HTTP). */
 type Crash = () => void;
 
@@ -245,6 +255,24 @@ function createTestServer(recorder: Recorder, crash: Crash): McpServer {
         }
       }
       return text(`done ${steps} steps`);
+    },
+  );
+  server.registerTool(
+    'ask_user',
+    {
+      description:
+        "Asks the person for a name and an age (MCP elicitation) and returns the answer's action and content.",
+      inputSchema: { message: z.string().default('Who are you?') },
+      annotations: readOnly,
+    },
+    async ({ message }, extra) => {
+      recorder.call('ask_user');
+      const answer = await server.server.elicitInput(
+        { mode: 'form', message, requestedSchema: ASK_USER_SCHEMA },
+        // The person may take long: the client bounds the wait (its elicitationTimeoutMs), not this server.
+        { relatedRequestId: extra.requestId, timeout: 24 * 60 * 60 * 1000, signal: extra.signal },
+      );
+      return text(answer.content === undefined ? answer.action : `${answer.action} ${JSON.stringify(answer.content)}`);
     },
   );
   server.registerTool(

@@ -13,6 +13,7 @@ import type {
   IncomingMessage,
   TranscriptPage,
 } from './definitions.js';
+import { InputRequests } from './input-requests.js';
 import { EventLog, type TurnFinishedEvent } from './stream-events.js';
 import { Transcript } from './transcript.js';
 import type { TurnContext, TurnObserver, TurnProgress } from './turn.js';
@@ -31,6 +32,8 @@ export interface ConversationHooks {
   warn(message: string, attributes: Record<string, unknown>): void;
   /** Tool calls started or stopped waiting for a person: the phase may have changed (default: `changed`). */
   approvalsChanged?(): void;
+  /** A question from an MCP server came or was answered: the phase may have changed (the workflow publishes it). */
+  inputsChanged?(): void;
 }
 
 interface RunningTurn {
@@ -59,6 +62,8 @@ export class ConversationCore {
   readonly events: EventLog;
   /** Tool calls that wait for a person, and their decisions (docs/approvals.md). */
   readonly approvals: Approvals;
+  /** Questions from MCP servers waiting for the person (./input-requests.ts). */
+  readonly inputs: InputRequests;
   private readonly transcriptOffset: number;
   private readonly previousRunId: string | undefined;
   private readonly closeWhenIdle: boolean;
@@ -99,6 +104,7 @@ export class ConversationCore {
     this.recentResults.push(...(carried?.recentResults ?? []));
     this.events = new EventLog(carried?.streamOffset ?? 0, carried?.streamEvents);
     this.approvals = new Approvals(carried?.allowedTools, this.events, hooks);
+    this.inputs = new InputRequests(this.events, () => (hooks.inputsChanged ?? hooks.changed)());
     // Carried messages were seen (and remembered) by the previous run already.
     this.queue.push(...(carried?.queue ?? []));
     for (const message of input.messages ?? []) this.enqueue(message);
@@ -106,6 +112,7 @@ export class ConversationCore {
 
   get phase(): ConversationPhase {
     if (!this.current) return this.ending ? 'ended' : 'idle';
+    if (this.inputs.waiting) return 'awaiting_input';
     return this.approvals.pending.length > 0 ? 'awaiting_approval' : 'running';
   }
 
@@ -226,9 +233,15 @@ export class ConversationCore {
   /** The `interrupt` signal: cancel the running turn, if there is one. */
   interrupt(reason: string | undefined): void {
     if (!this.current) return;
+    this.inputs.cancelAll('interrupt');
     this.current.interrupted = true;
     this.current.reason = reason;
     this.current.cancel();
+  }
+
+  /** The running turn's number, if a turn runs. */
+  get runningTurn(): number | undefined {
+    return this.current?.turn;
   }
 
   /** The `end` signal. */
@@ -248,6 +261,7 @@ export class ConversationCore {
       ...(this.lastResult ? { lastResult: this.lastResult } : {}),
     };
     if (this.approvals.pending.length > 0) status.pendingApprovals = this.approvals.pending;
+    if (this.inputs.waiting) status.pendingInputs = this.inputs.list();
     if (this.current?.progress) {
       const { spend, activity } = this.current.progress;
       status.currentTurn = {
@@ -391,7 +405,10 @@ export class ConversationCore {
       },
       serversUnavailable: (servers) => events.append({ type: 'servers_unavailable', turn, servers }),
       toolStarted: (call) => events.startToolCall(turn, call),
-      toolFinished: (message, durationMs) => events.finishToolCall(turn, message, durationMs),
+      toolFinished: (message, durationMs) => {
+        this.inputs.callFinished(message.toolCallId);
+        events.finishToolCall(turn, message, durationMs);
+      },
       interrupted: () => running.interrupted,
     };
   }

@@ -29,6 +29,7 @@ import {
 } from './definitions.js';
 import { continuedInput, lookBack, type EarlierRun } from './earlier-runs.js';
 import { handleEventStream } from './event-polls.js';
+import { handleInputRequests } from './input-handlers.js';
 import { runTurn } from './turn.js';
 import { Visibility } from './visibility.js';
 
@@ -57,12 +58,17 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     warn: (message, attributes) => log.warn(message, attributes),
     // The phase goes between `running` and `awaiting_approval`: the search attribute too, so lists find it.
     approvalsChanged: () => publish(),
+    // Waiting for a person shows in the search attribute too (`awaiting_input`), not only in the current details.
+    inputsChanged: () => publishPhase(),
   });
   const { settings } = conversation;
   // A run started from an ended conversation's state only keeps it readable: it shows in no list of its own.
   const listed = input.state?.ended !== true;
   const publish = () =>
     listed ? visibility.publish(conversation.status()) : visibility.describe(conversation.status());
+  function publishPhase(): void {
+    publish();
+  }
 
   // Keep this order: signals and updates that arrived before their handler are delivered as it is set, so the order
   // of these calls is part of what replay must reproduce.
@@ -90,6 +96,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     validator: (request: DenyRequest) => approvals.validateDeny(request),
     description: described.deny,
   });
+  handleInputRequests(conversation);
 
   // A run that did not continue from another may have been started over closed runs of the same id, by a client that
   // did not carry their state (earlier-runs.ts): it looks back before it answers anything, and continues from them.

@@ -10,6 +10,7 @@ import type {
   PendingApproval,
 } from './approval-messages.js';
 import type { TurnBudget } from './budget.js';
+import type { InputPoll, InputPollResult } from './input-requests.js';
 import type { PollEventsRequest, PollEventsResult, StreamBatch, StreamEvent } from './stream-events.js';
 import type { TurnResult } from './turn-result.js';
 
@@ -339,6 +340,9 @@ export const handlerDescriptions = {
     'type UnknownInputRequest, AlreadyAnswered or InvalidInput (nothing changes).',
   modelContext: "Internal: the worker's model activity reads the transcript with it. Do not use.",
   stream: "Internal: the worker's model activity sends streamed text with it. Do not send.",
+  requestInput:
+    "Internal: the worker's tool activity asks an MCP server's question with it and long-polls for the answer. Do " +
+    'not use; answer with answerInput.',
   pollEvents:
     "Internal: durable-agent's own event stream subscription (docs/streaming.md); its shape may change. Do not use.",
 } as const;
@@ -347,3 +351,5 @@ export const handlerDescriptions = {
 export const streamSignal = defineSignal<[StreamBatch]>('stream');
 /** Long-poll for stream events at or after `from`: answers as soon as there are any, or after `waitMs` with none. */
 export const pollEventsUpdate = defineUpdate<PollEventsResult, [PollEventsRequest]>('pollEvents');
+/** For the tool activity: ask an MCP server's question (the first poll of a request id) and wait for its answer. */
+export const requestInputUpdate = defineUpdate<InputPollResult, [InputPoll]>('requestInput');

@@ -317,7 +317,8 @@ async function dispatchToolCall(
     const result = await callTool.executeWithOptions(
       {
         summary: `turn ${turn.context.turn} · tool ${call.name}`,
-        startToCloseTimeout: tool.timeoutMs + 10_000,
+        // The call's own timeout does not run while the person answers its server's questions (docs/mcp.md).
+        startToCloseTimeout: tool.timeoutMs + (tool.elicitationTimeoutMs ?? 0) + 10_000,
         retry: { maximumAttempts: lastAttempt },
       },
       [

@@ -52,5 +52,18 @@ export function currentDetails(status: ConversationStatus): string {
     const shown = preview(JSON.stringify(pending.arguments), ARGUMENTS_PREVIEW_CHARS);
     lines.push(`**Awaiting approval** · ${pending.tool} ${pending.callId} · \`${shown}\` · ${pending.reason}`);
   }
+  lines.push(...inputLines(status));
   return lines.join('\n\n');
+}
+
+/** The questions MCP servers wait for a person to answer, with their fields and how to answer. */
+function inputLines({ conversationId, pendingInputs }: ConversationStatus): string[] {
+  return (pendingInputs ?? []).map((request) => {
+    const fields = Object.keys((request.requestedSchema?.properties as object | undefined) ?? {});
+    const asks = request.mode === 'url' ? `open ${request.url}` : `fields: ${fields.join(', ') || 'none'}`;
+    return (
+      `**Waiting for input** \`${request.requestId}\` · ${request.tool}: ${request.message} · ${asks} · ` +
+      `answer with \`durable-agent answer -c ${conversationId} ${request.requestId}\` by ${request.expiresAt}`
+    );
+  });
 }

@@ -133,6 +133,12 @@ describe('mcp config', () => {
     expect(config.servers[1]).toMatchObject({ disabled: true });
   });
 
+  test('elicitationTimeoutMs is read per server, and absent when not given (the default applies)', () => {
+    const config = parse({ asks: { command: 'x', elicitationTimeoutMs: 120_000 }, plain: { command: 'y' } });
+    expect(config.servers[0]).toMatchObject({ elicitationTimeoutMs: 120_000 });
+    expect(config.servers[1]).not.toHaveProperty('elicitationTimeoutMs');
+  });
+
   test('isToolAllowed: allowTools keeps only matching tools, denyTools removes tools after that', () => {
     const server = { allowTools: ['read_*', 'list_directory'], denyTools: ['read_media_file'] };
     expect(isToolAllowed(server, 'read_text_file')).toBe(true);
@@ -152,6 +158,10 @@ describe('mcp config', () => {
     [{ files: { command: 'x', env: { PORT: 8080 } } }, 'key "env.PORT": expected a string, got number 8080'],
     [{ files: { command: 'x', timeoutMs: '30s' } }, 'key "timeoutMs": expected a whole number of milliseconds'],
     [{ files: { command: 'x', disabled: 'yes' } }, 'key "disabled": expected true or false'],
+    [
+      { files: { command: 'x', elicitationTimeoutMs: 0 } },
+      'key "elicitationTimeoutMs": expected a whole number of milliseconds from 1',
+    ],
     [{ files: { command: 'x', headers: {} } }, '"url"/"headers" belong to HTTP servers'],
     [{ web: { url: 'ftp://files.example.com' } }, 'key "url": expected an http:// or https:// URL'],
     [{ web: { url: 'https://x/mcp', type: 'sse' } }, 'the deprecated HTTP+SSE transport is not supported'],

@@ -146,25 +146,21 @@ describe('serve: tokens', () => {
 
   it('auth: routes added to the bridge later fall under the same rules (a write route, a page)', async () => {
     const { url, app } = await bridge({ secret: SECRET });
-    app.post('/conversations/:id/approvals/:callId', (c) => c.json({ decided: c.req.param('callId') }));
-    app.get('/', (c) => c.html('<!doctype html><title>chat</title>'));
+    app.post('/conversations/:id/notes/:noteId', (c) => c.json({ noted: c.req.param('noteId') }));
+    app.get('/extra-page', (c) => c.html('<!doctype html><title>extra</title>'));
     const read = await createServeToken({ secret: SECRET, conversations: ['c-14'] });
     const write = await createServeToken({ secret: SECRET, conversations: ['c-14'], write: true });
-    const approve = (headers: Record<string, string>) =>
-      httpRequest(`${url}/conversations/c-14/approvals/call-1`, json({ approved: true }, headers));
-    expectRefusal(await approve({}), 401, 'MissingToken');
-    expectRefusal(await approve(bearer(read)), 403, 'ReadOnlyToken');
-    expect((await approve(bearer(write))).json()).toEqual({ decided: 'call-1' });
+    const addNote = (headers: Record<string, string>) =>
+      httpRequest(`${url}/conversations/c-14/notes/note-1`, json({ text: 'hello' }, headers));
+    expectRefusal(await addNote({}), 401, 'MissingToken');
+    expectRefusal(await addNote(bearer(read)), 403, 'ReadOnlyToken');
+    expect((await addNote(bearer(write))).json()).toEqual({ noted: 'note-1' });
     const textPlain = { method: 'POST', headers: { ...bearer(write), 'content-type': 'text/plain' }, body: '{}' };
-    expectRefusal(
-      await httpRequest(`${url}/conversations/c-14/approvals/call-1`, textPlain),
-      415,
-      'UnsupportedMediaType',
-    );
-    const page = await httpRequest(`${url}/`);
+    expectRefusal(await httpRequest(`${url}/conversations/c-14/notes/note-1`, textPlain), 415, 'UnsupportedMediaType');
+    const page = await httpRequest(`${url}/extra-page`);
     expect({ status: page.status, body: page.body }).toEqual({
       status: 200,
-      body: '<!doctype html><title>chat</title>',
+      body: '<!doctype html><title>extra</title>',
     });
   });
 

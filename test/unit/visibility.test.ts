@@ -82,4 +82,45 @@ describe('currentDetails', () => {
     );
     expect(pending!.length).toBeLessThan(250);
   });
+
+  it('visibility: a question from an MCP server shows what it asks and how to answer it', () => {
+    const status: ConversationStatus = {
+      ...idle,
+      phase: 'awaiting_input',
+      turns: 1,
+      pendingInputs: [
+        {
+          requestId: 'call_1:1:1',
+          callId: 'call_1',
+          turn: 1,
+          tool: 'crm__signup',
+          server: 'crm',
+          message: 'Who are you?',
+          mode: 'form',
+          requestedSchema: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } } },
+          requestedAt: '2026-01-01T00:00:00.000Z',
+          expiresAt: '2026-01-01T00:10:00.000Z',
+        },
+        {
+          requestId: 'call_2:1:1',
+          callId: 'call_2',
+          turn: 1,
+          tool: 'crm__login',
+          server: 'crm',
+          message: 'Sign in, please.',
+          mode: 'url',
+          url: 'https://crm.example/login',
+          requestedAt: '2026-01-01T00:00:00.000Z',
+          expiresAt: '2026-01-01T00:10:00.000Z',
+        },
+      ],
+    };
+    expect(currentDetails(status).split('\n\n')).toEqual([
+      '**Conversation** `c1` · awaiting_input · 1 turns · 0 queued',
+      '**Waiting for input** `call_1:1:1` · crm__signup: Who are you? · fields: name, age · answer with ' +
+        '`durable-agent answer -c c1 call_1:1:1` by 2026-01-01T00:10:00.000Z',
+      '**Waiting for input** `call_2:1:1` · crm__login: Sign in, please. · open https://crm.example/login · answer ' +
+        'with `durable-agent answer -c c1 call_2:1:1` by 2026-01-01T00:10:00.000Z',
+    ]);
+  });
 });

@@ -268,13 +268,15 @@ describe('handler metadata', () => {
       pollEvents: handlerDescriptions.pollEvents,
       approve: handlerDescriptions.approve,
       deny: handlerDescriptions.deny,
+      requestInput: handlerDescriptions.requestInput,
+      answerInput: handlerDescriptions.answerInput,
     });
     expect(described(queryDefinitions)).toEqual({
       status: handlerDescriptions.status,
       transcript: handlerDescriptions.transcript,
       modelContext: handlerDescriptions.modelContext,
     });
-    for (const internal of ['stream', 'pollEvents', 'modelContext'] as const) {
+    for (const internal of ['stream', 'pollEvents', 'modelContext', 'requestInput'] as const) {
       expect(handlerDescriptions[internal]).toMatch(/^Internal/);
     }
     await handle.signal(endSignal, {});

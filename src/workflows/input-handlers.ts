@@ -1,0 +1,21 @@
+import { condition, setHandler } from '@temporalio/workflow';
+import type { ConversationCore } from './conversation-core.js';
+import { answerInputUpdate, handlerDescriptions, requestInputUpdate } from './definitions.js';
+import type { InputAnswer } from './approval-messages.js';
+
+/**
+ * Wire a run's questions from MCP servers (elicitation, ./input-requests.ts) to Temporal: the tool activity's internal
+ * `requestInput` long poll and the public `answerInput` update.
+ */
+export function handleInputRequests(conversation: ConversationCore): void {
+  const { inputs } = conversation;
+  setHandler(
+    requestInputUpdate,
+    (poll) => inputs.poll(poll, conversation.runningTurn, (ready, timeoutMs) => condition(ready, timeoutMs)),
+    { description: handlerDescriptions.requestInput },
+  );
+  setHandler(answerInputUpdate, (answer) => inputs.answer(answer), {
+    validator: (answer: InputAnswer) => inputs.validateAnswer(answer),
+    description: handlerDescriptions.answerInput,
+  });
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { type CallInFlight, routeElicitation } from '../../src/mcp/elicitation.js';
+
+/** A server's question goes to the one tool call in flight on its session, or to nobody. */
+const params = {
+  mode: 'form' as const,
+  message: 'Who are you?',
+  requestedSchema: { type: 'object' as const, properties: { name: { type: 'string' as const } } },
+};
+
+function call(name: string, asked: string[]): CallInFlight {
+  return {
+    ask: async (request) => {
+      asked.push(`${name}: ${request.message}`);
+      return { action: 'accept', content: { name } };
+    },
+  };
+}
+
+describe('routeElicitation', () => {
+  it('asks the one call in flight and hands its answer to the server', async () => {
+    const asked: string[] = [];
+    const warnings: string[] = [];
+    const result = await routeElicitation(new Set([call('a', asked)]), params, new AbortController().signal, (m) =>
+      warnings.push(m),
+    );
+    expect(result).toEqual({ action: 'accept', content: { name: 'a' } });
+    expect(asked).toEqual(['a: Who are you?']);
+    expect(warnings).toEqual([]);
+  });
+
+  it('with no call or several calls in flight it cannot tell whose question it is: cancel, and a warning', async () => {
+    const asked: string[] = [];
+    const warnings: string[] = [];
+    const warn = (message: string) => warnings.push(message);
+    const signal = new AbortController().signal;
+    expect(await routeElicitation(new Set(), params, signal, warn)).toEqual({ action: 'cancel' });
+    expect(await routeElicitation(new Set([call('a', asked), call('b', asked)]), params, signal, warn)).toEqual({
+      action: 'cancel',
+    });
+    expect(asked).toEqual([]);
+    expect(warnings).toEqual([
+      'asked a question outside any tool call; answered cancel',
+      'asked a question while 2 of its tool calls ran at once on one session, so it cannot tell whose: answered cancel',
+    ]);
+  });
+
+  it('a failure to ask the person answers cancel', async () => {
+    const failing: CallInFlight = { ask: () => Promise.reject(new Error('the workflow is gone')) };
+    const warnings: string[] = [];
+    const result = await routeElicitation(new Set([failing]), params, new AbortController().signal, (m) =>
+      warnings.push(m),
+    );
+    expect(result).toEqual({ action: 'cancel' });
+    expect(warnings).toEqual(['could not ask the person its question (the workflow is gone); answered cancel']);
+  });
+});

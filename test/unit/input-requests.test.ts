@@ -1,0 +1,130 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import { FailureType } from '../../src/shared/errors.js';
+import { type InputPoll, InputRequests, type Wait } from '../../src/workflows/input-requests.js';
+import { EventLog } from '../../src/workflows/stream-events.js';
+
+/**
+ * The conversation's side of MCP elicitation without Temporal: questions registered by the activity's polls, answers,
+ * and what answers them when no person does. `wait` stands in for Temporal's `condition`.
+ */
+
+function poll(callId: string, attempt: number, n = 1, timeoutMs = 60_000): InputPoll {
+  return {
+    request: {
+      requestId: `${callId}:${attempt}:${n}`,
+      callId,
+      tool: 'test__ask_user',
+      server: 'test',
+      message: 'Who are you?',
+      mode: 'form',
+      requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    },
+    attempt,
+    timeoutMs,
+    waitMs: 30_000,
+  };
+}
+
+/** Returns at once without an answer, as a poll whose wait ran out. */
+const noWait: Wait = () => Promise.resolve();
+
+function setUp() {
+  const events = new EventLog();
+  let changes = 0;
+  const inputs = new InputRequests(events, () => changes++);
+  return { events, inputs, changes: () => changes };
+}
+
+function failureType(action: () => void): string | undefined {
+  try {
+    action();
+  } catch (error) {
+    return error instanceof ApplicationFailure ? (error.type ?? undefined) : 'not an ApplicationFailure';
+  }
+  return undefined;
+}
+
+describe('InputRequests', () => {
+  it('the first poll registers the question once; an answer reaches the next poll', async () => {
+    const { events, inputs, changes } = setUp();
+    expect(await inputs.poll(poll('c1', 1), 1, noWait)).toEqual({});
+    expect(await inputs.poll(poll('c1', 1), 1, noWait)).toEqual({});
+    expect(inputs.list()).toHaveLength(1);
+    expect(inputs.list()[0]).toMatchObject({ requestId: 'c1:1:1', turn: 1, callId: 'c1' });
+    expect(inputs.list()[0]).not.toHaveProperty('attempt');
+
+    inputs.validateAnswer({ requestId: 'c1:1:1', action: 'accept', content: { name: 'Ada' } });
+    inputs.answer({ requestId: 'c1:1:1', action: 'accept', content: { name: 'Ada' }, by: 'ada' });
+    expect(inputs.waiting).toBe(false);
+    expect(await inputs.poll(poll('c1', 1), 1, noWait)).toEqual({
+      answer: { requestId: 'c1:1:1', action: 'accept', content: { name: 'Ada' }, by: 'ada' },
+    });
+    expect(events.read(0).events.map((event) => event.type)).toEqual(['input_requested', 'input_answered']);
+    expect(changes()).toBe(2);
+  });
+
+  it('refuses unknown, answered, and misfitting answers, and nothing changes', async () => {
+    const { inputs } = setUp();
+    await inputs.poll(poll('c1', 1), 1, noWait);
+    expect(failureType(() => inputs.validateAnswer({ requestId: 'nope', action: 'cancel' }))).toBe(
+      FailureType.UnknownInputRequest,
+    );
+    expect(failureType(() => inputs.validateAnswer({ requestId: 'c1:1:1', action: 'accept' }))).toBe(
+      FailureType.InvalidInput,
+    );
+    expect(
+      failureType(() => inputs.validateAnswer({ requestId: 'c1:1:1', action: 'decline', content: { name: 'x' } })),
+    ).toBe(FailureType.InvalidInput);
+    expect(failureType(() => inputs.validateAnswer({ requestId: 'c1:1:1', action: 'maybe' as 'accept' }))).toBe(
+      FailureType.InvalidInput,
+    );
+    expect(inputs.list()).toHaveLength(1);
+    inputs.answer({ requestId: 'c1:1:1', action: 'decline' });
+    expect(failureType(() => inputs.validateAnswer({ requestId: 'c1:1:1', action: 'cancel' }))).toBe(
+      FailureType.AlreadyAnswered,
+    );
+  });
+
+  it('the wait bound answers cancel by timeout', async () => {
+    const { events, inputs } = setUp();
+    expect(await inputs.poll(poll('c1', 1, 1, 0), 1, noWait)).toEqual({
+      answer: { requestId: 'c1:1:1', action: 'cancel', by: 'timeout' },
+    });
+    expect(events.read(0).events.at(-1)).toMatchObject({ type: 'input_answered', action: 'cancel', by: 'timeout' });
+  });
+
+  it("a retried call's question replaces the earlier attempt's; a finished call's open question is cancelled", async () => {
+    const { events, inputs } = setUp();
+    await inputs.poll(poll('c1', 1), 1, noWait);
+    await inputs.poll(poll('c1', 2), 1, noWait);
+    expect(inputs.list().map((request) => request.requestId)).toEqual(['c1:2:1']);
+    inputs.callFinished('c1');
+    expect(inputs.waiting).toBe(false);
+    const answered = events.read(0).events.filter((event) => event.type === 'input_answered');
+    expect(answered).toMatchObject([
+      { requestId: 'c1:1:1', action: 'cancel', by: 'retried' },
+      { requestId: 'c1:2:1', action: 'cancel', by: 'tool-call-ended' },
+    ]);
+    // A late poll of a settled question gets its answer and registers nothing.
+    expect(await inputs.poll(poll('c1', 1), 1, noWait)).toEqual({
+      answer: { requestId: 'c1:1:1', action: 'cancel', by: 'retried' },
+    });
+    expect(inputs.waiting).toBe(false);
+  });
+
+  it('an interrupt cancels every pending question; a poll with no running turn is answered cancel', async () => {
+    const { inputs } = setUp();
+    await inputs.poll(poll('c1', 1), 1, noWait);
+    await inputs.poll(poll('c2', 1), 1, noWait);
+    inputs.cancelAll('interrupt');
+    expect(inputs.waiting).toBe(false);
+    expect(await inputs.poll(poll('c2', 1), 1, noWait)).toEqual({
+      answer: { requestId: 'c2:1:1', action: 'cancel', by: 'interrupt' },
+    });
+    expect(await inputs.poll(poll('c3', 1), undefined, noWait)).toEqual({
+      answer: { requestId: 'c3:1:1', action: 'cancel', by: 'turn-ended' },
+    });
+    expect(inputs.waiting).toBe(false);
+  });
+});
