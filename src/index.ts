@@ -15,6 +15,8 @@ export { McpPool, type McpPoolOptions } from './mcp/pool.js';
 export { Redactor, type Secret } from './shared/redaction.js';
 export { installWorkerRuntime, RedactingLogger } from './worker-logger.js';
 export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } from './mcp/config.js';
+export { McpAuthorizationRequiredError } from './mcp/errors.js';
+export { FileTokenStore, type McpTokenStore, type StoredAuthorization } from './mcp/oauth/token-store.js';
 export {
   createStreamingBridge,
   serveStreamingBridge,

@@ -44,6 +44,11 @@ const heavyCommands: { name: string; summary: string; load: () => Promise<Comman
     load: async () => (await import('./commands/provision.js')).provisionCommand(),
   },
   {
+    name: 'mcp',
+    summary: "manage the worker's MCP servers: `mcp login SERVER` authorizes one with OAuth",
+    load: async () => (await import('./commands/mcp.js')).mcpCommand(),
+  },
+  {
     name: 'scripted-model',
     summary: 'serve a script of model answers as an OpenAI-compatible API, for tests',
     load: async () => (await import('./commands/scripted-model.js')).scriptedModelCommand(),

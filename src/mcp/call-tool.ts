@@ -3,6 +3,7 @@ import { errorMessage } from '../shared/errors.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
 import { linkSignal, untilAborted } from './abort-signals.js';
 import { DEFAULT_ELICITATION_TIMEOUT_MS, isToolAllowed } from './config.js';
+import { authorizationFailure, usesOAuth } from './connection-failures.js';
 import { type CallInFlight, type ElicitationAnswer, type ElicitationHandler, PausableDeadline } from './elicitation.js';
 import {
   describeRequestFailure,
@@ -143,6 +144,11 @@ function callFailure(
   const { server, session } = call;
   const name = server.config.name;
   const where = `MCP server "${name}", tool "${call.tool}"`;
+  const refused = authorizationFailure(server.config, error);
+  if (refused !== undefined) {
+    server.discard(session, 'its authorization failed');
+    return { error: refused, resendable: false };
+  }
   const failure = describeRequestFailure(error);
   switch (failure.kind) {
     case 'protocol':
@@ -157,12 +163,15 @@ function callFailure(
     case 'rejected':
       server.discard(session, `the server refused a request (HTTP ${failure.status})`);
       return {
-        error: new McpTransportError(`${where}: the server ${rejectionText(failure.status)} (${errorMessage(error)})`, {
-          server: name,
-          requestSent: false,
-          retryable: false,
-          cause: error,
-        }),
+        error: new McpTransportError(
+          `${where}: the server ${rejectionText(failure.status, usesOAuth(server.config))} (${errorMessage(error)})`,
+          {
+            server: name,
+            requestSent: false,
+            retryable: false,
+            cause: error,
+          },
+        ),
         resendable: false,
       };
     case 'session_lost':

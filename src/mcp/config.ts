@@ -5,6 +5,7 @@ import { errorMessage } from '../shared/errors.js';
 import { matchesPattern } from '../shared/tool-patterns.js';
 import type { ApprovalPolicy } from '../workflows/approval-messages.js';
 import { isApprovalPolicy } from '../workflows/approval-policy.js';
+import { parseOAuthConfig, type McpOAuthConfig } from './oauth/config.js';
 
 /**
  * The `mcpServers` configuration file, in the shape desktop MCP clients use:
@@ -87,6 +88,8 @@ export interface HttpServerConfig extends CommonServerConfig {
   /** `url` as written in the file, before `${VAR}` expansion: what error messages quote. Default `url`. */
   urlAsWritten?: string;
   headers: Record<string, string>;
+  /** OAuth authorization (src/mcp/oauth/); absent for servers reached with static headers or none. */
+  oauth?: McpOAuthConfig;
 }
 
 export type McpServerConfig = StdioServerConfig | HttpServerConfig;
@@ -112,7 +115,7 @@ const SERVER_KEYS = {
     'elicitationTimeoutMs',
   ],
   stdio: ['command', 'args', 'env', 'cwd'],
-  http: ['url', 'headers'],
+  http: ['url', 'headers', 'oauth'],
 } as const;
 
 /**
@@ -248,7 +251,14 @@ function parseServer(where: Where, value: unknown, env: Env, baseDirectory: stri
   const headers = mapValues(optionalStringRecord(where, value, 'headers') ?? {}, (text, key) =>
     expand(text, `headers.${key}`),
   );
-  return { ...common, transport, url, urlAsWritten: urlText, headers, variables };
+  const oauth =
+    value.oauth === undefined
+      ? undefined
+      : parseOAuthConfig(value.oauth, { error: (key, problem) => where.error(key, problem), expand });
+  if (oauth !== undefined && Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) {
+    throw where.error('headers.Authorization', 'conflicts with "oauth", which sends its own Authorization header.');
+  }
+  return { ...common, transport, url, urlAsWritten: urlText, headers, variables, ...(oauth && { oauth }) };
 }
 
 /** `requireApproval` and `approvalNotRequired`, only when given (a code-built config may leave both out). */

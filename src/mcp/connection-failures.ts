@@ -1,5 +1,8 @@
 import { errorMessage } from '../shared/errors.js';
 import type { McpServerConfig } from './config.js';
+import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { causeChain } from '../shared/errors.js';
 import { describeConnectFailure, McpTransportError, rejectionText, type RequestFailure } from './errors.js';
 import { endpointAsWritten } from './redaction.js';
 
@@ -27,12 +30,14 @@ export function couldNotReach(config: McpServerConfig, problem: string, cause?: 
  * credentials, wrong URL) are not retryable: they need a person, and the same attempt would fail the same way.
  */
 export function connectFailure(config: McpServerConfig, error: unknown, stderr: string): McpTransportError {
+  const refused = authorizationFailure(config, error);
+  if (refused !== undefined) return refused;
   const failure = describeConnectFailure(error);
   const options = { server: config.name, requestSent: false, retryable: false, cause: error };
   switch (failure.kind) {
     case 'rejected':
       return new McpTransportError(
-        `MCP server "${config.name}" ${rejectionText(failure.status)} (${endpointAsWritten(config)}: ` +
+        `MCP server "${config.name}" ${rejectionText(failure.status, usesOAuth(config))} (${endpointAsWritten(config)}: ` +
           `${errorMessage(error)})`,
         options,
       );
@@ -56,9 +61,11 @@ export function listingFailure(
   error: unknown,
   stderr: string,
 ): McpTransportError {
+  const refused = authorizationFailure(config, error);
+  if (refused !== undefined) return refused;
   const rejected = failure.kind === 'rejected';
   const problem = rejected
-    ? `${rejectionText(failure.status)} (${errorMessage(error)})`
+    ? `${rejectionText(failure.status, usesOAuth(config))} (${errorMessage(error)})`
     : `could not list its tools: ${errorMessage(error)}`;
   return new McpTransportError(`MCP server "${config.name}" ${problem}${stderr}`, {
     server: config.name,
@@ -66,4 +73,30 @@ export function listingFailure(
     retryable: !rejected,
     cause: error,
   });
+}
+
+/**
+ * An OAuth failure on the way to the server (src/mcp/oauth/): the provider's own errors as they are (no login on this
+ * worker, `McpAuthorizationRequiredError`; a refresh that failed for now), or the authorization server refusing to
+ * issue a token, which only a person can fix. Nothing reached the server's tools. Undefined for any other error.
+ */
+export function authorizationFailure(config: McpServerConfig, error: unknown): McpTransportError | undefined {
+  for (const cause of causeChain(error)) {
+    // Ours, from the OAuth provider (src/mcp/oauth/provider.ts): already worded for the operator.
+    if (cause instanceof McpTransportError) return cause;
+    if (cause instanceof OAuthError || cause instanceof UnauthorizedError) {
+      const what = cause instanceof OAuthError ? `${cause.errorCode}: ${cause.message}` : cause.message;
+      return new McpTransportError(
+        `MCP server "${config.name}": its authorization server refused to issue a token (${what}): check "oauth" ` +
+          `in the MCP config${config.transport === 'http' && config.oauth?.grant === 'authorization_code' ? ', or log in again' : ''}`,
+        { server: config.name, requestSent: false, retryable: false, cause: error },
+      );
+    }
+  }
+  return undefined;
+}
+
+/** True for an HTTP server authorized with OAuth. */
+export function usesOAuth(config: McpServerConfig): boolean {
+  return config.transport === 'http' && config.oauth !== undefined;
 }

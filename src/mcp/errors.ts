@@ -122,8 +122,17 @@ export function describeConnectFailure(error: unknown): ConnectFailure {
   return { kind: 'unreachable' };
 }
 
-/** What an HTTP 4xx answer means for the configuration, for error messages. */
-export function rejectionText(status: number): string {
+/**
+ * What an HTTP 4xx answer means for the configuration, for error messages. `oauth`: the server is authorized with
+ * OAuth (src/mcp/oauth/), whose client has already asked for a new token or more scope before giving up.
+ */
+export function rejectionText(status: number, oauth = false): string {
+  if ((status === 401 || status === 403) && oauth) {
+    return (
+      `refused our OAuth token (HTTP ${status}) even after a new one was obtained: check "oauth" (its "scopes") ` +
+      'in the MCP config, or log in again'
+    );
+  }
   if (status === 401 || status === 403) {
     return `rejected our credentials (HTTP ${status}): check the headers in the MCP config`;
   }
@@ -143,4 +152,20 @@ function networkErrorCode(error: Error): string | undefined {
     if (typeof code === 'string') return code;
   }
   return undefined;
+}
+
+/**
+ * An HTTP server configured with `"oauth": {"grant": "authorization_code"}` has no usable login on this worker: none
+ * was stored, or the stored one expired and could not be refreshed. Only a person can fix it (`durable-agent mcp
+ * login SERVER`), so it is not retryable; nothing was sent to the server's tools.
+ */
+export class McpAuthorizationRequiredError extends McpTransportError {
+  override name = 'McpAuthorizationRequiredError';
+  constructor(server: string, problem: string) {
+    super(
+      `MCP server "${server}" needs a person to authorize it: ${problem}. ` +
+        `Run \`durable-agent mcp login ${server}\` as the worker's user, with the worker's MCP config and token directory.`,
+      { server, requestSent: false, retryable: false },
+    );
+  }
 }

@@ -4,6 +4,7 @@ import type { JsonObject, ToolDefinition, UnavailableServer } from '../shared/ty
 import { callServerTool, type McpCallOptions, type McpToolTarget } from './call-tool.js';
 import type { McpConfig, McpServerConfig } from './config.js';
 import { McpToolNotConfiguredError } from './errors.js';
+import { defaultTokenDirectory, FileTokenStore, type McpTokenStore } from './oauth/token-store.js';
 import { DEFAULT_OUTAGE_BACKOFF_MS, DEFAULT_OUTAGE_MAX_BACKOFF_MS } from './outages.js';
 import { Redactor } from '../shared/redaction.js';
 import { workerSecretsFor } from './redaction.js';
@@ -47,6 +48,11 @@ export interface McpPoolOptions {
    */
   outageBackoffMs?: number;
   outageMaxBackoffMs?: number;
+  /**
+   * Where the logins of servers with `"oauth": {"grant": "authorization_code"}` are kept. Default a
+   * {@link FileTokenStore} in {@link defaultTokenDirectory} (`DURABLE_AGENT_TOKEN_DIR`).
+   */
+  tokenStore?: McpTokenStore;
 }
 
 /** A turn's tools: those of every enabled server that could be listed, and the servers that could not. */
@@ -100,6 +106,8 @@ export class McpPool {
       outageBackoffMs: options.outageBackoffMs ?? DEFAULT_OUTAGE_BACKOFF_MS,
       outageMaxBackoffMs: options.outageMaxBackoffMs ?? DEFAULT_OUTAGE_MAX_BACKOFF_MS,
       now: () => Date.now(),
+      tokenStore: options.tokenStore ?? new FileTokenStore(defaultTokenDirectory()),
+      addSecret: (server, value, label) => this.addSecret(server, value, label),
     };
     for (const server of Array.isArray(config) ? config : config.servers) {
       this.servers.set(server.name, new ServerConnection(server, settings));

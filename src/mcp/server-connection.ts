@@ -7,6 +7,9 @@ import { isToolAllowed, type McpServerConfig } from './config.js';
 import { connectFailure, couldNotReach, listingFailure } from './connection-failures.js';
 import { type CallInFlight, ELICITATION_CAPABILITY, routeElicitation } from './elicitation.js';
 import { describeRequestFailure } from './errors.js';
+import { McpAuthorizationRequiredError } from './errors.js';
+import { McpOAuthProvider } from './oauth/provider.js';
+import type { McpTokenStore } from './oauth/token-store.js';
 import { ServerOutages, type Outage } from './outages.js';
 import { redactorFor, type Redactor } from './redaction.js';
 
@@ -31,6 +34,10 @@ export interface ConnectionSettings {
   outageBackoffMs: number;
   outageMaxBackoffMs: number;
   now: () => number;
+  /** Where logins of `authorization_code` servers are kept (src/mcp/oauth/token-store.ts). */
+  tokenStore: McpTokenStore;
+  /** Registers a credential obtained while the worker runs (an OAuth token) for redaction (`McpPool.addSecret`). */
+  addSecret: (server: string, value: string, label: string) => void;
 }
 
 /** What a turn's listing got from one server: its tools, or why it is left out. */
@@ -61,6 +68,8 @@ export class ServerConnection {
   /** How many sessions have been opened so far. */
   connects = 0;
   readonly redactor: Redactor;
+  /** The OAuth client of a server with an `oauth` config; it outlives sessions, so tokens do too. */
+  private readonly oauth: McpOAuthProvider | undefined;
   private readonly outages: ServerOutages;
   private readonly log: Required<McpLogger>;
   private session: Session | undefined;
@@ -73,6 +82,15 @@ export class ServerConnection {
   ) {
     const redactor = redactorFor(config);
     this.redactor = redactor;
+    this.oauth =
+      config.transport === 'http' && config.oauth !== undefined
+        ? new McpOAuthProvider(
+            { name: config.name, url: config.url, oauth: config.oauth },
+            settings.tokenStore,
+            { kind: 'worker' },
+            (value, label) => settings.addSecret(config.name, value, label),
+          )
+        : undefined;
     const { logger } = settings;
     this.log = {
       warn: (message, meta) => logger.warn(redactor.text(message), meta),
@@ -207,6 +225,12 @@ export class ServerConnection {
   }
 
   private async connect(): Promise<Session> {
+    if (await this.oauth?.needsLogin()) {
+      throw new McpAuthorizationRequiredError(
+        this.config.name,
+        `no login is stored in ${this.settings.tokenStore.description}`,
+      );
+    }
     const session = this.createSession();
     this.connects += 1;
     try {
@@ -235,7 +259,10 @@ export class ServerConnection {
             cwd: config.cwd,
             stderr: 'pipe',
           })
-        : new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+        : new StreamableHTTPClientTransport(new URL(config.url), {
+            requestInit: { headers: config.headers },
+            ...(this.oauth && { authProvider: this.oauth, fetch: this.oauth.observingFetch() }),
+          });
     const session: Session = { client, transport, closed: false, tools: undefined, stderrTail: [], calls: new Set() };
     if (transport instanceof StdioClientTransport) this.collectStderr(transport, session);
     client.onclose = () => {

@@ -5,7 +5,7 @@ import proto from '@temporalio/proto';
 import OpenAI from 'openai';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
 import type { McpConfig, McpServerConfig } from '../mcp/config.js';
-import { McpPool } from '../mcp/pool.js';
+import { McpPool, type McpPoolOptions } from '../mcp/pool.js';
 import { bundleWorkflows, createAgentWorker, type AgentWorkerOptions } from '../worker.js';
 import { conversationWorkflow } from '../workflows/conversation.js';
 import {
@@ -26,6 +26,8 @@ export interface TestAgentOptions {
   model?: ScriptedModel;
   /** MCP servers the worker may call, in the `mcpServers` config shape (already parsed). Default none. */
   mcpServers?: McpConfig | McpServerConfig[];
+  /** Options of the worker's MCP pool, e.g. the `tokenStore` of OAuth logins. */
+  mcpOptions?: McpPoolOptions;
   /** Default a fresh `test-<uuid>` queue, so tests never pick up each other's tasks. */
   taskQueue?: string;
   /** Model name the worker uses when a conversation names none. Default `scripted-model`. */
@@ -93,7 +95,7 @@ export async function startTestAgent(options: TestAgentOptions): Promise<TestAge
   const ownsModel = options.model === undefined;
   const model = options.model ?? (await startScriptedModel({ script: options.script ?? [] }));
   await registerSearchAttributes(env);
-  const mcp = new McpPool(options.mcpServers ?? []);
+  const mcp = new McpPool(options.mcpServers ?? [], options.mcpOptions);
   let worker: Awaited<ReturnType<typeof createAgentWorker>> | undefined;
   let running: Promise<void> | undefined;
   try {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -11,6 +11,11 @@ export interface ServeMcpOptions {
   host?: string;
   /** Called when a client's session is initialised. */
   onSession?: () => void;
+  /**
+   * Runs first for every request, connect-style (an Express app fits): it answers the request itself (say a 401, or
+   * an OAuth metadata document) or calls `next` to go on to the MCP endpoint.
+   */
+  middleware?: (request: IncomingMessage, response: ServerResponse, next: () => void) => void;
 }
 
 export interface ServedMcp {
@@ -43,7 +48,7 @@ export async function serveMcpOverHttp(
     await Promise.allSettled(open.map(({ server }) => server.close()));
   };
 
-  const http = createServer((request, response) => {
+  const serve = (request: IncomingMessage, response: ServerResponse) => {
     if (!request.url?.startsWith('/mcp')) {
       response.writeHead(404).end();
       return;
@@ -81,6 +86,11 @@ export async function serveMcpOverHttp(
       if (!response.headersSent) response.writeHead(500);
       response.end(String(error));
     });
+  };
+  const middleware = options.middleware;
+  const http = createServer((request, response) => {
+    if (middleware === undefined) serve(request, response);
+    else middleware(request, response, () => serve(request, response));
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

@@ -1,7 +1,7 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { serveMcpOverHttp, type ServedMcp } from './mcp-http.js';
+import { serveMcpOverHttp, type ServeMcpOptions, type ServedMcp } from './mcp-http.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -307,6 +307,8 @@ export interface StartTestMcpServerOptions {
   port?: number;
   /** Interface to listen on; default `127.0.0.1`. */
   host?: string;
+  /** Runs before the MCP endpoint, e.g. an authorization check (see `ServeMcpOptions.middleware`). */
+  middleware?: ServeMcpOptions['middleware'];
 }
 
 export interface RunningTestMcpServer {
@@ -333,6 +335,7 @@ export async function startTestMcpServer(options: StartTestMcpServerOptions): Pr
       port: options.port,
       host: options.host,
       onSession: () => recorder.session(),
+      middleware: options.middleware,
     },
   );
   return {

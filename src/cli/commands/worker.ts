@@ -59,7 +59,9 @@ Environment:
   TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH   mTLS client certificate and key
   DURABLE_AGENT_TASK_QUEUE  task queue (default durable-agent)
   DURABLE_AGENT_MCP_CONFIG  the mcpServers file (docs/mcp.md), checked before connecting
-  DURABLE_AGENT_ENCRYPTION_KEYS  encrypt payloads: id:base64-of-32-bytes, comma-separated (docs/security.md)`,
+  DURABLE_AGENT_ENCRYPTION_KEYS  encrypt payloads: id:base64-of-32-bytes, comma-separated (docs/security.md)
+
+  DURABLE_AGENT_TOKEN_DIR   where \`durable-agent mcp login\` keeps OAuth tokens (default ~/.config/durable-agent/mcp-tokens)`,
     )
     .action(async () => {
       const config = loadWorkerConfig();

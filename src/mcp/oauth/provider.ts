@@ -1,0 +1,311 @@
+import { randomUUID } from 'node:crypto';
+import {
+  extractWWWAuthenticateParams,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+} from '@modelcontextprotocol/sdk/client/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { McpAuthorizationRequiredError, McpTransportError } from '../errors.js';
+import type { McpOAuthConfig } from './config.js';
+import { registerSecretHolder, type LiveSecret } from './live-secrets.js';
+import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './token-store.js';
+
+/**
+ * The MCP SDK's `OAuthClientProvider` for one configured server: the SDK runs the protocol (`auth()` in
+ * @modelcontextprotocol/sdk/client/auth.js, called by `StreamableHTTPClientTransport` on 401 and on 403
+ * `insufficient_scope`), and this class only answers its questions from the MCP config and the token store.
+ *
+ * - `client_credentials`: tokens live in memory; a new one is fetched whenever the server answers 401.
+ * - `authorization_code` on the worker: tokens come from the store (`durable-agent mcp login`) and are refreshed by
+ *   the SDK; when the SDK would have to send a person to the authorization page, this throws
+ *   {@link McpAuthorizationRequiredError} instead.
+ * - `authorization_code` in `durable-agent mcp login`: the SDK's authorization URL goes to `onAuthorizationUrl`.
+ */
+
+/** How long the answer to a refresh is shared with callers that sent the same refresh token. */
+const REFRESH_SHARED_MS = 60_000;
+
+export interface OAuthTarget {
+  name: string;
+  url: string;
+  oauth: McpOAuthConfig;
+}
+
+export type ProviderMode =
+  { kind: 'worker' } | { kind: 'login'; redirectUrl: string; state: string; onAuthorizationUrl: (url: URL) => void };
+
+export class McpOAuthProvider implements OAuthClientProvider {
+  readonly key: string;
+  /** The server's URL as the transport requests it (normalized). */
+  private readonly resourceUrl: string;
+  private record: StoredAuthorization = {};
+  private loaded: Promise<void> | undefined;
+  private verifier: string | undefined;
+  /** The scope of the server's last 401/403 challenge, which the SDK does not hand to client-credentials requests. */
+  private challengedScope: string | undefined;
+  /** Refresh requests by refresh token, in flight or just answered (see {@link observingFetch}). */
+  private readonly refreshes = new Map<string, Promise<Response>>();
+  /** The SDK dropped the stored tokens (the authorization server refused the refresh token). */
+  private loginLost = false;
+
+  /** Secret values already handed to `onSecret`. */
+  private readonly announced = new Set<string>();
+
+  /**
+   * `onSecret` receives every token and client secret this provider comes to hold, once each, as soon as it holds it,
+   * so that the worker redacts it from everything it sends (`McpPool.addSecret`).
+   */
+  constructor(
+    private readonly target: OAuthTarget,
+    private readonly store: McpTokenStore,
+    private readonly mode: ProviderMode = { kind: 'worker' },
+    private readonly onSecret: (value: string, label: string) => void = () => undefined,
+  ) {
+    this.key = tokenStoreKey(target);
+    this.resourceUrl = new URL(target.url).href;
+    registerSecretHolder(this.key, this);
+    this.announce();
+  }
+
+  private get oauth(): McpOAuthConfig {
+    return this.target.oauth;
+  }
+
+  private get interactive(): boolean {
+    return this.oauth.grant === 'authorization_code';
+  }
+
+  get redirectUrl(): string | undefined {
+    if (!this.interactive) return undefined;
+    if (this.mode.kind === 'login') return this.mode.redirectUrl;
+    // The worker never redirects; the SDK only needs to know that this client has a redirect URI.
+    return this.record.redirectUrl ?? 'http://127.0.0.1/callback';
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const redirect = this.redirectUrl;
+    return {
+      client_name: 'durable-agent',
+      redirect_uris: redirect === undefined ? [] : [redirect],
+      grant_types: this.interactive ? ['authorization_code', 'refresh_token'] : ['client_credentials'],
+      response_types: this.interactive ? ['code'] : [],
+      token_endpoint_auth_method: this.oauth.clientSecret === undefined ? 'none' : 'client_secret_basic',
+      scope: this.scope(),
+    };
+  }
+
+  state(): string {
+    // The worker never gets to use it: redirectToAuthorization throws first.
+    return this.mode.kind === 'login' ? this.mode.state : randomUUID();
+  }
+
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    const { clientId, clientSecret } = this.oauth;
+    if (clientId !== undefined) {
+      return { client_id: clientId, ...(clientSecret !== undefined && { client_secret: clientSecret }) };
+    }
+    await this.load();
+    // Registering a client is the login's business, never a worker's.
+    if (this.record.client === undefined && this.mode.kind === 'worker') throw this.loginRequired(this.missingLogin());
+    return this.record.client;
+  }
+
+  async saveClientInformation(information: OAuthClientInformationMixed): Promise<void> {
+    if (this.oauth.clientId !== undefined) return; // the config's client; nothing to keep
+    await this.update({ client: information });
+  }
+
+  async tokens(): Promise<OAuthTokens | undefined> {
+    await this.load();
+    return this.record.tokens;
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    this.loginLost = false;
+    await this.update({ tokens });
+  }
+
+  redirectToAuthorization(authorizationUrl: URL): void {
+    if (this.mode.kind === 'login') {
+      this.mode.onAuthorizationUrl(authorizationUrl);
+      return;
+    }
+    // The SDK goes on to a new authorization when a refresh fails for any reason other than the authorization server
+    // refusing it (which drops the tokens): an authorization server that is down or failing is no reason to call a
+    // person, and the next attempt may refresh.
+    if (this.record.tokens?.refresh_token !== undefined && !this.loginLost) {
+      throw new McpTransportError(
+        `MCP server "${this.target.name}": could not refresh its OAuth login (the authorization server did not ` +
+          'answer or failed); the next attempt tries again',
+        { server: this.target.name, requestSent: false },
+      );
+    }
+    throw this.loginRequired(this.missingLogin());
+  }
+
+  saveCodeVerifier(codeVerifier: string): void {
+    this.verifier = codeVerifier;
+  }
+
+  codeVerifier(): string {
+    if (this.verifier === undefined) throw new Error('No PKCE code verifier: the authorization was not started here.');
+    return this.verifier;
+  }
+
+  prepareTokenRequest(): URLSearchParams | undefined {
+    if (this.interactive) return undefined; // the SDK's authorization-code exchange
+    const params = new URLSearchParams({ grant_type: 'client_credentials' });
+    const scope = this.scope();
+    if (scope !== undefined) params.set('scope', scope);
+    return params;
+  }
+
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    await this.update({ discovery: state });
+  }
+
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    await this.load();
+    return this.record.discovery;
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    await this.load();
+    const next = { ...this.record };
+    if ((scope === 'all' || scope === 'tokens') && next.tokens !== undefined) {
+      delete next.tokens;
+      this.loginLost = true;
+    }
+    if (scope === 'all' || scope === 'client') delete next.client;
+    if (scope === 'all' || scope === 'discovery') delete next.discovery;
+    if (scope === 'verifier') this.verifier = undefined;
+    this.record = next;
+    await this.persist();
+  }
+
+  /** Start the login afresh: forget the stored tokens, and a registered client made for another redirect URI. */
+  async beginLogin(redirectUrl: string): Promise<void> {
+    await this.load();
+    const client = this.record.client as { redirect_uris?: string[] } | undefined;
+    const keepClient = client?.redirect_uris?.includes(redirectUrl) === true;
+    this.record = { ...(keepClient && { client: this.record.client }), redirectUrl };
+  }
+
+  /** True when the worker has no login to use (authorization code only), looking in the store again if need be. */
+  async needsLogin(): Promise<boolean> {
+    if (!this.interactive) return false;
+    await this.load();
+    if (this.record.tokens !== undefined) return false;
+    // Read the store again: a login may have been stored since (the worker need not restart).
+    this.loaded = undefined;
+    await this.load();
+    if (this.record.tokens === undefined) return true;
+    this.loginLost = false; // a new login
+    return false;
+  }
+
+  /**
+   * The `fetch` of the transport (and so of the SDK's token requests). It notes the scope of the server's
+   * `WWW-Authenticate` challenge (read with the SDK's own parser), so that a client-credentials token request asks for
+   * it: step-up on 403 `insufficient_scope`. And it sends one refresh per refresh token: parallel calls that meet an
+   * expired token each make the SDK refresh, and an authorization server that rotates refresh tokens takes a second use
+   * of the old one for theft and revokes the whole login; the later ones get a copy of the first one's answer.
+   */
+  observingFetch(base: FetchLike = fetch): FetchLike {
+    return async (url, init) => {
+      const refreshToken = refreshTokenOf(init);
+      if (refreshToken !== undefined) return this.refreshOnce(refreshToken, () => base(url, init));
+      const response = await base(url, init);
+      if ((response.status === 401 || response.status === 403) && String(url) === this.resourceUrl) {
+        const { scope } = extractWWWAuthenticateParams(response);
+        if (scope !== undefined) this.challengedScope = scope;
+      }
+      return response;
+    };
+  }
+
+  private async refreshOnce(refreshToken: string, send: () => Promise<Response>): Promise<Response> {
+    let pending = this.refreshes.get(refreshToken);
+    if (pending === undefined) {
+      pending = send();
+      this.refreshes.set(refreshToken, pending);
+      // A failed refresh may be tried again at once; a new token is shared long enough for every caller that read
+      // the old refresh token before the first refresh ended.
+      const forget = () => this.refreshes.delete(refreshToken);
+      pending.then((response) => (response.ok ? setTimeout(forget, REFRESH_SHARED_MS).unref() : forget()), forget);
+    }
+    return (await pending).clone();
+  }
+
+  liveSecrets(): LiveSecret[] {
+    const of = `of MCP server ${this.target.name}`;
+    const secrets: LiveSecret[] = [];
+    const { tokens, client } = this.record;
+    if (tokens?.access_token) secrets.push({ value: tokens.access_token, label: `[oauth access token ${of}]` });
+    if (tokens?.refresh_token) secrets.push({ value: tokens.refresh_token, label: `[oauth refresh token ${of}]` });
+    if (tokens?.id_token) secrets.push({ value: tokens.id_token, label: `[oauth id token ${of}]` });
+    const secret = this.oauth.clientSecret ?? client?.client_secret;
+    if (secret) secrets.push({ value: secret, label: `[oauth client secret ${of}]` });
+    return secrets;
+  }
+
+  /** The configured scopes and those of the server's last challenge, space-separated. */
+  private scope(): string | undefined {
+    const scopes = new Set([...(this.oauth.scopes ?? []), ...(this.challengedScope?.split(' ') ?? [])]);
+    scopes.delete('');
+    return scopes.size === 0 ? undefined : [...scopes].join(' ');
+  }
+
+  private missingLogin(): string {
+    return this.record.tokens === undefined && !this.loginLost
+      ? 'no login is stored'
+      : 'the stored login has expired and could not be refreshed';
+  }
+
+  private loginRequired(problem: string): McpAuthorizationRequiredError {
+    return new McpAuthorizationRequiredError(this.target.name, problem);
+  }
+
+  /** Client-credentials state stays in memory; a login's is read from and written to the store. */
+  private load(): Promise<void> {
+    this.loaded ??= this.interactive
+      ? this.store.load(this.key).then((stored) => {
+          this.record = { ...stored, ...this.record };
+          this.announce();
+        })
+      : Promise.resolve();
+    return this.loaded;
+  }
+
+  private async update(change: Partial<StoredAuthorization>): Promise<void> {
+    await this.load();
+    this.record = { ...this.record, ...change };
+    this.announce();
+    await this.persist();
+  }
+
+  /** Hand every secret held now that was not handed yet to `onSecret`. */
+  private announce(): void {
+    for (const { value, label } of this.liveSecrets()) {
+      if (this.announced.has(value)) continue;
+      this.announced.add(value);
+      this.onSecret(value, label);
+    }
+  }
+
+  private async persist(): Promise<void> {
+    if (this.interactive) await this.store.save(this.key, this.record);
+  }
+}
+
+/** The refresh token of a token request (`grant_type=refresh_token`), if `init` is one. */
+function refreshTokenOf(init: RequestInit | undefined): string | undefined {
+  const body = init?.body;
+  if (!(body instanceof URLSearchParams) || body.get('grant_type') !== 'refresh_token') return undefined;
+  return body.get('refresh_token') ?? undefined;
+}

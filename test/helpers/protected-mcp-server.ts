@@ -1,0 +1,134 @@
+import {
+  mcpAuthMetadataRouter,
+  getOAuthProtectedResourceMetadataUrl,
+} from '@modelcontextprotocol/sdk/server/auth/router.js';
+import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
+import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import type { OAuthTokenVerifier } from '@modelcontextprotocol/sdk/server/auth/provider.js';
+import type { OAuthMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import express, { type Express, type RequestHandler } from 'express';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
+import { errorMessage } from '../../src/shared/errors.js';
+import { MCP_SCOPES, startTestAuthorizationServer, type TestAuthorizationServer } from './oauth-server.js';
+
+/**
+ * Our test MCP server (src/testing/mcp-test-server.ts) as an OAuth-protected resource: behind the MCP SDK's own
+ * `requireBearerAuth`, with its protected-resource metadata (RFC 9728) served by the SDK's `mcpAuthMetadataRouter`,
+ * accepting only JWTs that the test authorization server signed for this server's URL (RFC 8707 audience).
+ */
+
+export interface ProtectedMcp {
+  mcp: RunningTestMcpServer;
+  authorizationServer: TestAuthorizationServer;
+  /** Every access token the MCP server accepted, in order: the values a test scans history and logs for. */
+  acceptedTokens: string[];
+  /** Requests answered 401 / 403 by the bearer check. */
+  rejections: { unauthorized: number; insufficientScope: number };
+  /** Scopes every request must carry from now on (step-up: raise them and the next request gets 403). */
+  requireScopes(scopes: string[]): void;
+  /** From now on, answer every POST that passed the bearer check with a 500 whose body quotes the token. */
+  failEchoingToken(): void;
+  close(): Promise<void>;
+}
+
+export const MACHINE_CLIENT = { clientId: 'machine', clientSecret: 'machine-secret-0123456789abcdef' };
+
+export async function startProtectedMcp(
+  options: { accessTokenTtlSeconds?: number; machineClientSecret?: string } = {},
+): Promise<ProtectedMcp> {
+  let guard: Express | undefined;
+  const mcp = await startTestMcpServer({
+    transport: 'http',
+    port: 0,
+    middleware: (request, response, next) => {
+      if (guard === undefined) response.writeHead(503).end();
+      else guard(request, response, next);
+    },
+  });
+  let authorizationServer: TestAuthorizationServer;
+  try {
+    authorizationServer = await startTestAuthorizationServer({
+      resource: mcp.url,
+      machineClient: { ...MACHINE_CLIENT, clientSecret: options.machineClientSecret ?? MACHINE_CLIENT.clientSecret },
+      accessTokenTtlSeconds: options.accessTokenTtlSeconds,
+    });
+  } catch (error) {
+    await mcp.close();
+    throw error;
+  }
+  const close = async () => {
+    await mcp.close();
+    await authorizationServer.close();
+  };
+  try {
+    const { issuer } = authorizationServer;
+    const metadata = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as OAuthMetadata & {
+      jwks_uri: string;
+    };
+    const acceptedTokens: string[] = [];
+    const rejections = { unauthorized: 0, insufficientScope: 0 };
+    const jwks = createRemoteJWKSet(new URL(metadata.jwks_uri));
+    const verifier: OAuthTokenVerifier = {
+      verifyAccessToken: async (token) => {
+        let payload;
+        try {
+          ({ payload } = await jwtVerify(token, jwks, { issuer, audience: mcp.url }));
+        } catch (error) {
+          throw new InvalidTokenError(`token rejected: ${errorMessage(error)}`);
+        }
+        return {
+          token,
+          clientId: String(payload.client_id),
+          scopes: (typeof payload.scope === 'string' ? payload.scope : '').split(' ').filter((scope) => scope !== ''),
+          expiresAt: payload.exp,
+          resource: new URL(mcp.url),
+        };
+      },
+    };
+    const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(new URL(mcp.url));
+    let requiredScopes = ['mcp:tools'];
+    let echoToken = false;
+    const app = express();
+    // The SDK's router is typed with Express's own types, which this project does not install.
+    const metadataRouter = mcpAuthMetadataRouter({
+      oauthMetadata: metadata,
+      resourceServerUrl: new URL(mcp.url),
+      scopesSupported: [...MCP_SCOPES],
+    }) as unknown as RequestHandler;
+    app.use(metadataRouter);
+    app.use('/mcp', (request, response, next) => {
+      response.on('finish', () => {
+        if (response.statusCode === 401) rejections.unauthorized += 1;
+        if (response.statusCode === 403) rejections.insufficientScope += 1;
+      });
+      requireBearerAuth({ verifier, requiredScopes, resourceMetadataUrl })(request, response, () => {
+        const token = (request as { auth?: { token: string } }).auth?.token;
+        if (token !== undefined && !acceptedTokens.includes(token)) acceptedTokens.push(token);
+        if (echoToken && request.method === 'POST') {
+          // A broken gateway that quotes the credential it was sent, not as a header: only its value can give it away.
+          response.writeHead(500, { 'content-type': 'text/plain' }).end(`upstream failed for credential ${token}`);
+          return;
+        }
+        next();
+      });
+    });
+    guard = app;
+    return {
+      mcp,
+      authorizationServer,
+      acceptedTokens,
+      rejections,
+      requireScopes: (scopes) => {
+        requiredScopes = scopes;
+      },
+      failEchoingToken: () => {
+        echoToken = true;
+      },
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

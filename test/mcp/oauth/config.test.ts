@@ -1,0 +1,184 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { McpConfigError, parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
+import { redactorFor } from '../../../src/mcp/redaction.js';
+import { McpPool } from '../../../src/mcp/pool.js';
+import { liveOAuthSecrets } from '../../../src/mcp/oauth/live-secrets.js';
+import { McpOAuthProvider } from '../../../src/mcp/oauth/provider.js';
+import {
+  defaultTokenDirectory,
+  FileTokenStore,
+  MemoryTokenStore,
+  McpTokenStoreError,
+  tokenStoreKey,
+} from '../../../src/mcp/oauth/token-store.js';
+
+/** The `oauth` key of the MCP config, the token file, and the redaction of live tokens (issue 19, item 3). */
+
+const FILE = '/etc/durable-agent/mcp.json';
+const URL = 'https://crm.example.com/mcp';
+const directories: string[] = [];
+afterAll(() => directories.forEach((directory) => rmSync(directory, { recursive: true, force: true })));
+
+function parse(oauth: unknown, env: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
+  const config = parseMcpConfig(JSON.stringify({ mcpServers: { crm: { url: URL, oauth, ...extra } } }), FILE, env);
+  return config.servers[0] as HttpServerConfig;
+}
+
+function parseError(oauth: unknown, extra: Record<string, unknown> = {}): string {
+  try {
+    parse(oauth, {}, extra);
+  } catch (error) {
+    expect(error).toBeInstanceOf(McpConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected an McpConfigError');
+}
+
+describe('the oauth config', () => {
+  test('reads both grants, expanding ${VAR} in the client secret and remembering it for redaction', () => {
+    const server = parse(
+      { grant: 'client_credentials', clientId: 'agent', clientSecret: '${CRM_SECRET}', scopes: ['crm:read'] },
+      { CRM_SECRET: 'the-client-secret' },
+    );
+    expect(server.oauth).toEqual({
+      grant: 'client_credentials',
+      clientId: 'agent',
+      clientSecret: 'the-client-secret',
+      scopes: ['crm:read'],
+      redirectPort: 0,
+    });
+    expect(server.variables).toEqual({ CRM_SECRET: 'the-client-secret' });
+    expect(redactorFor(server).text('secret the-client-secret')).toBe('secret ${CRM_SECRET}');
+    expect(parse({ grant: 'authorization_code', redirectPort: 8765 }).oauth).toEqual({
+      grant: 'authorization_code',
+      clientId: undefined,
+      clientSecret: undefined,
+      scopes: undefined,
+      redirectPort: 8765,
+    });
+  });
+
+  test.each([
+    [
+      { grant: 'password' },
+      /key "oauth.grant": expected "client_credentials" .* or "authorization_code" .*got string "password"/,
+    ],
+    [{}, /key "oauth.grant": expected "client_credentials"/],
+    [
+      { grant: 'client_credentials', clientId: 'agent' },
+      /key "oauth": the client_credentials grant needs a pre-registered client: set "clientId" and "clientSecret"/,
+    ],
+    [
+      { grant: 'authorization_code', clientSecret: 'x' },
+      /key "oauth.clientSecret": a client secret needs its "clientId"/,
+    ],
+    [{ grant: 'authorization_code', scopes: 'a b' }, /key "oauth.scopes": expected a non-empty array of scope names/],
+    [
+      { grant: 'authorization_code', scopes: ['a b'] },
+      /key "oauth.scopes": expected a non-empty array of scope names \(no spaces\)/,
+    ],
+    [
+      { grant: 'authorization_code', redirectPort: 70000 },
+      /key "oauth.redirectPort": expected a port number from 0 to 65535/,
+    ],
+    [
+      { grant: 'client_credentials', clientId: 'a', clientSecret: 'b', redirectPort: 1 },
+      /key "oauth.redirectPort": only the authorization_code grant has a redirect/,
+    ],
+    [
+      { grant: 'authorization_code', issuer: 'x' },
+      /key "oauth.issuer": unknown key; expected one of "grant", "clientId"/,
+    ],
+    ['yes', /key "oauth": expected an object/],
+  ])('rejects %j with a message that names the file, the server and the key', (oauth, message) => {
+    const text = parseError(oauth);
+    expect(text).toContain(`${FILE}: server "crm"`);
+    expect(text).toMatch(message);
+  });
+
+  test('refuses a static Authorization header next to oauth, and oauth on a stdio server', () => {
+    expect(parseError({ grant: 'authorization_code' }, { headers: { authorization: 'Bearer x' } })).toMatch(
+      /key "headers.Authorization": conflicts with "oauth"/,
+    );
+    expect(() =>
+      parseMcpConfig(
+        JSON.stringify({ mcpServers: { local: { command: 'x', oauth: { grant: 'authorization_code' } } } }),
+        FILE,
+        {},
+      ),
+    ).toThrow(/server "local" key "oauth": unknown key \("url"\/"headers" belong to HTTP servers/);
+  });
+
+  test('a missing ${VAR} in the client secret is named', () => {
+    expect(() => parse({ grant: 'client_credentials', clientId: 'a', clientSecret: '${NOPE}' })).toThrow(
+      /key "oauth.clientSecret": environment variable NOPE is not set/,
+    );
+  });
+});
+
+describe('the token store', () => {
+  test('defaults to DURABLE_AGENT_TOKEN_DIR, else the user config directory', () => {
+    expect(defaultTokenDirectory({ DURABLE_AGENT_TOKEN_DIR: '/srv/tokens' })).toBe(path.resolve('/srv/tokens'));
+    expect(defaultTokenDirectory({ XDG_CONFIG_HOME: '/home/a/.config' })).toBe(
+      path.join('/home/a/.config', 'durable-agent', 'mcp-tokens'),
+    );
+  });
+
+  test('writes a 0600 file per server and says which file is broken without quoting it', async () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'durable-agent-tokens-'));
+    directories.push(directory);
+    const store = new FileTokenStore(path.join(directory, 'tokens'));
+    const key = tokenStoreKey({ name: 'crm', url: URL });
+    await store.save(key, { tokens: { access_token: 'abc', token_type: 'Bearer' } });
+    expect(statSync(store.fileOf(key)).mode & 0o777).toBe(0o600);
+    expect(await store.load(key)).toEqual({ tokens: { access_token: 'abc', token_type: 'Bearer' } });
+    expect(tokenStoreKey({ name: 'crm', url: 'https://elsewhere.example.com/mcp' })).not.toBe(key);
+
+    writeFileSync(store.fileOf(key), '{"tokens": {"access_token": "half-a-secret');
+    const error = await store.load(key).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(McpTokenStoreError);
+    expect((error as Error).message).toMatch(
+      /tokens\/crm-[0-9a-f]{16}\.json is not valid JSON: delete it and log in again/,
+    );
+    expect((error as Error).message).not.toContain('half-a-secret');
+    expect(readFileSync(store.fileOf(key), 'utf8')).toContain('half-a-secret'); // nothing lost
+  });
+});
+
+describe('live OAuth tokens', () => {
+  test('are registered with the pool for redaction as soon as the provider holds them', async () => {
+    const server = parse({ grant: 'client_credentials', clientId: 'agent', clientSecret: 'literal-client-secret' });
+    const registered: Array<[string, string]> = [];
+    const provider = new McpOAuthProvider(
+      { name: 'crm', url: URL, oauth: server.oauth! },
+      new FileTokenStore('/x'),
+      { kind: 'worker' },
+      (value, label) => registered.push([value, label]),
+    );
+    expect(registered).toEqual([['literal-client-secret', '[oauth client secret of MCP server crm]']]);
+    const token = 'eyJhbGciOiJSUzI1NiJ9.live-access-token';
+    await provider.saveTokens({ access_token: token, refresh_token: 'live-refresh-token', token_type: 'Bearer' });
+    await provider.saveTokens({ access_token: token, refresh_token: 'live-refresh-token', token_type: 'Bearer' });
+    expect(registered).toEqual([
+      ['literal-client-secret', '[oauth client secret of MCP server crm]'],
+      [token, '[oauth access token of MCP server crm]'],
+      ['live-refresh-token', '[oauth refresh token of MCP server crm]'],
+    ]);
+    // And for any other redaction code, the values this process holds now.
+    expect(liveOAuthSecrets()).toEqual(
+      expect.arrayContaining([{ value: token, label: '[oauth access token of MCP server crm]' }]),
+    );
+  });
+
+  test('reach the pool redactor of the worker and of the server', () => {
+    const pool = new McpPool([parse({ grant: 'authorization_code' })], { tokenStore: new MemoryTokenStore() });
+    pool.addSecret('crm', 'eyJhbGciOiJSUzI1NiJ9.registered-token', '[oauth access token of MCP server crm]');
+    expect(pool.secrets.text('Bearer eyJhbGciOiJSUzI1NiJ9.registered-token')).toBe(
+      'Bearer [oauth access token of MCP server crm]',
+    );
+    void pool.close();
+  });
+});
