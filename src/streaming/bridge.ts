@@ -6,6 +6,7 @@ import { subscribe } from '../client/stream.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
 import { SubscriptionHub, type SubscriptionHubOptions } from './hub.js';
 import { errorMessage } from '../shared/errors.js';
+import { mountChatPage } from './chat-page.js';
 
 /** What the bridge needs of `DurableAgentClient`: its Temporal client, and `send`. */
 export interface BridgeAgentClient {
@@ -53,6 +54,7 @@ const errorStatus: Record<string, 400 | 404 | 409> = {
  *   subscription.
  * - `POST /conversations/:id/messages` with `{"content": "...", "id": "optional message id"}`: queue a message
  *   (creates or reopens the conversation); answers 202 with the message id.
+ * - `GET /`: the chat page (src/streaming/page/), which uses the two routes above.
  */
 export function createStreamingBridge(options: StreamingBridgeOptions): StreamingBridge {
   const { agent } = options;
@@ -68,6 +70,7 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
   if (options.corsOrigin !== undefined) app.use('*', cors({ origin: options.corsOrigin }));
 
   app.get('/healthz', (c) => c.json({ ok: true, subscriptions: hub.subscriptions }));
+  mountChatPage(app);
 
   app.get('/conversations/:id/events', (c) => {
     const conversationId = c.req.param('id');
