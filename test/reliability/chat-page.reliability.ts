@@ -1,0 +1,234 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HttpServerConfig } from '../../src/mcp/config.js';
+import { findFreePort } from '../../src/servers/ports.js';
+import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
+import { createLocalEnvironment } from '../../src/testing/environment.js';
+import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
+import { cliPath, killAll, spawnTracked, type RunningProcess } from '../cli/helpers.js';
+import { Browser, type Page } from './browser.js';
+import { killLeftovers, REPO_ROOT, requireBuild, ResultRows, until } from './helpers.js';
+
+/**
+ * Issue 18, item 4: the chat page of `durable-agent serve` (the built CLI, as users run it) in headless Chromium, on a
+ * Temporal dev server, a worker with the scripted model and the MCP test server. A person types a message and sees
+ * the answer stream in, a tool call start and finish, a retried model call whose text replaces the first attempt's,
+ * and the answer of a turn that goes on while `serve` is restarted on the same port: the browser reconnects with
+ * `Last-Event-ID` and nothing is shown twice. Screenshots go to test-results/screenshots (then docs/screenshots).
+ */
+
+/** Where web-ui.reliability.ts saves its screenshots too; scripts/reliability.mjs copies them to docs/screenshots. */
+const SCREENSHOTS_DIR = path.join(REPO_ROOT, 'test-results/screenshots');
+const CONVERSATION = 'chat-page-demo';
+const FIRST_ANSWER = 'The tool echoed "hello from the page" back, word for word, so the round trip works.';
+const LONG_ANSWER =
+  'Durable agents keep going when parts of the system restart: the turn runs in a workflow, every model call and ' +
+  'every tool call is an activity, and the page picks the stream up again where it stopped.';
+
+let env: TestWorkflowEnvironment;
+let mcp: RunningTestMcpServer;
+let agent: TestAgent;
+let browser: Browser | undefined;
+let port: number;
+const rows = new ResultRows('chat-page');
+
+beforeAll(async () => {
+  requireBuild();
+  env = await createLocalEnvironment();
+  mcp = await startTestMcpServer({ transport: 'http' });
+  const server: HttpServerConfig = {
+    name: 'test',
+    transport: 'http',
+    url: mcp.url,
+    headers: {},
+    allowTools: undefined,
+    denyTools: [],
+    timeoutMs: 60_000,
+    disabled: false,
+  };
+  agent = await startTestAgent({
+    env,
+    mcpServers: [server],
+    script: [
+      // Turn 1: a sentence and a tool call, then an answer whose first attempt drops after three chunks.
+      {
+        content: 'Let me echo that.',
+        toolCalls: [{ name: 'test__echo', arguments: { text: 'hello from the page' } }],
+        chunkDelayMs: 60,
+      },
+      { content: FIRST_ANSWER, chunkDelayMs: 150, failAfterChunks: 3 },
+      { content: FIRST_ANSWER, chunkDelayMs: 40 },
+      // Turn 2: a slow answer, during which `serve` is restarted.
+      { content: LONG_ANSWER, chunkDelayMs: 200 },
+    ],
+  });
+  port = await findFreePort();
+  browser = await Browser.launch({ width: 1100, height: 900 });
+});
+
+afterAll(async () => {
+  rows.write();
+  await browser?.close();
+  await killAll();
+  await agent?.close();
+  await mcp?.close();
+  await env?.teardown();
+  killLeftovers();
+});
+
+/** `durable-agent serve` on the test's port, as a process; resolves once it printed its URL. */
+async function startServe(): Promise<{ process: RunningProcess; url: string }> {
+  const bridge = spawnTracked(process.execPath, [cliPath, 'serve', '--port', String(port)], {
+    ...process.env,
+    TEMPORAL_ADDRESS: env.address,
+    DURABLE_AGENT_TASK_QUEUE: agent.taskQueue,
+  });
+  const url = await until(() => /^(http:\S+)\n/.exec(bridge.output())?.[1], `serve to print its URL`, {
+    timeoutMs: 30_000,
+  }).catch((error: Error) => {
+    throw new Error(`${error.message}; serve printed:\n${bridge.output()}`);
+  });
+  return { process: bridge, url };
+}
+
+async function stopServe(bridge: RunningProcess): Promise<void> {
+  bridge.child.kill('SIGTERM');
+  expect(await bridge.exited).toBe(0);
+}
+
+function save(name: string, png: Buffer): string {
+  mkdirSync(SCREENSHOTS_DIR, { recursive: true });
+  const file = path.join(SCREENSHOTS_DIR, name);
+  writeFileSync(file, png);
+  return file;
+}
+
+interface TurnView {
+  turn: number;
+  user: string;
+  rounds: { round: number; attempt: number; text: string }[];
+  tools: { name: string; state: string; classes: string; arguments: string; preview: string }[];
+  end: string | undefined;
+}
+
+interface PageView {
+  status: { state: string; reconnects: number; duplicates: number; text: string };
+  turns: TurnView[];
+}
+
+/** What the page shows, read from its elements. */
+function view(page: Page): Promise<PageView> {
+  return page.evaluate<PageView>(`(() => {
+    const text = (node) => (node ? node.textContent : '');
+    const status = document.getElementById('status');
+    if (!status) return { status: { state: 'loading', reconnects: 0, duplicates: 0, text: '' }, turns: [] };
+    return {
+      status: {
+        state: status.dataset.state,
+        reconnects: Number(status.dataset.reconnects ?? 0),
+        duplicates: Number(status.dataset.duplicates ?? 0),
+        text: status.textContent,
+      },
+      turns: [...document.querySelectorAll('#transcript .turn')].map((turn) => ({
+        turn: Number(turn.dataset.turn),
+        user: text(turn.querySelector('.user')),
+        rounds: [...turn.querySelectorAll('.text')].map((node) => ({
+          round: Number(node.dataset.round),
+          attempt: Number(node.dataset.attempt),
+          text: node.textContent,
+        })),
+        tools: [...turn.querySelectorAll('.tool-call')].map((node) => ({
+          name: text(node.querySelector('.tool-name')),
+          state: text(node.querySelector('.tool-state')),
+          classes: node.className,
+          arguments: text(node.querySelector('.tool-arguments')),
+          preview: text(node.querySelector('.tool-preview')),
+        })),
+        end: turn.querySelector('.turn-end') ? turn.querySelector('.turn-end').dataset.stopReason : undefined,
+      })),
+    };
+  })()`);
+}
+
+/** How many times `needle` occurs in `haystack`. */
+function occurrences(haystack: string, needle: string): number {
+  return haystack.split(needle).length - 1;
+}
+
+describe('the chat page of durable-agent serve in a real browser', () => {
+  it('chat page: a typed message, the streamed answer, a tool call, a retried model call, and a restart of serve', async () => {
+    let served = await startServe();
+    const page = await browser!.newPage();
+    await page.goto(`${served.url}/#conversation=${CONVERSATION}`);
+    await until(async () => (await view(page)).status.state === 'connected', 'the page to connect');
+
+    // Turn 1: typed and sent with Enter.
+    await page.type('#message', 'Echo "hello from the page", please.');
+    await page.pressEnter();
+    const tool = await until(async () => (await view(page)).turns[0]?.tools[0], 'the tool call on the page');
+    expect(tool.name).toBe('test__echo');
+    expect(tool.arguments).toContain('"text": "hello from the page"');
+    const turn1 = await until(async () => {
+      const turn = (await view(page)).turns[0];
+      return turn?.end === 'completed' && turn;
+    }, 'the first answer');
+    expect(turn1.user).toBe('Echo "hello from the page", please.');
+    expect(turn1.tools).toEqual([
+      expect.objectContaining({ name: 'test__echo', preview: 'hello from the page', classes: 'tool-call ok' }),
+    ]);
+    expect(turn1.tools[0]!.state).toMatch(/^ok · \d+ ms$/);
+    // Round 2 was retried: its first attempt's three chunks were replaced, not kept in front of the answer.
+    expect(turn1.rounds).toEqual([
+      { round: 1, attempt: 1, text: 'Let me echo that.' },
+      { round: 2, attempt: 2, text: FIRST_ANSWER },
+    ]);
+    const text1 = await page.text();
+    expect(occurrences(text1, FIRST_ANSWER)).toBe(1);
+    expect(occurrences(text1, 'The tool echoed')).toBe(1);
+    const answerShot = save('chat-page.png', await page.screenshot());
+
+    // Turn 2: `serve` stops in the middle of the answer and comes back on the same port.
+    await page.type('#message', 'Why does it keep going?');
+    await page.pressEnter();
+    const partial = await until(async () => {
+      const text = (await view(page)).turns[1]?.rounds[0]?.text ?? '';
+      return text.length > 20 && text.length < LONG_ANSWER.length / 2 && text;
+    }, 'the start of the second answer');
+    expect(LONG_ANSWER.startsWith(partial)).toBe(true);
+    await stopServe(served.process);
+    await until(async () => (await view(page)).status.state === 'reconnecting', 'the page to notice');
+    const gapShot = save('chat-page-reconnecting.png', await page.screenshot());
+    served = await startServe();
+    const turn2 = await until(async () => {
+      const turn = (await view(page)).turns[1];
+      return turn?.end === 'completed' && turn;
+    }, 'the second answer after the restart');
+    expect(turn2.rounds).toEqual([{ round: 1, attempt: 1, text: LONG_ANSWER }]);
+    const after = await view(page);
+    expect(after.status.state).toBe('connected');
+    expect(after.status.reconnects).toBeGreaterThanOrEqual(1);
+    // The bridge resumed after the last event the browser had (Last-Event-ID): nothing came twice to be dropped.
+    expect(after.status.duplicates).toBe(0);
+    const text2 = await page.text();
+    expect(occurrences(text2, LONG_ANSWER)).toBe(1);
+    expect(occurrences(text2, FIRST_ANSWER)).toBe(1);
+    expect(after.turns.map((turn) => turn.turn)).toEqual([1, 2]);
+    const reconnectShot = save('chat-page-reconnected.png', await page.screenshot());
+    await stopServe(served.process);
+
+    rows.add({
+      group: 'Chat page of `durable-agent serve` in headless Chromium',
+      fault: 'a model stream dropped after 3 chunks; `serve` restarted (SIGTERM, same port) in the middle of an answer',
+      outcome:
+        'the typed message, the tool call test__echo with its arguments and result, the retried answer shown once ' +
+        '(attempt 2 replaced attempt 1), and after the restart the second answer completed once, resumed by ' +
+        'Last-Event-ID',
+      counts:
+        `reconnects ${after.status.reconnects} · duplicate events 0 · screenshots: ` +
+        [answerShot, gapShot, reconnectShot].map((file) => path.basename(file)).join(', '),
+      passed: true,
+    });
+  });
+});
