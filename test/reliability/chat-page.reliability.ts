@@ -22,7 +22,9 @@ import { killLeftovers, REPO_ROOT, requireBuild, ResultRows, until } from './hel
 /** Where web-ui.reliability.ts saves its screenshots too; scripts/reliability.mjs copies them to docs/screenshots. */
 const SCREENSHOTS_DIR = path.join(REPO_ROOT, 'test-results/screenshots');
 const CONVERSATION = 'chat-page-demo';
-const FIRST_ANSWER = 'The tool echoed "hello from the page" back, word for word, so the round trip works.';
+/** Markup in what the model writes and what a person types is shown as text, never parsed. */
+const FIRST_ANSWER = 'The tool echoed "hello from the page" back, <em>word for word</em>, so the round trip works.';
+const SECOND_MESSAGE = 'Why does it <b>keep going</b>? <img src="x">';
 const LONG_ANSWER =
   'Durable agents keep going when parts of the system restart: the turn runs in a workflow, every model call and ' +
   'every tool call is an activity, and the page picks the stream up again where it stopped.';
@@ -190,7 +192,7 @@ describe('the chat page of durable-agent serve in a real browser', () => {
     const answerShot = save('chat-page.png', await page.screenshot());
 
     // Turn 2: `serve` stops in the middle of the answer and comes back on the same port.
-    await page.type('#message', 'Why does it keep going?');
+    await page.type('#message', SECOND_MESSAGE);
     await page.pressEnter();
     const partial = await until(async () => {
       const text = (await view(page)).turns[1]?.rounds[0]?.text ?? '';
@@ -215,6 +217,8 @@ describe('the chat page of durable-agent serve in a real browser', () => {
     expect(occurrences(text2, LONG_ANSWER)).toBe(1);
     expect(occurrences(text2, FIRST_ANSWER)).toBe(1);
     expect(after.turns.map((turn) => turn.turn)).toEqual([1, 2]);
+    expect(after.turns[1]!.user).toBe(SECOND_MESSAGE);
+    expect(await page.evaluate<number>(`document.querySelectorAll('#transcript *:is(em, b, img)').length`)).toBe(0);
     const reconnectShot = save('chat-page-reconnected.png', await page.screenshot());
     await stopServe(served.process);
 
