@@ -23,7 +23,7 @@ const docsFile = path.join(root, 'docs/reliability.md');
 const START = '<!-- results:start -->';
 const END = '<!-- results:end -->';
 /** Table order: the order (worker, server, MCP, Web UI, chat page), whatever order the files finished in. */
-const FILES = ['worker-crash', 'server-restart', 'mcp-faults', 'web-ui', 'chat-page'];
+const FILES = ['worker-crash', 'approval-crash', 'server-restart', 'mcp-faults', 'web-ui', 'chat-page'];
 /** The browser tests save their screenshots here (CI keeps test-results/); a run copies them to docs/screenshots. */
 const screenshotsDir = path.join(root, 'test-results/screenshots');
 const docsScreenshotsDir = path.join(root, 'docs/screenshots');

@@ -11,6 +11,7 @@ import * as workflows from '../src/workflows/index.js';
  */
 const ROOT_VALUES = [
   'AnswerText',
+  'ApprovalAlreadyDecidedError',
   'AskTimeoutError',
   'ConfigError',
   'ConversationEndedError',
@@ -21,11 +22,13 @@ const ROOT_VALUES = [
   'DurableAgentClient',
   'DurableAgentClientError',
   'FailureType',
+  'InvalidApprovalArgumentsError',
   'McpConfigError',
   'McpPool',
   'MessageRejectedError',
   'StreamFailureType',
   'TooManyUpdatesError',
+  'UnknownApprovalError',
   'connectionOptions',
   'createAgentWorker',
   'createOpenAIClient',
@@ -52,6 +55,15 @@ const ROOT_TYPES = [
   'SendResult',
   'StartOptions',
   'StartResult',
+  // Approvals (docs/approvals.md).
+  'ApprovalDecision',
+  'ApprovalPolicy',
+  'ApprovalSettings',
+  'ApproveOptions',
+  'ConversationPendingApproval',
+  'DenyOptions',
+  'ListPendingApprovalsOptions',
+  'PendingApproval',
   // Settings, results, messages.
   'AssistantMessage',
   'BudgetLimit',
@@ -68,6 +80,8 @@ const ROOT_TYPES = [
   'TurnResult',
   'UserMessage',
   // The event stream and its bridge.
+  'ApprovalDecidedEvent',
+  'ApprovalRequestedEvent',
   'ModelAttemptStartedEvent',
   'ServeBridgeOptions',
   'ServedBridge',

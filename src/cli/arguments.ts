@@ -1,4 +1,6 @@
 import { InvalidArgumentError } from '@commander-js/extra-typings';
+import { errorMessage } from '../shared/errors.js';
+import type { JsonObject } from '../shared/types.js';
 
 /* Argument parsers for commander options: each turns bad input into a usage error that says what was expected. */
 
@@ -20,4 +22,20 @@ export function parsePort(value: string): number {
     throw new InvalidArgumentError('expected a TCP port from 0 to 65535 (0 picks a free one).');
   }
   return port;
+}
+
+/** A JSON object (`--arguments '{"path": "/tmp/a"}'`): anything else is a usage error that shows the expected shape. */
+export function parseJsonObject(value: string): JsonObject {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (error) {
+    throw new InvalidArgumentError(
+      `expected a JSON object such as '{"path": "/tmp/report.md"}' (${errorMessage(error)}).`,
+    );
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new InvalidArgumentError(`expected a JSON object such as '{"path": "/tmp/report.md"}', not ${value}.`);
+  }
+  return parsed as JsonObject;
 }

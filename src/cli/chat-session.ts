@@ -306,7 +306,8 @@ class ChatSession {
     try {
       const status = await client.status(conversationId);
       // A turn running now is shown from its start; the ones before it are history.
-      this.shownAfter = status.phase === 'running' ? status.turns - 1 : status.turns;
+      const turnRunning = status.phase !== 'idle' && status.phase !== 'ended';
+      this.shownAfter = turnRunning ? status.turns - 1 : status.turns;
       const state = status.open ? status.phase : `${status.phase}, closed`;
       return `Conversation ${conversationId} (${status.turns} turns, ${state}). ${how}`;
     } catch (error) {

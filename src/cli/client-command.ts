@@ -5,7 +5,7 @@ import { ExitCode } from '../shared/exit-codes.js';
 import { causeChain, errorMessage } from '../shared/errors.js';
 
 /**
- * What the conversation commands (start, send, ask, chat, history, list, interrupt, end) share: options, the
+ * What the conversation commands (start, send, ask, chat, history, list, interrupt, end, approvals, approve, deny) share: options, the
  * connection, and the mapping from client errors to exit codes. The client is imported inside actions so that
  * `durable-agent --help` loads neither the Temporal client nor the worker.
  */
@@ -85,6 +85,12 @@ export async function toCliError(error: unknown, address: string): Promise<unkno
   if (error instanceof api.ConversationNotFoundError) return new CliError(message, ExitCode.NotFound, { cause: error });
   if (error instanceof api.ConversationEndedError) return new CliError(message, ExitCode.Ended, { cause: error });
   if (error instanceof api.MessageRejectedError) return new CliError(message, ExitCode.Usage, { cause: error });
+  if (error instanceof api.UnknownApprovalError) return new CliError(message, ExitCode.NotFound, { cause: error });
+  if (error instanceof api.ApprovalAlreadyDecidedError) {
+    return new CliError(message, ExitCode.AlreadyDecided, { cause: error });
+  }
+  if (error instanceof api.InvalidApprovalArgumentsError)
+    return new CliError(message, ExitCode.Usage, { cause: error });
   if (error instanceof api.AskTimeoutError) return new CliError(message, ExitCode.Unavailable, { cause: error });
   if (isUnavailable(error)) return unreachable(address, error);
   return error;

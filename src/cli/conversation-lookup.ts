@@ -48,7 +48,7 @@ export async function lookUpConversation(
 
 /** The number of the turn running now, or undefined when none runs. */
 export function runningTurn(found: ConversationLookup): number | undefined {
-  if (found.kind !== 'open' || found.status.phase !== 'running') return undefined;
+  if (found.kind !== 'open' || found.status.phase === 'idle' || found.status.phase === 'ended') return undefined;
   // `currentTurn` appears with the turn's first progress report; the turn count already includes the running turn.
   return found.status.currentTurn?.turn ?? found.status.turns;
 }

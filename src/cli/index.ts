@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from '@commander-js/extra-typings';
+import { approvalsCommand } from './commands/approvals.js';
 import { askCommand } from './commands/ask.js';
 import { chatCommand } from './commands/chat.js';
+import { approveCommand, denyCommand } from './commands/decide.js';
 import { endCommand } from './commands/end.js';
 import { historyCommand } from './commands/history.js';
 import { interruptCommand } from './commands/interrupt.js';
@@ -63,6 +65,9 @@ async function buildProgram(argv: readonly string[]): Promise<Command> {
     listCommand(),
     interruptCommand(),
     endCommand(),
+    approvalsCommand(),
+    approveCommand(),
+    denyCommand(),
     serveCommand(),
   ]) {
     program.addCommand(command);

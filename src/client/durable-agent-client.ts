@@ -13,6 +13,8 @@ import {
   type IncomingMessage,
   type TurnResult,
 } from '../workflows/definitions.js';
+import type { ApprovalDecision } from '../workflows/approval-messages.js';
+import { approveCall, denyCall, listPendingApprovals } from './approvals.js';
 import { askAndWait } from './ask.js';
 import { connectTemporal } from './connection.js';
 import { CONVERSATION_WORKFLOW_TYPE, ConversationRuns, rejectInvalidMessage } from './conversation-runs.js';
@@ -20,12 +22,16 @@ import { ConversationEndedError } from './errors.js';
 import { listConversations } from './list.js';
 import { TranscriptChain, type ConversationTranscriptPage } from './transcript.js';
 import type {
+  ApproveOptions,
   AskOptions,
   ConnectOptions,
+  ConversationPendingApproval,
   ConversationStatusReport,
   ConversationSummary,
+  DenyOptions,
   DurableAgentClientOptions,
   ListOptions,
+  ListPendingApprovalsOptions,
   SendOptions,
   SendResult,
   StartOptions,
@@ -214,6 +220,35 @@ export class DurableAgentClient {
    */
   async list(options: ListOptions = {}): Promise<ConversationSummary[]> {
     return await listConversations(this.client, options);
+  }
+
+  /** The tool calls of the conversation that wait for a person's decision (docs/approvals.md); none when it is closed. */
+  async pendingApprovals(conversationId: string): Promise<ConversationPendingApproval[]> {
+    const status = await this.status(conversationId);
+    if (!status.open) return [];
+    return (status.pendingApprovals ?? []).map((pending) => ({ conversationId, ...pending }));
+  }
+
+  /**
+   * The tool calls waiting for a person in every conversation, found through the `DurableAgentStatus` search attribute
+   * (`awaiting_approval`). Visibility is eventually consistent: a call asked for a moment ago may be missing yet.
+   */
+  async listPendingApprovals(options: ListPendingApprovalsOptions = {}): Promise<ConversationPendingApproval[]> {
+    return await listPendingApprovals(this.client, (id) => this.pendingApprovals(id), options);
+  }
+
+  /**
+   * Approve a pending tool call: it runs (with `arguments` instead of the model's, when given). Refused, with nothing
+   * changed: an unknown call id (`UnknownApprovalError`), a call decided already (`ApprovalAlreadyDecidedError`),
+   * arguments that do not match the tool's schema (`InvalidApprovalArgumentsError`).
+   */
+  async approve(conversationId: string, callId: string, options: ApproveOptions = {}): Promise<ApprovalDecision> {
+    return await approveCall(this.runs, conversationId, callId, options);
+  }
+
+  /** Deny a pending tool call with a reason the model gets (not blank). Refused like `approve`. */
+  async deny(conversationId: string, callId: string, options: DenyOptions): Promise<ApprovalDecision> {
+    return await denyCall(this.runs, conversationId, callId, options);
   }
 
   private async chain(conversationId: string): Promise<TranscriptChain> {

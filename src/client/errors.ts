@@ -116,3 +116,63 @@ export class AskTimeoutError extends DurableAgentClientError {
     );
   }
 }
+
+/** No tool call with this id waits for a decision in the conversation (a typo, or it was never asked); nothing changed. */
+export class UnknownApprovalError extends DurableAgentClientError {
+  override name = 'UnknownApprovalError';
+
+  constructor(
+    conversationId: string,
+    readonly callId: string,
+    /** The conversation's refusal, naming the calls that do wait. */
+    detail: string,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `Conversation ${conversationId}: ${detail} List the calls that wait with pendingApprovals() (durable-agent ` +
+        `approvals -c ${conversationId}).`,
+      conversationId,
+      options,
+    );
+  }
+}
+
+/** The tool call was decided already (by a person elsewhere, a timeout or an interrupt); nothing changed. */
+export class ApprovalAlreadyDecidedError extends DurableAgentClientError {
+  override name = 'ApprovalAlreadyDecidedError';
+
+  constructor(
+    conversationId: string,
+    readonly callId: string,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `Conversation ${conversationId}: the tool call ${callId} was decided already, so this decision changed nothing. ` +
+        'Its decision is in the event stream (approval_decided) and in the transcript.',
+      conversationId,
+      options,
+    );
+  }
+}
+
+/**
+ * The decision itself was invalid: edited arguments that do not match the tool's input schema, or a denial without a
+ * reason. Nothing changed: the call still waits.
+ */
+export class InvalidApprovalArgumentsError extends DurableAgentClientError {
+  override name = 'InvalidApprovalArgumentsError';
+
+  constructor(
+    conversationId: string,
+    readonly callId: string,
+    /** What was wrong, as the conversation put it. */
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `Conversation ${conversationId} refused the decision on ${callId} (it still waits): ${reason}`,
+      conversationId,
+      options,
+    );
+  }
+}

@@ -16,6 +16,10 @@ export type {
   ListOptions,
   ListStatus,
   ConversationSummary,
+  ApproveOptions,
+  DenyOptions,
+  ConversationPendingApproval,
+  ListPendingApprovalsOptions,
 } from './types.js';
 export {
   DurableAgentClientError,
@@ -25,6 +29,9 @@ export {
   TooManyUpdatesError,
   ConversationRollingOverError,
   AskTimeoutError,
+  UnknownApprovalError,
+  ApprovalAlreadyDecidedError,
+  InvalidApprovalArgumentsError,
   type EndedReason,
 } from './errors.js';
 export type { ConversationTranscriptPage } from './transcript.js';
@@ -37,6 +44,10 @@ export type {
   ConversationPhase,
   StopReason,
   TurnResult,
+  PendingApproval,
+  ApprovalDecision,
+  ApprovalPolicy,
+  ApprovalSettings,
 } from '../workflows/definitions.js';
 export { DEFAULT_BUDGET, type TurnBudget, type BudgetLimit } from '../workflows/budget.js';
 export type {
@@ -61,4 +72,6 @@ export {
   type ToolCallStartedEvent,
   type ToolCallFinishedEvent,
   type TurnFinishedEvent,
+  type ApprovalRequestedEvent,
+  type ApprovalDecidedEvent,
 } from '../workflows/stream-events.js';

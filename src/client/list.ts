@@ -17,6 +17,8 @@ const BROKEN = `ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut', 'Cancele
  */
 export const CONVERSATION_QUERIES = {
   running: `${OURS} AND ExecutionStatus = 'Running' AND ${status} = 'running'`,
+  /** Waiting for a person's decision on a tool call (docs/approvals.md). */
+  awaiting_approval: `${OURS} AND ExecutionStatus = 'Running' AND ${status} = 'awaiting_approval'`,
   idle: `${OURS} AND ExecutionStatus = 'Running' AND ${status} = 'idle'`,
   ended: `${OURS} AND (${status} = 'ended' OR ${BROKEN})`,
 } as const;
@@ -54,7 +56,7 @@ export async function listConversations(client: Client, options: ListOptions = {
  */
 function listQuery(options: ListOptions): string {
   const conditions = [
-    options.status === 'running' || options.status === 'ended'
+    options.status === 'running' || options.status === 'awaiting_approval' || options.status === 'ended'
       ? CONVERSATION_QUERIES[options.status]
       : `${OURS} AND ExecutionStatus != 'ContinuedAsNew'`,
   ];

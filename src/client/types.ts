@@ -1,7 +1,13 @@
 /** The options and results of `DurableAgentClient`'s methods. */
 import type { Client } from '@temporalio/client';
 import type { TemporalConfig } from '../config.js';
-import type { ConversationPhase, ConversationSettings, ConversationStatus } from '../workflows/definitions.js';
+import type { JsonObject } from '../shared/types.js';
+import type {
+  ConversationPhase,
+  ConversationSettings,
+  ConversationStatus,
+  PendingApproval,
+} from '../workflows/definitions.js';
 
 export interface DurableAgentClientOptions {
   /** A connected Temporal client; its namespace is the conversations' namespace. */
@@ -104,4 +110,32 @@ export interface ConversationSummary {
   executionStatus: string;
   startTime: Date;
   closeTime?: Date;
+}
+
+export interface ApproveOptions {
+  /** Run the call with these arguments instead of the model's (checked against the tool's input schema). Default: the model's. */
+  arguments?: JsonObject;
+  /** Allow this tool for the rest of the conversation: its later calls do not wait. Default false. */
+  always?: boolean;
+  /** Who decides (free-form: a user id, an e-mail, a service name), kept in history. Default none. */
+  by?: string;
+}
+
+export interface DenyOptions {
+  /** Why, for the model: it gets it in the tool message and can adapt. Required, not blank. */
+  reason: string;
+  /** Who decides, kept in history. Default none. */
+  by?: string;
+}
+
+/** A tool call that waits for a person's decision, with the conversation it waits in. */
+export interface ConversationPendingApproval extends PendingApproval {
+  conversationId: string;
+}
+
+export interface ListPendingApprovalsOptions {
+  /** More visibility-query conditions, ANDed with ours, e.g. `DurableAgentTurns > 3`. */
+  query?: string;
+  /** Look at most this many waiting conversations, newest first. Default 100. */
+  limit?: number;
 }

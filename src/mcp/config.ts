@@ -2,6 +2,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../config.js';
 import { errorMessage } from '../shared/errors.js';
+import { matchesPattern } from '../shared/tool-patterns.js';
+import type { ApprovalPolicy } from '../workflows/approval-messages.js';
+import { isApprovalPolicy } from '../workflows/approval-policy.js';
 
 /**
  * The `mcpServers` configuration file, in the shape desktop MCP clients use:
@@ -40,6 +43,13 @@ interface CommonServerConfig {
   timeoutMs: number;
   /** A disabled server is neither started nor offered to the model. Default false. */
   disabled: boolean;
+  /**
+   * Which of its tools' calls wait for a person's approval (docs/approvals.md): `never` (the default), `always`,
+   * `writes` (tools not annotated read-only), or a list of tool names (patterns as in `allowTools`).
+   */
+  requireApproval?: ApprovalPolicy;
+  /** Tools that never wait for approval whatever `requireApproval` says (patterns as in `allowTools`). */
+  approvalNotRequired?: string[];
   /**
    * The `${VAR}`s expanded in this entry, by name, with the values they had. The pool redacts these values (and every
    * header and env value) from whatever it reports (src/mcp/redaction.ts). Absent when the config was built in code.
@@ -84,7 +94,7 @@ export interface McpConfig {
 type Env = Record<string, string | undefined>;
 
 const SERVER_KEYS = {
-  common: ['type', 'allowTools', 'denyTools', 'timeoutMs', 'disabled'],
+  common: ['type', 'allowTools', 'denyTools', 'timeoutMs', 'disabled', 'requireApproval', 'approvalNotRequired'],
   stdio: ['command', 'args', 'env', 'cwd'],
   http: ['url', 'headers'],
 } as const;
@@ -144,15 +154,6 @@ export function isToolAllowed(server: Pick<McpServerConfig, 'allowTools' | 'deny
   return !server.denyTools.some((pattern) => matchesPattern(pattern, toolName));
 }
 
-function matchesPattern(pattern: string, name: string): boolean {
-  if (!pattern.includes('*')) return pattern === name;
-  const expression = pattern
-    .split('*')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${expression}$`).test(name);
-}
-
 /** Where a value sits in the file, so every error says file, server and key. */
 class Where {
   constructor(
@@ -190,6 +191,7 @@ function parseServer(where: Where, value: unknown, env: Env, baseDirectory: stri
     denyTools: optionalStringList(where, value, 'denyTools') ?? [],
     timeoutMs: parseTimeout(where, value.timeoutMs),
     disabled: optionalBoolean(where, value, 'disabled') ?? false,
+    ...parseApproval(where, value),
   };
   const variables: Record<string, string> = {};
   const expand = (text: string, key: string) => expandVariables(text, env, where, key, variables);
@@ -228,6 +230,26 @@ function parseServer(where: Where, value: unknown, env: Env, baseDirectory: stri
     expand(text, `headers.${key}`),
   );
   return { ...common, transport, url, urlAsWritten: urlText, headers, variables };
+}
+
+/** `requireApproval` and `approvalNotRequired`, only when given (a code-built config may leave both out). */
+function parseApproval(
+  where: Where,
+  value: Record<string, unknown>,
+): Pick<CommonServerConfig, 'requireApproval' | 'approvalNotRequired'> {
+  const policy = value.requireApproval;
+  if (policy !== undefined && !isApprovalPolicy(policy)) {
+    throw where.error(
+      'requireApproval',
+      `expected "never", "always", "writes" or an array of tool names, got ${describe(policy)}. ` +
+        'For tools that change or delete things, use "writes" or list them (docs/approvals.md).',
+    );
+  }
+  const exempt = optionalStringList(where, value, 'approvalNotRequired');
+  return {
+    ...(policy !== undefined ? { requireApproval: policy } : {}),
+    ...(exempt !== undefined ? { approvalNotRequired: exempt } : {}),
+  };
 }
 
 function parseTransport(where: Where, value: Record<string, unknown>): 'stdio' | 'http' {

@@ -1,5 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject, ToolAnnotations, ToolDefinition } from '../shared/types.js';
+import { serverApproval } from '../workflows/approval-policy.js';
 import type { McpServerConfig } from './config.js';
 import { assignToolNames } from './names.js';
 
@@ -18,6 +19,7 @@ function toToolDefinition(name: string, config: McpServerConfig, tool: Tool): To
     const value = tool.annotations?.[key];
     if (typeof value === 'boolean') annotations[key] = value;
   }
+  const approval = serverApproval(config, { name, originalName: tool.name, annotations });
   return {
     name,
     description: tool.description ?? tool.title ?? tool.annotations?.title ?? '',
@@ -27,5 +29,7 @@ function toToolDefinition(name: string, config: McpServerConfig, tool: Tool): To
     server: config.name,
     originalName: tool.name,
     timeoutMs: config.timeoutMs,
+    // Only when required, so the tool lists (and their digests) of servers without approvals are as before.
+    ...(approval !== undefined ? { approval } : {}),
   };
 }

@@ -41,6 +41,14 @@ export const FailureType = {
   ConversationEnded: 'ConversationEnded',
   ConversationRollingOver: 'ConversationRollingOver',
   InvalidMessage: 'InvalidMessage',
+
+  // Approvals (docs/approvals.md): the `approve` and `deny` updates refuse these; nothing changes.
+  /** No tool call with this id waits for a decision in this conversation. */
+  UnknownApproval: 'UnknownApproval',
+  /** The tool call was decided already (by a person, a timeout or an interrupt). */
+  AlreadyDecided: 'AlreadyDecided',
+  /** Edited arguments that do not match the tool's input schema. */
+  InvalidArguments: 'InvalidArguments',
 } as const;
 
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];

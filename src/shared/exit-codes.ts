@@ -5,12 +5,14 @@ export const ExitCode = {
   Failure: 1,
   /** The command line or the configuration is wrong. */
   Usage: 2,
-  /** The conversation does not exist. */
+  /** The conversation does not exist; for `approve` / `deny`, no such call waits for approval. */
   NotFound: 3,
   /** The conversation has ended. */
   Ended: 4,
   /** The turn ended without an answer (budget stop without a final answer, model error, cancelled). */
   TurnFailed: 5,
+  /** `approve` / `deny`: the tool call was decided already (elsewhere, by a timeout or an interrupt). */
+  AlreadyDecided: 6,
   /** A required server (Temporal, the model, an MCP server) could not be reached or provisioned. */
   Unavailable: 69,
 } as const;

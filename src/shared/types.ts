@@ -21,7 +21,8 @@ export interface ToolCall {
 /**
  * How a tool message came to be: `ok` and `error` are real results from the tool (`error` is MCP `isError: true`);
  * the others are synthetic results that durable-agent wrote so that every tool call gets exactly one tool message.
- * `result_too_large`: the tool ran, but Temporal refused its result as too large for a payload.
+ * `result_too_large`: the tool ran, but Temporal refused its result as too large for a payload. `denied`: a person (or
+ * the approval timeout) refused the call; it did not run, and the content carries the reason (docs/approvals.md).
  */
 export type ToolOutcome =
   | 'ok'
@@ -32,7 +33,8 @@ export type ToolOutcome =
   | 'outcome_unknown'
   | 'result_too_large'
   | 'cancelled'
-  | 'budget_exhausted';
+  | 'budget_exhausted'
+  | 'denied';
 
 export type ChatMessage =
   | { role: 'system'; content: string }
@@ -66,6 +68,17 @@ export interface ToolDefinition {
   originalName: string;
   /** Per-call timeout in milliseconds from the server's configuration. */
   timeoutMs: number;
+  /**
+   * Present when the server's `requireApproval` asks a person to approve each call of this tool (docs/approvals.md);
+   * absent when it does not, so tool lists without approvals are recorded as before.
+   */
+  approval?: ToolApproval;
+}
+
+/** Why a tool's calls wait for a person's approval. */
+export interface ToolApproval {
+  /** For people: which policy asks for it, e.g. `server "files" requires approval of tools not annotated read-only`. */
+  reason: string;
 }
 
 export interface TokenUsage {

@@ -49,6 +49,16 @@ export interface TurnSpend {
   usage: TokenUsage;
   /** Workflow time (ms since epoch) when the turn started. */
   startedAt: number;
+  /**
+   * Workflow time the turn spent waiting for a person (approvals, docs/approvals.md): it does not count against
+   * `maxDurationMs`. Absent until the turn first waits.
+   */
+  waitedMs?: number;
+}
+
+/** Workflow time the turn has spent on its own work by `now`: since it started, less its waits for a person. */
+export function activeTime(spend: TurnSpend, now: number): number {
+  return now - spend.startedAt - (spend.waitedMs ?? 0);
 }
 
 export function resolveBudget(overrides: Partial<TurnBudget> | undefined): TurnBudget {
@@ -65,7 +75,7 @@ export function exhaustedLimit(spend: TurnSpend, budget: TurnBudget, now: number
   if (spend.rounds >= budget.maxRounds) return 'rounds';
   if (spend.toolCalls >= budget.maxToolCalls) return 'toolCalls';
   if (spend.usage.totalTokens >= budget.maxTokens) return 'tokens';
-  if (now - spend.startedAt >= budget.maxDurationMs) return 'time';
+  if (activeTime(spend, now) >= budget.maxDurationMs) return 'time';
   return undefined;
 }
 
@@ -82,7 +92,7 @@ export function completionTokenLimit(spend: TurnSpend, budget: TurnBudget, confi
 
 /** Milliseconds left before the time limit (never negative). */
 export function timeLeft(spend: TurnSpend, budget: TurnBudget, now: number): number {
-  return Math.max(0, spend.startedAt + budget.maxDurationMs - now);
+  return Math.max(0, budget.maxDurationMs - activeTime(spend, now));
 }
 
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
@@ -99,7 +109,7 @@ export function overrun(spend: TurnSpend, budget: TurnBudget, now: number): Part
   if (spend.rounds > budget.maxRounds) result.rounds = spend.rounds - budget.maxRounds;
   if (spend.toolCalls > budget.maxToolCalls) result.toolCalls = spend.toolCalls - budget.maxToolCalls;
   if (spend.usage.totalTokens > budget.maxTokens) result.tokens = spend.usage.totalTokens - budget.maxTokens;
-  const elapsed = now - spend.startedAt;
+  const elapsed = activeTime(spend, now);
   if (elapsed > budget.maxDurationMs) result.time = elapsed - budget.maxDurationMs;
   return result;
 }

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { FailureType } from '../shared/errors.js';
 import type { ChatMessage, ModelContextPage, ToolDefinition } from '../shared/types.js';
+import { Approvals } from './approvals.js';
 import { carriedResults, carriedTranscript, page, RecentIds, validateMessage } from './conversation-state.js';
 import type {
   ConversationInput,
@@ -28,6 +29,8 @@ export interface ConversationHooks {
   changed(): void;
   /** A message was ignored; the workflow logs why. */
   warn(message: string, attributes: Record<string, unknown>): void;
+  /** Tool calls started or stopped waiting for a person: the phase may have changed (default: `changed`). */
+  approvalsChanged?(): void;
 }
 
 interface RunningTurn {
@@ -54,6 +57,8 @@ export class ConversationCore {
   readonly transcript: Transcript;
   /** The event stream subscribers poll (docs/streaming.md). */
   readonly events: EventLog;
+  /** Tool calls that wait for a person, and their decisions (docs/approvals.md). */
+  readonly approvals: Approvals;
   private readonly transcriptOffset: number;
   private readonly previousRunId: string | undefined;
   private readonly closeWhenIdle: boolean;
@@ -93,13 +98,15 @@ export class ConversationCore {
     this.lastResult = carried?.lastResult;
     this.recentResults.push(...(carried?.recentResults ?? []));
     this.events = new EventLog(carried?.streamOffset ?? 0, carried?.streamEvents);
+    this.approvals = new Approvals(carried?.allowedTools, this.events, hooks);
     // Carried messages were seen (and remembered) by the previous run already.
     this.queue.push(...(carried?.queue ?? []));
     for (const message of input.messages ?? []) this.enqueue(message);
   }
 
   get phase(): ConversationPhase {
-    return this.ending && !this.current ? 'ended' : this.current ? 'running' : 'idle';
+    if (!this.current) return this.ending ? 'ended' : 'idle';
+    return this.approvals.pending.length > 0 ? 'awaiting_approval' : 'running';
   }
 
   /** The `end` signal came: no new messages; the run closes after the current turn. */
@@ -240,6 +247,7 @@ export class ConversationCore {
       transcriptOffset: this.transcriptOffset,
       ...(this.lastResult ? { lastResult: this.lastResult } : {}),
     };
+    if (this.approvals.pending.length > 0) status.pendingApprovals = this.approvals.pending;
     if (this.current?.progress) {
       const { spend, activity } = this.current.progress;
       status.currentTurn = {
@@ -305,6 +313,7 @@ export class ConversationCore {
       transcript: this.transcript,
       settings: this.settings,
       observer: this.observe(running),
+      approvals: this.approvals,
     };
   }
 
@@ -350,6 +359,7 @@ export class ConversationCore {
       streamOffset: this.events.nextOffset,
       ...(streamEvents.length > 0 ? { streamEvents } : {}),
       ...(this.ending ? { ended: true } : {}),
+      ...this.approvals.carried(),
     };
   }
 

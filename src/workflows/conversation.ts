@@ -11,9 +11,13 @@ import {
 import type { Activities } from '../activities/index.js';
 import { ConversationCore } from './conversation-core.js';
 import {
+  approveUpdate,
   askUpdate,
   type ConversationInput,
+  type ApproveRequest,
   type ConversationOutcome,
+  type DenyRequest,
+  denyUpdate,
   endSignal,
   handlerDescriptions as described,
   type IncomingMessage,
@@ -51,6 +55,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     continueAsNewSuggested: () => workflowInfo().continueAsNewSuggested,
     changed: () => visibility.describe(conversation.status()),
     warn: (message, attributes) => log.warn(message, attributes),
+    // The phase goes between `running` and `awaiting_approval`: the search attribute too, so lists find it.
+    approvalsChanged: () => publish(),
   });
   const { settings } = conversation;
   // A run started from an ended conversation's state only keeps it readable: it shows in no list of its own.
@@ -74,6 +80,15 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(transcriptQuery, (request) => conversation.transcriptPage(request), { description: described.transcript });
   setHandler(modelContextQuery, (request) => conversation.modelContext(request), {
     description: described.modelContext,
+  });
+  const { approvals } = conversation;
+  setHandler(approveUpdate, (request) => approvals.approve(request), {
+    validator: (request: ApproveRequest) => approvals.validateApprove(request),
+    description: described.approve,
+  });
+  setHandler(denyUpdate, (request) => approvals.deny(request), {
+    validator: (request: DenyRequest) => approvals.validateDeny(request),
+    description: described.deny,
   });
 
   // A run that did not continue from another may have been started over closed runs of the same id, by a client that

@@ -114,7 +114,7 @@ export interface ConversationStatus {
    * @minimum 0
    */
   turns: number;
-  /** The running turn, when `phase` is `running`. */
+  /** The running turn, when `phase` is `running` or `awaiting_*`. */
   currentTurn?: {
     /**
      * @asType integer
@@ -251,6 +251,8 @@ export interface ConversationState {
   streamEvents?: StreamEvent[];
   /** The conversation has ended: a run started from this state takes no messages and closes at once. */
   ended?: boolean;
+  /** Tools a person allowed for the rest of the conversation (`approve` with `always`); absent when none. */
+  allowedTools?: string[];
 }
 
 /** The start argument of `conversationWorkflow`. */

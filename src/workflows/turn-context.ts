@@ -1,4 +1,5 @@
 import type { ToolCall, ToolDefinition, ToolMessage, UnavailableServer } from '../shared/types.js';
+import type { ApprovalDecision, PendingApproval } from './approval-messages.js';
 import type { TurnSpend } from './budget.js';
 import type { ConversationSettings } from './definitions.js';
 import type { Transcript } from './transcript.js';
@@ -32,6 +33,23 @@ export interface TurnObserver {
   interrupted(): boolean;
 }
 
+/** The conversation's approvals, as a turn uses them (docs/approvals.md; the conversation's `Approvals`). */
+export interface TurnApprovals {
+  /** Tools a person allowed for the rest of the conversation. */
+  readonly allowedTools: ReadonlySet<string>;
+  /** Record a call as waiting for a person. */
+  request(pending: PendingApproval, tool: ToolDefinition): void;
+  /** Whether the call has been decided (and its decision not taken yet). */
+  isDecided(callId: string): boolean;
+  /** The call's decision, once: the turn acts on it. */
+  take(callId: string): ApprovalDecision | undefined;
+  /** Decide a waiting call without a person (a timeout, an interrupt). */
+  decide(
+    callId: string,
+    fields: Pick<ApprovalDecision, 'decision'> & Partial<Pick<ApprovalDecision, 'by' | 'reason'>>,
+  ): ApprovalDecision;
+}
+
 export interface TurnContext {
   conversationId: string;
   workflowId: string;
@@ -41,4 +59,5 @@ export interface TurnContext {
   transcript: Transcript;
   settings: ConversationSettings;
   observer: TurnObserver;
+  approvals: TurnApprovals;
 }

@@ -1,4 +1,4 @@
-import { CancellationScope, isCancellation, log, proxyActivities, sleep } from '@temporalio/workflow';
+import { isCancellation, log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { FailureType } from '../shared/errors.js';
@@ -28,6 +28,8 @@ import { allowToolCalls, type PreparedToolCall, prepareToolCall } from './tool-c
 import { describeFailure, logRefusedPayload, toolFailureMessage } from './turn-failures.js';
 import type { TurnContext } from './turn-context.js';
 import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAnswer } from './turn-result.js';
+import { approvalReason } from './approval-policy.js';
+import { awaitApproval, editedNote, TimeLimit } from './turn-approvals.js';
 
 // Every Date.now() in this file (the loop's budget check, the turn's start and result, tool-call durations) reads
 // Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
@@ -104,10 +106,10 @@ interface TurnState {
  */
 export async function runTurn(context: TurnContext): Promise<TurnResult> {
   const turn = startTurn(context);
-  const { work, timer } = startTimeLimit(turn);
+  const clock = new TimeLimit(turn);
   let stop: TurnStop;
   try {
-    stop = await work.run(async (): Promise<TurnStop> => {
+    stop = await clock.work.run(async (): Promise<TurnStop> => {
       for (;;) {
         const limit = turn.timedOut ? 'time' : exhaustedLimit(turn.spend, turn.budget, Date.now());
         if (limit !== undefined) return { kind: 'budget', limit };
@@ -115,14 +117,14 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
         if (step.kind !== 'reply') return step;
         const calls = step.message.toolCalls ?? [];
         if (calls.length === 0) return { kind: 'answered', answer: step.message.content };
-        context.transcript.append(...(await runToolCalls(turn, calls)));
+        context.transcript.append(...(await runToolCalls(turn, calls, clock)));
         report(turn, 'thinking');
         if (context.observer.interrupted()) return { kind: 'cancelled' };
         if (turn.timedOut) return { kind: 'budget', limit: 'time' };
       }
     });
   } finally {
-    timer.cancel();
+    clock.cancel();
   }
   if (stop.kind === 'budget' && wantsFinalAnswer(turn)) stop = withFinalAnswer(stop, await askModel(turn, true));
   const result = turnResult(context, stop, turn.spend, turn.budget, Date.now(), turn.unavailableServers);
@@ -147,25 +149,6 @@ function startTurn(context: TurnContext): TurnState {
     unavailableServers: [],
     timedOut: false,
   };
-}
-
-/**
- * Start the turn's time limit: one timer per turn (not per round) keeps history small. When it fires, whatever runs in
- * `work` is cancelled and `timedOut` tells why; cancel `timer` when the work is done.
- */
-function startTimeLimit(turn: TurnState): { work: CancellationScope; timer: CancellationScope } {
-  const work = new CancellationScope();
-  const timer = new CancellationScope();
-  timer
-    .run(() => sleep(turn.budget.maxDurationMs))
-    .then(
-      () => {
-        turn.timedOut = true;
-        work.cancel();
-      },
-      () => undefined,
-    );
-  return { work, timer };
 }
 
 function report(turn: TurnState, activity: string): void {
@@ -273,9 +256,10 @@ function recordModelResult(turn: TurnState, result: ModelCallResult): void {
 /**
  * The tool calls of one reply, each as its own activity, in parallel; one message per call, in the model's order.
  * Which calls run is decided before any is dispatched: those the tool-call budget has no room for get a message.
+ * A call that needs a person's approval waits for its own decision (docs/approvals.md) while the others go on.
  */
-function runToolCalls(turn: TurnState, calls: readonly ToolCall[]): Promise<ToolMessage[]> {
-  const { observer } = turn.context;
+function runToolCalls(turn: TurnState, calls: readonly ToolCall[], limit: TimeLimit): Promise<ToolMessage[]> {
+  const { observer, settings, approvals } = turn.context;
   const prepared = calls.map((call) => prepareToolCall(call, turn.tools));
   const dispatchable = prepared.filter((entry) => entry.kind === 'dispatch').length;
   const allowed = toolCallsAllowed(turn.spend, turn.budget, dispatchable);
@@ -288,11 +272,38 @@ function runToolCalls(turn: TurnState, calls: readonly ToolCall[]): Promise<Tool
     observer.toolFinished(message, Date.now() - startedAt);
     return message;
   };
+  const reasons = planned.map((entry) =>
+    entry.kind === 'dispatch' ? approvalReason(entry.tool, settings.approval, approvals.allowedTools) : undefined,
+  );
   return Promise.all(
-    planned.map(async (entry) =>
-      entry.kind === 'reject' ? finished(entry.message) : finished(await dispatchToolCall(turn, entry)),
+    planned.map(async (entry, index) =>
+      entry.kind === 'reject'
+        ? finished(entry.message)
+        : reasons[index] === undefined
+          ? finished(await dispatchToolCall(turn, entry))
+          : finished(await approveAndDispatch(turn, limit, entry, reasons[index])),
     ),
   );
+}
+
+/**
+ * A call that needs approval: wait for the decision, then run it (with a person's edited arguments, noted before its
+ * result) or answer it with the denial. A call that does not run does not count against the tool-call budget.
+ */
+async function approveAndDispatch(
+  turn: TurnState,
+  limit: TimeLimit,
+  entry: Extract<PreparedToolCall, { kind: 'dispatch' }>,
+  reason: string,
+): Promise<ToolMessage> {
+  const outcome = await awaitApproval(turn.context, limit, { ...entry, reason });
+  if (outcome.kind === 'message') {
+    turn.spend.toolCalls--;
+    return outcome.message;
+  }
+  const message = await dispatchToolCall(turn, { ...entry, arguments: outcome.arguments });
+  const edited = outcome.decision.arguments;
+  return edited === undefined ? message : { ...message, content: editedNote(edited) + message.content };
 }
 
 /** One tool call as its own activity. */

@@ -1,6 +1,10 @@
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../shared/search-attributes.js';
 import type { ConversationPhase, ConversationStatus } from './definitions.js';
+import { preview } from './stream-events.js';
+
+/** How much of a pending call's arguments the current details show. */
+const ARGUMENTS_PREVIEW_CHARS = 120;
 
 /**
  * How a conversation shows in Temporal's lists and Web UI: search attributes (status, turns, conversation id) to
@@ -43,6 +47,10 @@ export function currentDetails(status: ConversationStatus): string {
     );
   } else if (lastResult) {
     lines.push(`Last turn ${lastResult.turn}: ${lastResult.stopReason}`);
+  }
+  for (const pending of status.pendingApprovals ?? []) {
+    const shown = preview(JSON.stringify(pending.arguments), ARGUMENTS_PREVIEW_CHARS);
+    lines.push(`**Awaiting approval** · ${pending.tool} ${pending.callId} · \`${shown}\` · ${pending.reason}`);
   }
   return lines.join('\n\n');
 }

@@ -47,11 +47,23 @@ describe('durable-agent CLI', () => {
   it('--help lists every command; each command has --help with its options', async () => {
     const help = await cli('--help');
     expect(help.code).toBe(ExitCode.Ok);
-    for (const name of ['dev', 'worker', 'start', 'send', 'ask', 'chat', 'history', 'list', 'interrupt', 'end']) {
+    const names = ['dev', 'worker', 'start', 'send', 'ask', 'chat', 'history', 'list', 'interrupt', 'end'];
+    for (const name of [...names, 'approvals', 'approve', 'deny']) {
       expect(help.stdout).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
     }
     expect(help.stdout).toMatch(/scripted-model/);
-    for (const name of ['start', 'send', 'ask', 'history', 'list', 'interrupt', 'end']) {
+    for (const name of [
+      'start',
+      'send',
+      'ask',
+      'history',
+      'list',
+      'interrupt',
+      'end',
+      'approvals',
+      'approve',
+      'deny',
+    ]) {
       const commandHelp = await cli(name, '--help');
       expect(commandHelp.code, name).toBe(ExitCode.Ok);
       expect(commandHelp.stdout, name).toMatch(/--json/);

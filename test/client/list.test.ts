@@ -5,7 +5,14 @@ import { DurableAgentClient } from '../../src/client/index.js';
 import { CONVERSATION_QUERIES } from '../../src/client/list.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
-import { conversationWorkflowId, userMessageSignal, type IncomingMessage } from '../../src/workflows/definitions.js';
+import {
+  approveUpdate,
+  conversationWorkflowId,
+  statusQuery,
+  userMessageSignal,
+  type IncomingMessage,
+} from '../../src/workflows/definitions.js';
+import { startCrm } from '../helpers/crm-server.js';
 import { poll, ScriptBook } from './helpers.js';
 
 let env: TestWorkflowEnvironment;
@@ -112,5 +119,52 @@ describe('listing conversations', () => {
 
     await client.interrupt(running);
     for (const id of [continued, reopened, running]) await client.end(id);
+  });
+});
+
+describe('listing conversations that wait for a person', () => {
+  it('list --status awaiting_approval finds a conversation while a tool call awaits approval, and not after', async () => {
+    const crm = await startCrm();
+    const approving = await startTestAgent({
+      env,
+      script: book.script,
+      mcpServers: [crm.config('crm', { requireApproval: 'writes' })],
+    });
+    try {
+      const approvals = new DurableAgentClient({ client: env.client, taskQueue: approving.taskQueue });
+      const waiting = book.conversation('waiting', [
+        { toolCalls: [{ name: 'crm__update_field', arguments: { userId: 'u-1', field: 'plan', value: 'pro' } }] },
+        { content: 'Upgraded.' },
+      ]);
+      await approvals.send(waiting, 'Upgrade Ada.');
+      const mine = `DurableAgentConversationId = '${waiting}'`;
+      const ids = async (status: 'running' | 'awaiting_approval' | 'idle') =>
+        (await approvals.list({ status, query: mine })).map((summary) => summary.conversationId);
+      await poll(
+        () => ids('awaiting_approval'),
+        (found) => found.length === 1,
+        { attempts: 50 },
+      );
+      expect(await listed(`${CONVERSATION_QUERIES.awaiting_approval} AND ${mine}`)).toEqual([
+        conversationWorkflowId(waiting),
+      ]);
+      expect(await ids('running')).toEqual([]);
+      expect((await approvals.list({ query: mine }))[0]).toMatchObject({ status: 'awaiting_approval', open: true });
+
+      const handle = env.client.workflow.getHandle(conversationWorkflowId(waiting));
+      const [pending] = (await handle.query(statusQuery)).pendingApprovals!;
+      await handle.executeUpdate(approveUpdate, { args: [{ callId: pending!.callId, by: 'ops' }] });
+      await poll(
+        () => ids('idle'),
+        (found) => found.length === 1,
+        { attempts: 50 },
+      );
+      expect(await ids('awaiting_approval')).toEqual([]);
+      expect(crm.calls.update_field).toBe(1);
+      await approvals.end(waiting);
+    } finally {
+      await approving.close();
+      await crm.close();
+    }
   });
 });

@@ -266,6 +266,8 @@ describe('handler metadata', () => {
     expect(described(updateDefinitions)).toEqual({
       ask: handlerDescriptions.ask,
       pollEvents: handlerDescriptions.pollEvents,
+      approve: handlerDescriptions.approve,
+      deny: handlerDescriptions.deny,
     });
     expect(described(queryDefinitions)).toEqual({
       status: handlerDescriptions.status,

@@ -1,6 +1,7 @@
 import { Command, Option } from '@commander-js/extra-typings';
 import { parseWholeNumber } from '../arguments.js';
 import { jsonOption, printJson, withClient } from '../client-command.js';
+import { printTable } from '../table.js';
 
 export function listCommand() {
   return new Command('list')
@@ -9,6 +10,7 @@ export function listCommand() {
       new Option('--status <status>', 'only conversations in this state').choices([
         'idle',
         'running',
+        'awaiting_approval',
         'ended',
       ] as const),
     )
@@ -35,15 +37,6 @@ export function listCommand() {
         entry.open ? 'open' : `closed (${entry.executionStatus.toLowerCase()})`,
         entry.startTime.toISOString(),
       ]);
-      const header = ['CONVERSATION', 'STATUS', 'TURNS', 'RUN', 'STARTED'];
-      const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-      for (const row of [header, ...rows]) {
-        console.log(
-          row
-            .map((cell, column) => cell.padEnd(widths[column]!))
-            .join('  ')
-            .trimEnd(),
-        );
-      }
+      printTable(['CONVERSATION', 'STATUS', 'TURNS', 'RUN', 'STARTED'], rows);
     });
 }

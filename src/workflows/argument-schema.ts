@@ -1,0 +1,40 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import { canonicalJson } from '../shared/digest.js';
+import type { JsonObject } from '../shared/types.js';
+
+/**
+ * Arguments a person edited, checked against the tool's input schema before an approval is accepted. Ajv compiles
+ * plain JavaScript and does no I/O, so it runs in the workflow sandbox, synchronously, in the update validator; the
+ * same schema and arguments always give the same answer, so replay takes the same path. Tools' schemas come from many
+ * servers: unknown keywords and formats are ignored (the server validates again), not refused.
+ */
+
+const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false, logger: false });
+/** Compiled validators by schema, shared by the conversations this worker runs (pure functions of their schema). */
+const compiled = new Map<string, ValidateFunction>();
+const MAX_COMPILED = 200;
+
+/** What is wrong with `value` as arguments for a tool with input schema `schema`, as readable lines; empty if valid. */
+export function argumentErrors(schema: JsonObject, value: JsonObject): string[] {
+  let validate: ValidateFunction;
+  try {
+    validate = validator(schema);
+  } catch (error) {
+    return [`the tool's input schema cannot be checked (${error instanceof Error ? error.message : String(error)})`];
+  }
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`);
+}
+
+function validator(schema: JsonObject): ValidateFunction {
+  // `$schema` names a draft this Ajv may not know (servers write draft-07 and 2020-12): the keywords are what matter.
+  const { $schema: _draft, ...rest } = schema;
+  const key = canonicalJson(rest);
+  let validate = compiled.get(key);
+  if (validate === undefined) {
+    validate = ajv.compile(rest);
+    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
+    compiled.set(key, validate);
+  }
+  return validate;
+}
