@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
 import type { HttpServerConfig } from '../../src/mcp/config.js';
 import { findFreePort } from '../../src/servers/ports.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
@@ -32,6 +33,8 @@ const LONG_ANSWER =
 let env: TestWorkflowEnvironment;
 let mcp: RunningTestMcpServer;
 let agent: TestAgent;
+/** A worker of its own (its own task queue and script) for the approvals. */
+let approvalAgent: TestAgent;
 let browser: Browser | undefined;
 let port: number;
 const rows = new ResultRows('chat-page');
@@ -66,6 +69,22 @@ beforeAll(async () => {
       { content: LONG_ANSWER, chunkDelayMs: 200 },
     ],
   });
+  approvalAgent = await startTestAgent({
+    env,
+    // The test server's writes wait for a person.
+    mcpServers: [{ ...server, requireApproval: ['set_value'] }],
+    script: [
+      // Turn 1: approved.
+      {
+        content: 'I will store it.',
+        toolCalls: [{ name: 'test__set_value', arguments: { key: 'colour', value: 'green' } }],
+      },
+      { content: 'Stored: colour = green.' },
+      // Turn 2: denied, with a reason the model reads.
+      { toolCalls: [{ name: 'test__set_value', arguments: { key: 'colour', value: 'red' } }] },
+      { content: 'Understood: I left the colour as it was.' },
+    ],
+  });
   port = await findFreePort();
   browser = await Browser.launch({ width: 1100, height: 900 });
 });
@@ -75,17 +94,18 @@ afterAll(async () => {
   await browser?.close();
   await killAll();
   await agent?.close();
+  await approvalAgent?.close();
   await mcp?.close();
   await env?.teardown();
   killLeftovers();
 });
 
 /** `durable-agent serve` on the test's port, as a process; resolves once it printed its URL. */
-async function startServe(): Promise<{ process: RunningProcess; url: string }> {
+async function startServe(taskQueue = agent.taskQueue): Promise<{ process: RunningProcess; url: string }> {
   const bridge = spawnTracked(process.execPath, [cliPath, 'serve', '--port', String(port)], {
     ...process.env,
     TEMPORAL_ADDRESS: env.address,
-    DURABLE_AGENT_TASK_QUEUE: agent.taskQueue,
+    DURABLE_AGENT_TASK_QUEUE: taskQueue,
   });
   const url = await until(() => /^(http:\S+)\n/.exec(bridge.output())?.[1], `serve to print its URL`, {
     timeoutMs: 30_000,
@@ -112,6 +132,7 @@ interface TurnView {
   user: string;
   rounds: { round: number; attempt: number; text: string }[];
   tools: { name: string; state: string; classes: string; arguments: string; preview: string }[];
+  approvals: { classes: string; head: string; arguments: string; outcome: string; buttons: string[] }[];
   end: string | undefined;
 }
 
@@ -147,6 +168,13 @@ function view(page: Page): Promise<PageView> {
           classes: node.className,
           arguments: text(node.querySelector('.tool-arguments')),
           preview: text(node.querySelector('.tool-preview')),
+        })),
+        approvals: [...turn.querySelectorAll('.approval')].map((node) => ({
+          classes: node.className,
+          head: text(node.querySelector('.card-head')),
+          arguments: text(node.querySelector('.approval-arguments')),
+          outcome: text(node.querySelector('.card-outcome')),
+          buttons: [...node.querySelectorAll('button')].filter((button) => !button.closest('[hidden]')).map(text),
         })),
         end: turn.querySelector('.turn-end') ? turn.querySelector('.turn-end').dataset.stopReason : undefined,
       })),
@@ -234,5 +262,58 @@ describe('the chat page of durable-agent serve in a real browser', () => {
         [answerShot, gapShot, reconnectShot].map((file) => path.basename(file)).join(', '),
       passed: true,
     });
+  });
+
+  it('chat page: a tool call waiting for approval shows a card; decided elsewhere, every page shows the decision', async () => {
+    const served = await startServe(approvalAgent.taskQueue);
+    const client = new DurableAgentClient({ client: env.client, taskQueue: approvalAgent.taskQueue });
+    try {
+      const page = await browser!.newPage();
+      await page.goto(`${served.url}/#conversation=chat-page-approved-elsewhere`);
+      await until(async () => (await view(page)).status.state === 'connected', 'the page to connect');
+
+      await page.type('#message', 'Store the colour green.');
+      await page.pressEnter();
+      const pending = await until(async () => {
+        const turn = (await view(page)).turns[0];
+        return turn?.approvals[0]?.buttons.includes('Approve') && turn;
+      }, 'the approval card');
+      expect(pending.tools[0]).toMatchObject({ name: 'test__set_value', state: 'waiting for approval' });
+      expect(JSON.parse(pending.tools[0]!.arguments)).toEqual({ key: 'colour', value: 'green' });
+      expect(pending.approvals[0]).toMatchObject({
+        classes: 'approval pending',
+        head: 'Approval needed: test__set_value',
+        // Shown once, in the call's card.
+        arguments: '',
+        buttons: ['Approve', 'Deny…'],
+      });
+      const approvalShot = save('chat-page-approval.png', await page.screenshot());
+
+      // Someone else decides (the CLI, a back office): the page follows the stream.
+      const [call] = await client.pendingApprovals('chat-page-approved-elsewhere');
+      await client.approve('chat-page-approved-elsewhere', call!.callId, { by: 'ops@example.com' });
+      const approved = await until(async () => {
+        const turn = (await view(page)).turns[0];
+        return turn?.end === 'completed' && turn;
+      }, 'the approved turn to finish');
+      expect(approved.approvals).toEqual([
+        expect.objectContaining({ classes: 'approval approved', outcome: 'Approved by ops@example.com', buttons: [] }),
+      ]);
+      expect(approved.tools[0]).toMatchObject({ classes: 'tool-call ok', preview: 'colour = green' });
+      expect(approved.rounds.at(-1)?.text).toBe('Stored: colour = green.');
+
+      rows.add({
+        group: 'Chat page of `durable-agent serve` in headless Chromium',
+        fault: 'none: a tool call that waits for a person (requireApproval), approved from the client',
+        outcome:
+          'the call showed an approval card with its tool, arguments and Approve / Deny… buttons; approved elsewhere, ' +
+          'the card showed "Approved by ops@example.com" without buttons, the call ran and the model answered',
+        counts: `screenshots: ${path.basename(approvalShot)}`,
+        passed: true,
+      });
+    } finally {
+      await client.close();
+      await stopServe(served.process);
+    }
   });
 });

@@ -51,10 +51,14 @@ export class TranscriptView {
       case 'tool_call_finished':
         return void this.toolCall(turn, event.toolCallId, event.name).finish(event);
       case 'approval_requested':
-        return this.card(turn, `approval:${event.callId}`, () => approvalCard(event, this.actions));
+        this.toolState(event.callId, 'waiting for approval');
+        return this.sameArguments(
+          this.card(turn, `approval:${event.callId}`, () => approvalCard(event, this.actions), event.callId),
+        );
       case 'approval_decided':
+        if (event.decision === 'approved') this.toolState(event.callId, 'running…');
         return decideApprovalCard(
-          this.card(turn, `approval:${event.callId}`, () => approvalCard(event)),
+          this.card(turn, `approval:${event.callId}`, () => approvalCard(event), event.callId),
           event,
         );
       case 'input_requested':
@@ -135,17 +139,31 @@ export class TranscriptView {
   }
 
   /**
-   * A card of the turn, made once by `make`.
-   * @param {{ body: HTMLElement }} turn @param {string} key @param {() => HTMLElement} make
+   * A card of the turn, made once by `make`: inside the card of the tool call `callId` when there is one (an approval
+   * belongs to its call), else at the end of the turn.
+   * @param {{ body: HTMLElement }} turn @param {string} key @param {() => HTMLElement} make @param {string} [callId]
    */
-  card(turn, key, make) {
+  card(turn, key, make, callId) {
     let node = this.cards.get(key);
     if (!node) {
       node = make();
-      turn.body.append(node);
+      (this.cards.get(`tool:${callId}`) ?? turn.body).append(node);
       this.cards.set(key, node);
     }
     return node;
+  }
+
+  /** An approval card inside its tool call's card shows the arguments once, unless the call's were cut. */
+  sameArguments(/** @type {HTMLElement} */ card) {
+    const own = card.querySelector('.approval-arguments');
+    const call = card.closest('.tool-call')?.querySelector('.tool-arguments');
+    if (own && call && own.textContent === call.textContent) own.remove();
+  }
+
+  /** @param {string} callId @param {string} text */
+  toolState(callId, text) {
+    const state = this.cards.get(`tool:${callId}`)?.querySelector('.tool-state');
+    if (state) state.textContent = text;
   }
 
   /** @param {{ node: HTMLElement, body: HTMLElement, text: boolean }} turn @param {any} event */
