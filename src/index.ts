@@ -16,6 +16,10 @@ export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } f
 export {
   createStreamingBridge,
   serveStreamingBridge,
+  createServeToken,
+  ServeConfigError,
+  ServeErrorType,
+  type ServeTokenOptions,
   type StreamingBridge,
   type StreamingBridgeOptions,
   type ServeBridgeOptions,

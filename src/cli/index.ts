@@ -11,6 +11,7 @@ import { listCommand } from './commands/list.js';
 import { sendCommand } from './commands/send.js';
 import { serveCommand } from './commands/serve.js';
 import { startCommand } from './commands/start.js';
+import { tokenCommand } from './commands/token.js';
 import { ExitCode } from '../shared/exit-codes.js';
 import { reportError } from './output.js';
 import { packageVersion } from '../shared/package-version.js';
@@ -69,6 +70,7 @@ async function buildProgram(argv: readonly string[]): Promise<Command> {
     approveCommand(),
     denyCommand(),
     serveCommand(),
+    tokenCommand(),
   ]) {
     program.addCommand(command);
   }

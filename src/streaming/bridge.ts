@@ -1,11 +1,16 @@
 import type { Client } from '@temporalio/client';
 import { Hono } from 'hono';
-import { cors } from 'hono/cors';
 import { streamSSE } from 'hono/streaming';
 import { subscribe } from '../client/stream.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
 import { SubscriptionHub, type SubscriptionHubOptions } from './hub.js';
 import { errorMessage } from '../shared/errors.js';
+import { authentication, authenticationEnabled, type AuthenticationOptions } from './authentication.js';
+import { browserSafety, type BrowserSafetyOptions } from './browser-safety.js';
+import { problem, ServeErrorType } from './http-errors.js';
+import { temporalReadiness } from './readiness.js';
+import { requestLog, type RequestLogger } from './request-log.js';
+import { ServeConfigError } from './serve-tokens.js';
 import { mountChatPage } from './chat-page.js';
 
 /** What the bridge needs of `DurableAgentClient`: its Temporal client, and `send`. */
@@ -18,12 +23,14 @@ export interface BridgeAgentClient {
   ): Promise<{ conversationId: string; messageId: string; runId: string; created: boolean; reopened: boolean }>;
 }
 
-export interface StreamingBridgeOptions extends SubscriptionHubOptions {
+export interface StreamingBridgeOptions extends SubscriptionHubOptions, AuthenticationOptions, BrowserSafetyOptions {
   agent: BridgeAgentClient;
   /** Interval of the SSE keep-alive comment, so proxies do not close an idle stream. Default 15 s. */
   keepAliveMs?: number;
-  /** Allowed origin(s) for browsers on another origin (CORS); default none (same origin only). */
+  /** @deprecated Use `allowedOrigins` (the same origins; both lists are merged). */
   corsOrigin?: string | string[];
+  /** Receives one line per request (method, path, status, duration; never a token or the query); default none. */
+  log?: RequestLogger;
   /** How long one upstream poll may wait in the workflow; default 30 s. */
   pollWaitMs?: number;
 }
@@ -67,10 +74,23 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
   /** Ends each open event stream, for `close`. */
   const streams = new Set<() => void>();
   const app = new Hono();
-  if (options.corsOrigin !== undefined) app.use('*', cors({ origin: options.corsOrigin }));
+  // Every route, by rule (src/streaming/routes.ts): routes added below are covered without a word of their own.
+  if (options.log !== undefined) app.use(requestLog(options.log));
+  for (const middleware of browserSafety({ ...options, allowedOrigins: allowedOrigins(options) })) app.use(middleware);
+  app.use(authentication(options));
 
   app.get('/healthz', (c) => c.json({ ok: true, subscriptions: hub.subscriptions }));
   mountChatPage(app);
+
+  const readiness = temporalReadiness(agent.client);
+  app.get('/readyz', async (c) => {
+    const ready = await readiness();
+    if (ready.ready) return c.json({ ready: true });
+    return c.json(
+      { ready: false, ...problem(ServeErrorType.TemporalUnreachable, `Temporal cannot be reached: ${ready.reason}`) },
+      503,
+    );
+  });
 
   app.get('/conversations/:id/events', (c) => {
     const conversationId = c.req.param('id');
@@ -121,11 +141,14 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
     try {
       body = await c.req.json();
     } catch {
-      return c.json(problem('InvalidBody', 'The body must be JSON: {"content": "...", "id": "optional id"}.'), 400);
+      return c.json(
+        problem(ServeErrorType.InvalidBody, 'The body must be JSON: {"content": "...", "id": "optional id"}.'),
+        400,
+      );
     }
     const { content, id } = (body ?? {}) as { content?: unknown; id?: unknown };
     if (typeof content !== 'string' || (id !== undefined && typeof id !== 'string')) {
-      return c.json(problem('InvalidBody', 'Expected {"content": string, "id"?: string}.'), 400);
+      return c.json(problem(ServeErrorType.InvalidBody, 'Expected {"content": string, "id"?: string}.'), 400);
     }
     try {
       const sent = await agent.send(conversationId, content, id === undefined ? {} : { messageId: id });
@@ -138,7 +161,7 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
     }
   });
 
-  app.onError((error, c) => c.json(problem('InternalError', errorMessage(error)), 500));
+  app.onError((error, c) => c.json(problem(ServeErrorType.InternalError, errorMessage(error)), 500));
 
   const close = async () => {
     // A stream whose connection the server drops does not always hear of it: end each one, with its keep-alive.
@@ -148,8 +171,17 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
   return { app, hub, close };
 }
 
-function problem(type: string, message: string) {
-  return { error: { type, message } };
+/** `allowedOrigins` and the older `corsOrigin`, merged; `*` only where requests need a token. */
+export function allowedOrigins(options: Omit<StreamingBridgeOptions, 'agent'>): string[] {
+  const corsOrigin = options.corsOrigin === undefined ? [] : [options.corsOrigin].flat();
+  const origins = [...(options.allowedOrigins ?? []), ...corsOrigin];
+  if (origins.includes('*') && !authenticationEnabled(options)) {
+    throw new ServeConfigError(
+      'Allowing every origin (*) without authentication would let any web page a user visits read and post into ' +
+        'conversations. Name the origins, or set DURABLE_AGENT_SERVE_TOKEN or DURABLE_AGENT_SERVE_SECRET.',
+    );
+  }
+  return origins;
 }
 
 /** `Last-Event-ID` is the last offset received, so resume after it; `?from` names the first offset wanted. */

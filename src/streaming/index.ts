@@ -10,3 +10,11 @@ export {
 } from './bridge.js';
 export { SubscriptionHub, type SubscriptionHubOptions, type EventSource, type Watcher } from './hub.js';
 export { serveStreamingBridge, type ServedBridge, type ServeBridgeOptions } from './serve.js';
+export {
+  createServeToken,
+  ServeConfigError,
+  type ServeTokenOptions,
+  DEFAULT_SERVE_TOKEN_TTL,
+  MIN_SERVE_SECRET_BYTES,
+} from './serve-tokens.js';
+export { ServeErrorType } from './http-errors.js';

@@ -1,11 +1,17 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { createStreamingBridge, type StreamingBridge, type StreamingBridgeOptions } from './bridge.js';
+import { isIP } from 'node:net';
+import { authenticationEnabled, checkAuthenticationOptions } from './authentication.js';
+import { allowedOrigins, createStreamingBridge, type StreamingBridge, type StreamingBridgeOptions } from './bridge.js';
+import { ServeConfigError } from './serve-tokens.js';
 
 export interface ServeBridgeOptions extends StreamingBridgeOptions {
   /** TCP port; default 0 (a free one). */
   port?: number;
-  /** Interface; default `127.0.0.1`. */
+  /**
+   * Interface; default `127.0.0.1`. Any other than a loopback one needs authentication (`token` or `secret`). Its
+   * name is added to `allowedHosts` unless it is a wildcard (`0.0.0.0`, `::`).
+   */
   host?: string;
 }
 
@@ -20,8 +26,9 @@ export interface ServedBridge extends AsyncDisposable {
 
 /** Serve the streaming bridge over HTTP on Node. */
 export async function serveStreamingBridge(options: ServeBridgeOptions): Promise<ServedBridge> {
-  const bridge = createStreamingBridge(options);
+  checkServeOptions(options);
   const host = options.host ?? '127.0.0.1';
+  const bridge = createStreamingBridge({ ...options, allowedHosts: allowedHosts(options, host) });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: bridge.app.fetch, port: options.port ?? 0, hostname: host }, () => resolve(started));
     started.once('error', reject);
@@ -42,4 +49,34 @@ export async function serveStreamingBridge(options: ServeBridgeOptions): Promise
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/**
+ * Refuse, before anything starts, a configuration that would expose conversations: a non-loopback interface without
+ * authentication, every origin allowed without it, a short token or secret. Throws a {@link ServeConfigError}.
+ */
+export function checkServeOptions(options: Omit<ServeBridgeOptions, 'agent'>): void {
+  checkAuthenticationOptions(options);
+  allowedOrigins(options);
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopback(host) && !authenticationEnabled(options)) {
+    throw new ServeConfigError(
+      `Refusing to listen on ${host} without authentication: anyone who reaches the port could read every ` +
+        'conversation and send messages that run the model and its tools. Set DURABLE_AGENT_SERVE_TOKEN (an operator ' +
+        'token) and/or DURABLE_AGENT_SERVE_SECRET (for signed tokens), or listen on 127.0.0.1.',
+    );
+  }
+}
+
+/** `127.0.0.1` (any of 127/8), `::1`, `localhost`. */
+export function isLoopback(host: string): boolean {
+  const name = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return name === 'localhost' || name === '::1' || (isIP(name) === 4 && name.startsWith('127.'));
+}
+
+/** The configured hosts, and the interface's own name unless it is a wildcard (`0.0.0.0`, `::`). */
+function allowedHosts(options: ServeBridgeOptions, host: string): string[] {
+  const hosts = [...(options.allowedHosts ?? [])];
+  const wildcard = host === '0.0.0.0' || host === '::' || host === '[::]';
+  return wildcard ? hosts : [...hosts, host];
 }

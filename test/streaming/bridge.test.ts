@@ -147,7 +147,15 @@ describe('the HTTP bridge (durable-agent serve)', () => {
     const response = await post(`${url}/conversations/bridge-2/messages`, { text: 'no content field' });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: { type: 'InvalidBody' } });
-    const notJson = await fetch(`${url}/conversations/bridge-2/messages`, { method: 'POST', body: '{' });
+    const notJson = await fetch(`${url}/conversations/bridge-2/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
     expect(notJson.status).toBe(400);
+    // Without a JSON content type (fetch sends text/plain for a string), refused before the body is read.
+    const plain = await fetch(`${url}/conversations/bridge-2/messages`, { method: 'POST', body: '{' });
+    expect(plain.status).toBe(415);
+    expect(await plain.json()).toMatchObject({ error: { type: 'UnsupportedMediaType' } });
   });
 });

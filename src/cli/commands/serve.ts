@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, Option } from '@commander-js/extra-typings';
-import { parsePort } from '../arguments.js';
+import { parsePort, parsePositiveNumber } from '../arguments.js';
 import { withClient } from '../client-command.js';
+import { checkOrigin, readServeEnvironment } from '../serve-environment.js';
 import { waitForSignal } from '../signals.js';
 import { ExitCode } from '../../shared/exit-codes.js';
 
@@ -25,17 +26,53 @@ export function serveCommand() {
         .default(DEFAULT_SERVE_PORT)
         .argParser(parsePort),
     )
-    .option('--host <host>', 'interface to listen on', '127.0.0.1')
-    .option('--cors <origin>', 'allow browsers on this origin (e.g. http://localhost:5173, or * for any)')
+    .option(
+      '--host <host>',
+      'interface to listen on; any but a loopback one needs DURABLE_AGENT_SERVE_TOKEN or DURABLE_AGENT_SERVE_SECRET',
+      '127.0.0.1',
+    )
+    .addOption(
+      new Option('--allowed-host <name>', 'also answer to this Host name (repeat; DURABLE_AGENT_SERVE_ALLOWED_HOSTS)')
+        .argParser(collect((name) => name))
+        .default([] as string[]),
+    )
+    .addOption(
+      new Option(
+        '--allowed-origin <origin>',
+        'allow pages on this origin (CORS and writes), e.g. http://localhost:5173 (repeat; ' +
+          'DURABLE_AGENT_SERVE_ALLOWED_ORIGINS)',
+      )
+        .argParser(collect((origin) => checkOrigin(origin, '--allowed-origin')))
+        .default([] as string[]),
+    )
+    .addOption(
+      new Option('--cors <origin>', 'the same as --allowed-origin (older name)')
+        .argParser(collect((origin) => checkOrigin(origin, '--cors')))
+        .default([] as string[]),
+    )
+    .addOption(
+      new Option('--max-body <bytes>', 'largest request body accepted')
+        .default(1024 * 1024)
+        .argParser(parsePositiveNumber),
+    )
     .action(async (options) => {
-      const { serveStreamingBridge } = await import('../../streaming/serve.js');
+      const environment = readServeEnvironment();
+      const { checkServeOptions, serveStreamingBridge } = await import('../../streaming/serve.js');
+      const serveOptions = {
+        port: options.port,
+        host: options.host,
+        ...(environment.token !== undefined ? { token: environment.token } : {}),
+        ...(environment.secret !== undefined ? { secret: environment.secret } : {}),
+        allowedHosts: [...environment.allowedHosts, ...options.allowedHost],
+        allowedOrigins: [...environment.allowedOrigins, ...options.allowedOrigin, ...options.cors],
+        maxBodyBytes: options.maxBody,
+        // After the URL, one line per request on stdout (stderr stays for errors).
+        log: (line: string) => void process.stdout.write(`${line}\n`),
+      };
+      // Before connecting: an unsafe configuration is refused whether or not Temporal is up.
+      checkServeOptions(serveOptions);
       await withClient(async (agent) => {
-        const served = await serveStreamingBridge({
-          agent,
-          port: options.port,
-          host: options.host,
-          ...(options.cors !== undefined ? { corsOrigin: options.cors } : {}),
-        });
+        const served = await serveStreamingBridge({ agent, ...serveOptions });
         // Listening for the signal before the URL is out: a script that read it may stop the bridge at once.
         const signalled = waitForSignal();
         // The first line of stdout is the URL, for scripts that start the bridge and read where it listens.
@@ -52,4 +89,9 @@ export function serveCommand() {
         waited.abort();
       });
     });
+}
+
+/** A repeatable option: each value parsed, appended to the ones before. */
+function collect(parse: (value: string) => string) {
+  return (value: string, previous: string[]) => [...previous, parse(value)];
 }
