@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
 import type { HttpServerConfig } from '../../src/mcp/config.js';
 import { findFreePort } from '../../src/servers/ports.js';
+import { createServeToken } from '../../src/streaming/serve-tokens.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
@@ -23,6 +24,8 @@ import { killLeftovers, REPO_ROOT, requireBuild, ResultRows, until } from './hel
 /** Where web-ui.reliability.ts saves its screenshots too; scripts/reliability.mjs copies them to docs/screenshots. */
 const SCREENSHOTS_DIR = path.join(REPO_ROOT, 'test-results/screenshots');
 const CONVERSATION = 'chat-page-demo';
+/** The secret `serve` signs scoped tokens with, in the approvals test. */
+const SECRET = 'chat-page-test-secret-of-at-least-32-bytes';
 /** Markup in what the model writes and what a person types is shown as text, never parsed. */
 const FIRST_ANSWER = 'The tool echoed "hello from the page" back, <em>word for word</em>, so the round trip works.';
 const SECOND_MESSAGE = 'Why does it <b>keep going</b>? <img src="x">';
@@ -101,9 +104,13 @@ afterAll(async () => {
 });
 
 /** `durable-agent serve` on the test's port, as a process; resolves once it printed its URL. */
-async function startServe(taskQueue = agent.taskQueue): Promise<{ process: RunningProcess; url: string }> {
+async function startServe(
+  taskQueue = agent.taskQueue,
+  environment: Record<string, string> = {},
+): Promise<{ process: RunningProcess; url: string }> {
   const bridge = spawnTracked(process.execPath, [cliPath, 'serve', '--port', String(port)], {
     ...process.env,
+    ...environment,
     TEMPORAL_ADDRESS: env.address,
     DURABLE_AGENT_TASK_QUEUE: taskQueue,
   });
@@ -264,14 +271,34 @@ describe('the chat page of durable-agent serve in a real browser', () => {
     });
   });
 
-  it('chat page: a tool call waiting for approval shows a card; decided elsewhere, every page shows the decision', async () => {
-    const served = await startServe(approvalAgent.taskQueue);
+  it('chat page: under scoped tokens, a tool call waiting for approval shows a card; decided elsewhere, the page shows it', async () => {
+    // Under tokens: the page takes a scoped token from its URL fragment (the stream's query, the writes' header).
+    const served = await startServe(approvalAgent.taskQueue, { DURABLE_AGENT_SERVE_SECRET: SECRET });
     const client = new DurableAgentClient({ client: env.client, taskQueue: approvalAgent.taskQueue });
+    const id = 'chat-page-approved-elsewhere';
     try {
       const page = await browser!.newPage();
-      await page.goto(`${served.url}/#conversation=chat-page-approved-elsewhere`);
-      await until(async () => (await view(page)).status.state === 'connected', 'the page to connect');
+      const readOnly = await createServeToken({ secret: SECRET, conversations: [id] });
+      await page.goto(`${served.url}/#conversation=${id}&token=${readOnly}`);
+      await until(async () => (await view(page)).status.state === 'connected', 'the page to connect with a read token');
+      expect(await page.evaluate<string>('location.hash')).toBe(`#conversation=${id}`);
+      await page.type('#message', 'Store the colour green.');
+      await page.pressEnter();
+      const refused = await until(
+        async () => (await page.evaluate<string>(`document.getElementById('send-error').textContent`)) || undefined,
+        'the refusal',
+      );
+      expect(refused).toMatch(/read/i);
+      // Nothing typed is lost.
+      expect(await page.evaluate<string>(`document.getElementById('message').value`)).toBe('Store the colour green.');
 
+      await page.goto('about:blank');
+      const readWrite = await createServeToken({ secret: SECRET, conversations: [id], write: true });
+      await page.goto(`${served.url}/#conversation=${id}&token=${readWrite}`);
+      await until(
+        async () => (await view(page)).status.state === 'connected',
+        'the page to connect with a write token',
+      );
       await page.type('#message', 'Store the colour green.');
       await page.pressEnter();
       const pending = await until(async () => {
@@ -290,8 +317,8 @@ describe('the chat page of durable-agent serve in a real browser', () => {
       const approvalShot = save('chat-page-approval.png', await page.screenshot());
 
       // Someone else decides (the CLI, a back office): the page follows the stream.
-      const [call] = await client.pendingApprovals('chat-page-approved-elsewhere');
-      await client.approve('chat-page-approved-elsewhere', call!.callId, { by: 'ops@example.com' });
+      const [call] = await client.pendingApprovals(id);
+      await client.approve(id, call!.callId, { by: 'ops@example.com' });
       const approved = await until(async () => {
         const turn = (await view(page)).turns[0];
         return turn?.end === 'completed' && turn;
@@ -306,7 +333,8 @@ describe('the chat page of durable-agent serve in a real browser', () => {
         group: 'Chat page of `durable-agent serve` in headless Chromium',
         fault: 'none: a tool call that waits for a person (requireApproval), approved from the client',
         outcome:
-          'the call showed an approval card with its tool, arguments and Approve / Deny… buttons; approved elsewhere, ' +
+          'with a read token the page streamed and showed the refusal of a message (kept in the box); with a write ' +
+          'token the call showed an approval card with its tool, arguments and Approve / Deny… buttons; approved elsewhere, ' +
           'the card showed "Approved by ops@example.com" without buttons, the call ran and the model answered',
         counts: `screenshots: ${path.basename(approvalShot)}`,
         passed: true,
