@@ -7,9 +7,11 @@ import type { TurnEvent, TurnProgressSource } from '../client/turn-progress.js';
 import type { ConversationSettings, TurnResult } from '../workflows/definitions.js';
 import { errorMessage } from '../shared/errors.js';
 import { ExitCode } from '../shared/exit-codes.js';
+import { ChatApprovals } from './chat-approvals.js';
 import { TurnView } from './chat-turn-view.js';
 import { toCliError } from './client-command.js';
 import { answered } from './format.js';
+import { loginName } from './login-name.js';
 import { Spinner } from './spinner.js';
 
 export interface ChatSessionOptions {
@@ -24,8 +26,11 @@ export interface ChatSessionOptions {
   output?: NodeJS.WriteStream;
   /** Errors (a rejected message, an unreachable cluster); default `process.stderr`. */
   errors?: NodeJS.WritableStream;
+  /** Who approves or denies tool calls here, for the audit trail; default the login name. */
+  by?: string;
 }
 
+const PROMPT = 'you> ';
 /** How long, after `ask` returned, the stream may take to show the turn's end before the result is shown instead. */
 const PROGRESS_DRAIN_MS = 3_000;
 /** Longest pause before following the conversation's events again after the stream failed. */
@@ -54,6 +59,8 @@ class ChatSession {
   private readonly errors: NodeJS.WritableStream;
   private readonly spinner: Spinner;
   private readonly rl: readline.Interface;
+  /** Tool calls waiting for a person, asked about inline. */
+  private readonly approvals: ChatApprovals;
   /** Ends the event stream and any `ask` in flight. */
   private readonly stopping = new AbortController();
 
@@ -91,7 +98,22 @@ class ChatSession {
       input: this.input,
       output: this.output,
       terminal: this.input.isTTY === true,
-      prompt: 'you> ',
+      prompt: PROMPT,
+    });
+    this.approvals = new ChatApprovals({
+      client: this.client,
+      conversationId: this.conversationId,
+      rl: this.rl,
+      output: this.output,
+      spinner: this.spinner,
+      errors: this.errors,
+      // Piped input is messages, not answers: without a terminal the chat says how to decide from elsewhere.
+      interactive: this.input.isTTY === true,
+      by: options.by ?? loginName(),
+      prompt: PROMPT,
+      done: () => {
+        if (!this.running) this.prompt();
+      },
     });
   }
 
@@ -125,7 +147,7 @@ class ChatSession {
   }
 
   private line(line: string): void {
-    if (this.leaving) return;
+    if (this.leaving || this.approvals.answer(line)) return;
     this.atPrompt = false;
     const text = line.trim();
     if (text === '/exit' || text === '/quit') return this.leave();
@@ -225,7 +247,12 @@ class ChatSession {
       this.breakPrompt();
       this.say(await this.fromElsewhere(event.messageId, event.turn));
     }
-    this.viewOf(event.turn).show(event);
+    if (event.type === 'approval-decided') this.approvals.decided(event.decision);
+    this.approvals.interject(() => this.viewOf(event.turn).show(event));
+    if (event.type === 'approval-requested') {
+      this.breakPrompt();
+      this.approvals.requested(event.approval);
+    }
   }
 
   /** Show the end of a turn, from the stream or from `ask`, whichever comes first (the other changes nothing). */
@@ -280,6 +307,7 @@ class ChatSession {
   private leave(): void {
     if (this.leaving) return;
     this.leaving = true;
+    this.approvals.close();
     this.stopping.abort();
     this.spinner.stop();
     this.rl.close();

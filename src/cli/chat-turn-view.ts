@@ -1,6 +1,6 @@
 import type { TurnEvent } from '../client/turn-progress.js';
 import type { TurnResult } from '../workflows/definitions.js';
-import { describeStop, formatDuration, shortArguments, shorten } from './format.js';
+import { describeDecision, describeStop, formatDuration, shortArguments, shorten } from './format.js';
 import type { Spinner } from './spinner.js';
 
 /**
@@ -59,6 +59,15 @@ export class TurnView {
         else spinner.print(`  ✗ ${event.name}${took} ${event.outcome}: ${shorten(event.content, 100)}`);
         break;
       }
+      case 'approval-requested':
+        live.break();
+        spinner.update(`waiting for approval of ${event.approval.tool}…`);
+        break;
+      case 'approval-decided':
+        live.break();
+        spinner.print(describeDecision(event.decision));
+        if (event.decision.decision === 'approved') spinner.update(`running ${event.decision.tool}…`);
+        break;
       case 'turn-finished':
         this.finish(event.result);
         break;

@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../shared/types.js';
-import type { TurnResult } from '../workflows/definitions.js';
+import type { ApprovalDecision, TurnResult } from '../workflows/definitions.js';
 
 /** How the CLI shows messages, tool calls and results to a person. */
 
@@ -68,4 +68,17 @@ export function describeStop(result: TurnResult): string | undefined {
  */
 export function answered(result: TurnResult): boolean {
   return result.answer !== null && (result.stopReason === 'completed' || result.stopReason.startsWith('budget:'));
+}
+
+/** How the chat shows a decision, whoever made it. */
+export function describeDecision(decision: ApprovalDecision): string {
+  const { tool, by } = decision;
+  if (by === 'interrupt') return `  ✗ ${tool} cancelled: the turn was interrupted`;
+  const who = by !== undefined ? ` by ${by}` : '';
+  if (decision.decision === 'denied') {
+    return `  ✗ ${tool} denied${who}${decision.reason !== undefined ? `: ${shorten(decision.reason, 200)}` : ''}`;
+  }
+  const edited = decision.arguments !== undefined ? ` with ${shorten(JSON.stringify(decision.arguments), 100)}` : '';
+  const always = decision.always ? ' (and for the rest of the conversation)' : '';
+  return `  ✓ ${tool} approved${who}${edited}${always}`;
 }

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { subscribe } from '../client/stream.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
+import { decideApproval, type ApprovalDeciding } from './approval-route.js';
 import { SubscriptionHub, type SubscriptionHubOptions } from './hub.js';
 import { errorMessage } from '../shared/errors.js';
 import { authentication, authenticationEnabled, type AuthenticationOptions } from './authentication.js';
@@ -13,8 +14,8 @@ import { requestLog, type RequestLogger } from './request-log.js';
 import { ServeConfigError } from './serve-tokens.js';
 import { mountChatPage } from './chat-page.js';
 
-/** What the bridge needs of `DurableAgentClient`: its Temporal client, and `send`. */
-export interface BridgeAgentClient {
+/** What the bridge needs of `DurableAgentClient`: its Temporal client, `send`, `approve` and `deny`. */
+export interface BridgeAgentClient extends ApprovalDeciding {
   readonly client: Client;
   send(
     conversationId: string,
@@ -61,7 +62,10 @@ const errorStatus: Record<string, 400 | 404 | 409> = {
  *   subscription.
  * - `POST /conversations/:id/messages` with `{"content": "...", "id": "optional message id"}`: queue a message
  *   (creates or reopens the conversation); answers 202 with the message id.
- * - `GET /`: the chat page (src/streaming/page/), which uses the two routes above.
+ * - `POST /conversations/:id/approvals/:callId` with `{"decision": "approve" | "deny", "reason"?, "arguments"?,
+ *   "always"?, "by"?}`: decide a tool call that waits for a person (src/streaming/approval-route.ts); answers 200 with
+ *   the `ApprovalDecision`.
+ * - `GET /`: the chat page (src/streaming/page/), which uses the routes above.
  */
 export function createStreamingBridge(options: StreamingBridgeOptions): StreamingBridge {
   const { agent } = options;
@@ -160,6 +164,8 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
       return c.json(problem(name, (error as Error).message), status);
     }
   });
+
+  app.post('/conversations/:id/approvals/:callId', decideApproval(agent));
 
   app.onError((error, c) => c.json(problem(ServeErrorType.InternalError, errorMessage(error)), 500));
 

@@ -127,8 +127,10 @@ export async function awaitApproval(
   } catch (error) {
     if (!isCancellation(error)) throw error;
     // A decision that came in the same activation as the cancellation does not run either: the turn is over.
-    const by = limit.timedOut ? 'time-budget' : 'interrupt';
-    if (!approvals.isDecided(call.id)) approvals.decide(call.id, { decision: 'denied', by, reason: `${by}` });
+    const [by, reason] = limit.timedOut
+      ? ['time-budget', "the turn's time budget ran out"]
+      : ['interrupt', 'the user interrupted the turn'];
+    if (!approvals.isDecided(call.id)) approvals.decide(call.id, { decision: 'denied', by, reason });
     const decision = approvals.take(call.id)!;
     const message = limit.timedOut ? APPROVAL_RESULTS.outOfTime(call) : APPROVAL_RESULTS.interrupted(call);
     return { kind: 'message', message, decision };

@@ -136,6 +136,17 @@ describe('timeLeft', () => {
   });
 });
 
+describe('time spent waiting for a person (docs/approvals.md)', () => {
+  it('does not count against maxDurationMs: time left, the limit and the overrun leave it out', () => {
+    const waited = spend({ waitedMs: 3 * 86_400_000 });
+    const now = STARTED_AT + 3 * 86_400_000 + 45_000;
+    expect(timeLeft(waited, budget, now)).toBe(15_000);
+    expect(exhaustedLimit(waited, budget, now)).toBeUndefined();
+    expect(exhaustedLimit(waited, budget, now + 15_000)).toBe('time');
+    expect(overrun(waited, budget, now + 16_000)).toEqual({ time: 1_000 });
+  });
+});
+
 describe('addUsage', () => {
   it('budget: usage adds field by field and ZERO_USAGE is neutral', () => {
     const a = { inputTokens: 10, outputTokens: 3, totalTokens: 13 };

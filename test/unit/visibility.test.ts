@@ -58,4 +58,28 @@ describe('currentDetails', () => {
       'Last turn 2: budget:rounds',
     ]);
   });
+
+  it('visibility: each call that waits for a person is named, with a short preview of its arguments', () => {
+    const status: ConversationStatus = {
+      ...idle,
+      phase: 'awaiting_approval',
+      turns: 1,
+      pendingApprovals: [
+        {
+          callId: 'call_7',
+          turn: 1,
+          tool: 'files__write_file',
+          server: 'files',
+          arguments: { path: '/data/notes.md', content: 'x'.repeat(500) },
+          reason: 'server "files" requires approval of tools not annotated read-only',
+          requestedAt: new Date(0).toISOString(),
+        },
+      ],
+    };
+    const [, pending] = currentDetails(status).split('\n\n');
+    expect(pending).toMatch(
+      /^\*\*Awaiting approval\*\* · files__write_file call_7 · `\{"path":"\/data\/notes\.md","content":"x+…` · server "files" requires approval of tools not annotated read-only$/,
+    );
+    expect(pending!.length).toBeLessThan(250);
+  });
 });

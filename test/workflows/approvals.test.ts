@@ -224,7 +224,7 @@ describe('a tool call that needs approval', () => {
     expect(toolResults(agent.model.requests[1]!.messages)[0]!.content).toContain('"value":"enterprise"');
   });
 
-  it('approved "always", the tool runs without asking for the rest of the conversation', async () => {
+  it('approved "always", the tool runs without asking for the rest of the conversation, across runs', async () => {
     const agent = await agentWith([
       { toolCalls: [upgrade('u-1', 'pro')] },
       { content: 'Done.' },
@@ -232,11 +232,15 @@ describe('a tool call that needs approval', () => {
       { content: 'Done again.' },
     ]);
     const before = calls('update_field');
-    // A second wait would time out in a day and be denied: the assertions below would see it.
-    const handle = await start(agent, ['Upgrade Ada.', 'Downgrade Ada.'], { approval: { timeoutMs: DAY } });
+    // A second wait would time out in a day and be denied: the assertions below would see it. One turn per run: the
+    // second turn is answered by the next run (continue-as-new), which gets the allowed tool with the state.
+    const settings = { approval: { timeoutMs: DAY }, maxTurnsPerRun: 1 };
+    const handle = await start(agent, ['Upgrade Ada.', 'Downgrade Ada.'], settings);
     const [pending] = (await waitForStatus(handle, pendingCount(1))).pendingApprovals!;
     await handle.executeUpdate(approveUpdate, { args: [{ callId: pending!.callId, always: true }] });
     const outcome = await outcomeOf(handle);
+    const { firstExecutionRunId } = handle as Handle & { firstExecutionRunId: string };
+    expect((await handle.describe()).runId).not.toBe(firstExecutionRunId);
     expect(calls('update_field')).toBe(before + 2);
     expect(toolMessages(outcome).map((message) => message.outcome)).toEqual(['ok', 'ok']);
     expect(outcome.state.allowedTools).toEqual(['crm__update_field']);

@@ -1,4 +1,4 @@
-import { Command } from '@commander-js/extra-typings';
+import { Command, Option } from '@commander-js/extra-typings';
 import { conversationIdOrNew, conversationOption, withClient } from '../client-command.js';
 import { addSettingsOptions, settingsFrom } from '../settings-options.js';
 
@@ -9,9 +9,11 @@ export function chatCommand() {
         'Chat interactively: shows each tool call as it starts and finishes and a spinner while the model works, and ' +
           'turns sent from elsewhere as they stream. Ctrl-C interrupts the running turn; a second Ctrl-C (or Ctrl-C ' +
           'at the prompt, or Ctrl-D) leaves. Errors go to stderr; the exit code is that of the first message not ' +
-          'answered (docs/cli.md), 0 when all were.',
+          'answered (docs/cli.md), 0 when all were. A tool call that waits for approval is asked about inline ' +
+          '([y/n/a]).',
       )
-      .addOption(conversationOption()),
+      .addOption(conversationOption())
+      .addOption(new Option('--by <name>', 'who approves or denies tool calls here (default: your login name)')),
   );
   return command.action(async (options) => {
     const { id } = conversationIdOrNew(options.conversation);
@@ -24,6 +26,7 @@ export function chatCommand() {
         client,
         conversationId: id,
         settings: settingsFrom(options),
+        ...(options.by !== undefined ? { by: options.by } : {}),
         // Tool calls, rounds and the answer's text as they happen (docs/streaming.md). A conversation that does not
         // exist yet, or closed idle, is looked at twice a second, so the turn a message starts shows from its start.
         progress: new StreamingProgressSource(client.client, { maxRetryDelayMs: 500 }),

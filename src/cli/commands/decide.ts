@@ -1,8 +1,8 @@
-import { userInfo } from 'node:os';
 import { Argument, Command, Option } from '@commander-js/extra-typings';
 import type { ApprovalDecision } from '../../client/index.js';
 import { parseJsonObject } from '../arguments.js';
 import { jsonOption, printJson, requiredConversationOption, withClient } from '../client-command.js';
+import { loginName } from '../login-name.js';
 
 /** `durable-agent approve` and `durable-agent deny`: decide a tool call that waits for a person (docs/approvals.md). */
 
@@ -73,13 +73,4 @@ function report(conversationId: string, decision: ApprovalDecision, json: boolea
   const edited = decision.arguments !== undefined ? ' with the edited arguments' : '';
   const always = decision.always ? `; ${tool} is allowed for the rest of the conversation` : '';
   console.log(`Approved ${tool} (${callId}) in conversation ${conversationId}: it runs now${edited}${always}.`);
-}
-
-/** The person at the terminal, for the audit trail; none when the system cannot say. */
-function loginName(): string | undefined {
-  try {
-    return userInfo().username || undefined;
-  } catch {
-    return undefined;
-  }
 }
