@@ -89,7 +89,8 @@ beforeAll(async () => {
     ],
   });
   port = await findFreePort();
-  browser = await Browser.launch({ width: 1100, height: 900 });
+  // Tall enough for every screenshot: the composer is fixed to the bottom of the view.
+  browser = await Browser.launch({ width: 1100, height: 1300 });
 });
 
 afterAll(async () => {
@@ -127,10 +128,12 @@ async function stopServe(bridge: RunningProcess): Promise<void> {
   expect(await bridge.exited).toBe(0);
 }
 
-function save(name: string, png: Buffer): string {
+/** A screenshot of the whole page, scrolled to the top first (the header sticks to where the view is). */
+async function save(name: string, page: Page): Promise<string> {
+  await page.evaluate('window.scrollTo(0, 0)');
   mkdirSync(SCREENSHOTS_DIR, { recursive: true });
   const file = path.join(SCREENSHOTS_DIR, name);
-  writeFileSync(file, png);
+  writeFileSync(file, await page.screenshot());
   return file;
 }
 
@@ -224,7 +227,7 @@ describe('the chat page of durable-agent serve in a real browser', () => {
     const text1 = await page.text();
     expect(occurrences(text1, FIRST_ANSWER)).toBe(1);
     expect(occurrences(text1, 'The tool echoed')).toBe(1);
-    const answerShot = save('chat-page.png', await page.screenshot());
+    const answerShot = await save('chat-page.png', page);
 
     // Turn 2: `serve` stops in the middle of the answer and comes back on the same port.
     await page.type('#message', SECOND_MESSAGE);
@@ -236,7 +239,7 @@ describe('the chat page of durable-agent serve in a real browser', () => {
     expect(LONG_ANSWER.startsWith(partial)).toBe(true);
     await stopServe(served.process);
     await until(async () => (await view(page)).status.state === 'reconnecting', 'the page to notice');
-    const gapShot = save('chat-page-reconnecting.png', await page.screenshot());
+    const gapShot = await save('chat-page-reconnecting.png', page);
     served = await startServe();
     const turn2 = await until(async () => {
       const turn = (await view(page)).turns[1];
@@ -254,7 +257,7 @@ describe('the chat page of durable-agent serve in a real browser', () => {
     expect(after.turns.map((turn) => turn.turn)).toEqual([1, 2]);
     expect(after.turns[1]!.user).toBe(SECOND_MESSAGE);
     expect(await page.evaluate<number>(`document.querySelectorAll('#transcript *:is(em, b, img)').length`)).toBe(0);
-    const reconnectShot = save('chat-page-reconnected.png', await page.screenshot());
+    const reconnectShot = await save('chat-page-reconnected.png', page);
     await stopServe(served.process);
 
     rows.add({
@@ -314,7 +317,7 @@ describe('the chat page of durable-agent serve in a real browser', () => {
         arguments: '',
         buttons: ['Approve', 'Deny…'],
       });
-      const approvalShot = save('chat-page-approval.png', await page.screenshot());
+      const approvalShot = await save('chat-page-approval.png', page);
 
       // Someone else decides (the CLI, a back office): the page follows the stream.
       const [call] = await client.pendingApprovals(id);
@@ -341,6 +344,65 @@ describe('the chat page of durable-agent serve in a real browser', () => {
       });
     } finally {
       await client.close();
+      await stopServe(served.process);
+    }
+  });
+
+  it('chat page: a tool call waiting for approval is approved with a button, another denied with a reason', async () => {
+    const served = await startServe(approvalAgent.taskQueue);
+    try {
+      const page = await browser!.newPage();
+      await page.goto(`${served.url}/#conversation=chat-page-approvals`);
+      await until(async () => (await view(page)).status.state === 'connected', 'the page to connect');
+
+      await page.type('#message', 'Store the colour green.');
+      await page.pressEnter();
+      const pending = await until(async () => {
+        const turn = (await view(page)).turns[0];
+        return turn?.approvals[0]?.buttons.includes('Approve') && turn;
+      }, 'the approval card');
+      expect(pending.tools[0]).toMatchObject({ name: 'test__set_value', state: 'waiting for approval' });
+      expect(pending.approvals[0]).toMatchObject({
+        classes: 'approval pending',
+        head: 'Approval needed: test__set_value',
+      });
+      await page.click('Approve');
+      const approved = await until(async () => {
+        const turn = (await view(page)).turns[0];
+        return turn?.end === 'completed' && turn;
+      }, 'the approved turn to finish');
+      expect(approved.approvals).toEqual([expect.objectContaining({ classes: 'approval approved', buttons: [] })]);
+      expect(approved.approvals[0]!.outcome).toBe('Approved');
+      expect(approved.tools[0]).toMatchObject({ classes: 'tool-call ok', preview: 'colour = green' });
+      expect(approved.rounds.at(-1)?.text).toBe('Stored: colour = green.');
+
+      await page.type('#message', 'Now make it red.');
+      await page.pressEnter();
+      await until(async () => (await view(page)).turns[1]?.approvals[0]?.buttons.includes('Deny…'), 'the second card');
+      await page.click('Deny…');
+      await page.type('.approval.pending .deny-reason', 'Not today, keep it green.');
+      const denialShot = await save('chat-page-denial.png', page);
+      await page.click('Send denial');
+      const denied = await until(async () => {
+        const turn = (await view(page)).turns[1];
+        return turn?.end === 'completed' && turn;
+      }, 'the denied turn to finish');
+      expect(denied.approvals).toEqual([expect.objectContaining({ classes: 'approval denied', buttons: [] })]);
+      expect(denied.approvals[0]!.outcome).toBe('Denied: Not today, keep it green.');
+      expect(denied.tools[0]!.classes).toBe('tool-call failed');
+      expect(denied.tools[0]!.state).toMatch(/^denied · /);
+      expect(denied.rounds.at(-1)?.text).toBe('Understood: I left the colour as it was.');
+
+      rows.add({
+        group: 'Chat page of `durable-agent serve` in headless Chromium',
+        fault: 'none: two tool calls that wait for a person (requireApproval), decided on the page',
+        outcome:
+          'each call showed an approval card with its tool and arguments; Approve ran it (colour = green); Deny… with ' +
+          'a reason denied the other, and the model answered without it',
+        counts: `screenshots: ${path.basename(denialShot)}`,
+        passed: true,
+      });
+    } finally {
       await stopServe(served.process);
     }
   });

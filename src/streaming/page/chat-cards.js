@@ -32,7 +32,8 @@ async function act(card, action) {
   error.textContent = '';
   try {
     await action();
-    card.classList.add('sent');
+    // The decision may have come on the stream before this answer: a decided card is not marked sent.
+    if (card.classList.contains('pending')) card.classList.add('sent');
   } catch (failure) {
     error.textContent = failure instanceof Error ? failure.message : String(failure);
     for (const node of buttons) /** @type {HTMLButtonElement} */ (node).disabled = false;
