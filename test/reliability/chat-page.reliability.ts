@@ -406,4 +406,77 @@ describe('the chat page of durable-agent serve in a real browser', () => {
       await stopServe(served.process);
     }
   });
+  it('chat page: an input request is a form built from its schema; its answer is typed content; a URL request is a safe link', async () => {
+    // The elicitation workflow lands separately: here the page's own view, in the browser, gets events shaped as
+    // src/workflows/stream-events.ts defines them, and its card calls the actions the page wires to
+    // POST /conversations/:id/inputs/:requestId.
+    const served = await startServe();
+    try {
+      const page = await browser!.newPage();
+      await page.goto(`${served.url}/`);
+      await until(async () => (await view(page)).status.state === 'idle', 'the page to load');
+      const result = await page.evaluate<{
+        fields: string[];
+        message: string;
+        answers: unknown[];
+        links: string[];
+        texts: string[];
+        outcome: string;
+      }>(`(async () => {
+        const { TranscriptView } = await import('./chat-view.js');
+        const root = document.createElement('div');
+        document.getElementById('transcript').append(root);
+        const answers = [];
+        const view = new TranscriptView(root, {
+          sent: new Map(),
+          actions: {
+            approve: async () => undefined,
+            deny: async () => undefined,
+            answer: async (requestId, action, content) => void answers.push({ requestId, action, content }),
+          },
+        });
+        const base = { turn: 1, tool: 'test__ask_user', server: 'test', requestedAt: '2026-11-23T14:00:00Z',
+          expiresAt: '2026-11-23T14:10:00Z' };
+        view.apply({ type: 'turn_started', turn: 1, messageId: 'm-1', offset: 0 });
+        view.apply({ type: 'input_requested', ...base, requestId: 'r-1', callId: 'c-1', mode: 'form', offset: 1,
+          message: 'Who are you? <img src=x onerror="window.pwned = 1">',
+          requestedSchema: { type: 'object', required: ['name'], properties: {
+            name: { type: 'string', title: 'Name' }, age: { type: 'integer' }, colour: { type: 'string', enum: ['red', 'green'] },
+            subscribe: { type: 'boolean' } } } });
+        const card = root.querySelector('.input-request');
+        const fields = [...card.querySelectorAll('label .field-name')].map((node) => node.textContent);
+        card.querySelector('input[name="name"]').value = 'Ada';
+        card.querySelector('input[name="age"]').value = '36';
+        card.querySelector('select[name="colour"]').value = 'green';
+        [...card.querySelectorAll('button')].find((button) => button.textContent === 'Submit').click();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        view.apply({ type: 'input_answered', turn: 1, requestId: 'r-1', action: 'accept', answeredAt: '2026-11-23T14:01:00Z', offset: 2 });
+        view.apply({ type: 'input_requested', ...base, requestId: 'r-2', callId: 'c-2', mode: 'url', offset: 3,
+          message: 'Sign in, please.', url: 'javascript:alert(1)' });
+        view.apply({ type: 'input_requested', ...base, requestId: 'r-3', callId: 'c-3', mode: 'url', offset: 4,
+          message: 'Sign in here.', url: 'https://example.com/login' });
+        const requests = [...root.querySelectorAll('.input-request')];
+        return {
+          fields,
+          message: card.querySelector('.card-message').textContent,
+          answers,
+          links: [...root.querySelectorAll('a')].map((link) => link.href),
+          texts: requests.map((node) => node.className),
+          outcome: card.querySelector('.card-outcome').textContent,
+        };
+      })()`);
+      expect(result.fields).toEqual(['Name *', 'age', 'colour', 'subscribe']);
+      expect(result.message).toBe('Who are you? <img src=x onerror="window.pwned = 1">');
+      expect(await page.evaluate<number>(`document.querySelectorAll('#transcript img').length`)).toBe(0);
+      expect(result.answers).toEqual([
+        { requestId: 'r-1', action: 'accept', content: { name: 'Ada', age: 36, colour: 'green', subscribe: false } },
+      ]);
+      expect(result.outcome).toBe('Answered');
+      expect(result.texts).toEqual(['input-request accept', 'input-request pending', 'input-request pending']);
+      // A javascript: URL stays text; an https one is a link that opens apart from the page.
+      expect(result.links).toEqual(['https://example.com/login']);
+    } finally {
+      await stopServe(served.process);
+    }
+  });
 });
