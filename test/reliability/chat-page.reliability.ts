@@ -281,6 +281,15 @@ describe('the chat page of durable-agent serve in a real browser', () => {
     const id = 'chat-page-approved-elsewhere';
     try {
       const page = await browser!.newPage();
+      // A token the server did not sign: the page says so and stops, rather than retrying for ever.
+      await page.goto(`${served.url}/#conversation=${id}&token=not-a-token`);
+      const refusedStream = await until(async () => {
+        const status = (await view(page)).status;
+        return status.state === 'error' && status.text;
+      }, 'the refused stream');
+      expect(refusedStream).toMatch(/token.*Open the page again with a new token\.\)$/i);
+
+      await page.goto('about:blank');
       const readOnly = await createServeToken({ secret: SECRET, conversations: [id] });
       await page.goto(`${served.url}/#conversation=${id}&token=${readOnly}`);
       await until(async () => (await view(page)).status.state === 'connected', 'the page to connect with a read token');

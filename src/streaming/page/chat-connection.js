@@ -22,6 +22,7 @@ export const EVENT_TYPES = [
 
 /** How long the page waits before it opens the stream again itself, when the browser gave up on it. */
 const REOPEN_MS = 2_000;
+const MAX_REOPEN_MS = 30_000;
 
 /**
  * A conversation's event stream. The browser's EventSource reconnects by itself with `Last-Event-ID` (the offset of
@@ -45,6 +46,7 @@ export class ConversationStream {
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     this.timer = undefined;
     this.closed = false;
+    this.delay = REOPEN_MS;
   }
 
   open() {
@@ -58,16 +60,13 @@ export class ConversationStream {
     source.onopen = () => {
       if (opened || this.lastOffset !== undefined) this.reconnects++;
       opened = true;
+      this.delay = REOPEN_MS;
       this.options.onStatus('connected');
     };
     source.onerror = () => {
       if (this.closed) return;
-      if (source.readyState === EventSource.CLOSED) {
-        this.options.onStatus('reconnecting', 'the stream was refused; opening it again');
-        this.timer = setTimeout(() => this.open(), REOPEN_MS);
-      } else {
-        this.options.onStatus('reconnecting', 'the connection dropped; the browser reconnects');
-      }
+      if (source.readyState === EventSource.CLOSED) void this.refused(url);
+      else this.options.onStatus('reconnecting', 'the connection dropped; the browser reconnects');
     };
     for (const type of EVENT_TYPES) source.addEventListener(type, (message) => this.receive(message));
     source.addEventListener('end', () => {
@@ -78,6 +77,24 @@ export class ConversationStream {
       const data = parse(/** @type {MessageEvent} */ (message).data);
       this.options.onStatus('error', data?.message ?? 'the stream reported an error');
     });
+  }
+
+  /**
+   * The browser gave up on the stream (a response that was not an event stream). A refused token (401, 403) is final
+   * until the page gets a new one; anything else is tried again, waiting longer each time (up to 30 s).
+   * @param {URL} url
+   */
+  async refused(url) {
+    const refusal = await probe(url);
+    if (this.closed) return;
+    if (refusal && (refusal.status === 401 || refusal.status === 403)) {
+      this.close();
+      this.options.onStatus('error', `${refusal.message} Open the page again with a new token.`);
+      return;
+    }
+    this.options.onStatus('reconnecting', refusal?.message ?? 'the stream was refused; opening it again');
+    this.timer = setTimeout(() => this.open(), this.delay);
+    this.delay = Math.min(this.delay * 2, MAX_REOPEN_MS);
   }
 
   /** @param {Event} message */
@@ -96,6 +113,25 @@ export class ConversationStream {
     this.closed = true;
     clearTimeout(this.timer);
     this.source?.close();
+  }
+}
+
+/**
+ * Why the stream is refused: its status and the bridge's message, read from a plain request (EventSource does not
+ * tell); `undefined` when it is not refused (or the server cannot be reached).
+ * @param {URL} url @returns {Promise<{ status: number, message: string } | undefined>}
+ */
+async function probe(url) {
+  const controller = new AbortController();
+  try {
+    const response = await fetch(url, { headers: { accept: 'text/event-stream' }, signal: controller.signal });
+    if (response.ok) return undefined;
+    const message = parse(await response.text())?.error?.message ?? `The server answered ${response.status}.`;
+    return { status: response.status, message };
+  } catch {
+    return undefined;
+  } finally {
+    controller.abort();
   }
 }
 

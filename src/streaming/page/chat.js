@@ -76,7 +76,8 @@ function openConversation(/** @type {string} */ id) {
         document.querySelector(`#queued [data-message-id="${CSS.escape(event.messageId)}"]`)?.remove();
       }
       view.apply(event);
-      setStatus(status.dataset.state ?? 'connected');
+      // Events flow: connected (after a `stream_error`, the upstream recovered).
+      setStatus('connected');
     },
     onStatus: setStatus,
   });
