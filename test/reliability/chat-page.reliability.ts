@@ -1,4 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,9 +8,10 @@ import { createServeToken } from '../../src/streaming/serve-tokens.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
-import { cliPath, killAll, spawnTracked, type RunningProcess } from '../cli/helpers.js';
-import { Browser, type Page } from './browser.js';
-import { killLeftovers, REPO_ROOT, requireBuild, ResultRows, until } from './helpers.js';
+import { killAll } from '../cli/helpers.js';
+import { Browser } from './browser.js';
+import { occurrences, save, startServeProcess, stopServe, view } from './chat-page-view.js';
+import { killLeftovers, requireBuild, ResultRows, until } from './helpers.js';
 
 /**
  * Issue 18, item 4: the chat page of `durable-agent serve` (the built CLI, as users run it) in headless Chromium, on a
@@ -21,8 +21,6 @@ import { killLeftovers, REPO_ROOT, requireBuild, ResultRows, until } from './hel
  * `Last-Event-ID` and nothing is shown twice. Screenshots go to test-results/screenshots (then docs/screenshots).
  */
 
-/** Where web-ui.reliability.ts saves its screenshots too; scripts/reliability.mjs copies them to docs/screenshots. */
-const SCREENSHOTS_DIR = path.join(REPO_ROOT, 'test-results/screenshots');
 const CONVERSATION = 'chat-page-demo';
 /** The secret `serve` signs scoped tokens with, in the approvals test. */
 const SECRET = 'chat-page-test-secret-of-at-least-32-bytes';
@@ -104,97 +102,9 @@ afterAll(async () => {
   killLeftovers();
 });
 
-/** `durable-agent serve` on the test's port, as a process; resolves once it printed its URL. */
-async function startServe(
-  taskQueue = agent.taskQueue,
-  environment: Record<string, string> = {},
-): Promise<{ process: RunningProcess; url: string }> {
-  const bridge = spawnTracked(process.execPath, [cliPath, 'serve', '--port', String(port)], {
-    ...process.env,
-    ...environment,
-    TEMPORAL_ADDRESS: env.address,
-    DURABLE_AGENT_TASK_QUEUE: taskQueue,
-  });
-  const url = await until(() => /^(http:\S+)\n/.exec(bridge.output())?.[1], `serve to print its URL`, {
-    timeoutMs: 30_000,
-  }).catch((error: Error) => {
-    throw new Error(`${error.message}; serve printed:\n${bridge.output()}`);
-  });
-  return { process: bridge, url };
-}
-
-async function stopServe(bridge: RunningProcess): Promise<void> {
-  bridge.child.kill('SIGTERM');
-  expect(await bridge.exited).toBe(0);
-}
-
-/** A screenshot of the whole page, scrolled to the top first (the header sticks to where the view is). */
-async function save(name: string, page: Page): Promise<string> {
-  await page.evaluate('window.scrollTo(0, 0)');
-  mkdirSync(SCREENSHOTS_DIR, { recursive: true });
-  const file = path.join(SCREENSHOTS_DIR, name);
-  writeFileSync(file, await page.screenshot());
-  return file;
-}
-
-interface TurnView {
-  turn: number;
-  user: string;
-  rounds: { round: number; attempt: number; text: string }[];
-  tools: { name: string; state: string; classes: string; arguments: string; preview: string }[];
-  approvals: { classes: string; head: string; arguments: string; outcome: string; buttons: string[] }[];
-  end: string | undefined;
-}
-
-interface PageView {
-  status: { state: string; reconnects: number; duplicates: number; text: string };
-  turns: TurnView[];
-}
-
-/** What the page shows, read from its elements. */
-function view(page: Page): Promise<PageView> {
-  return page.evaluate<PageView>(`(() => {
-    const text = (node) => (node ? node.textContent : '');
-    const status = document.getElementById('status');
-    if (!status) return { status: { state: 'loading', reconnects: 0, duplicates: 0, text: '' }, turns: [] };
-    return {
-      status: {
-        state: status.dataset.state,
-        reconnects: Number(status.dataset.reconnects ?? 0),
-        duplicates: Number(status.dataset.duplicates ?? 0),
-        text: status.textContent,
-      },
-      turns: [...document.querySelectorAll('#transcript .turn')].map((turn) => ({
-        turn: Number(turn.dataset.turn),
-        user: text(turn.querySelector('.user')),
-        rounds: [...turn.querySelectorAll('.text')].map((node) => ({
-          round: Number(node.dataset.round),
-          attempt: Number(node.dataset.attempt),
-          text: node.textContent,
-        })),
-        tools: [...turn.querySelectorAll('.tool-call')].map((node) => ({
-          name: text(node.querySelector('.tool-name')),
-          state: text(node.querySelector('.tool-state')),
-          classes: node.className,
-          arguments: text(node.querySelector('.tool-arguments')),
-          preview: text(node.querySelector('.tool-preview')),
-        })),
-        approvals: [...turn.querySelectorAll('.approval')].map((node) => ({
-          classes: node.className,
-          head: text(node.querySelector('.card-head')),
-          arguments: text(node.querySelector('.approval-arguments')),
-          outcome: text(node.querySelector('.card-outcome')),
-          buttons: [...node.querySelectorAll('button')].filter((button) => !button.closest('[hidden]')).map(text),
-        })),
-        end: turn.querySelector('.turn-end') ? turn.querySelector('.turn-end').dataset.stopReason : undefined,
-      })),
-    };
-  })()`);
-}
-
-/** How many times `needle` occurs in `haystack`. */
-function occurrences(haystack: string, needle: string): number {
-  return haystack.split(needle).length - 1;
+/** `durable-agent serve` on the test's port for a worker's task queue. */
+function startServe(taskQueue = agent.taskQueue, environment: Record<string, string> = {}) {
+  return startServeProcess({ port, address: env.address, taskQueue, environment });
 }
 
 describe('the chat page of durable-agent serve in a real browser', () => {
@@ -322,8 +232,7 @@ describe('the chat page of durable-agent serve in a real browser', () => {
       expect(pending.approvals[0]).toMatchObject({
         classes: 'approval pending',
         head: 'Approval needed: test__set_value',
-        // Shown once, in the call's card.
-        arguments: '',
+        arguments: '', // shown once, in the call's card
         buttons: ['Approve', 'Deny…'],
       });
       const approvalShot = await save('chat-page-approval.png', page);
@@ -416,9 +325,8 @@ describe('the chat page of durable-agent serve in a real browser', () => {
     }
   });
   it('chat page: an input request is a form built from its schema; its answer is typed content; a URL request is a safe link', async () => {
-    // The elicitation workflow lands separately: here the page's own view, in the browser, gets events shaped as
-    // src/workflows/stream-events.ts defines them, and its card calls the actions the page wires to
-    // POST /conversations/:id/inputs/:requestId.
+    // Elicitation lands separately: the page's view gets events shaped as src/workflows/stream-events.ts defines
+    // them; its card calls the action the page wires to POST /conversations/:id/inputs/:requestId.
     const served = await startServe();
     try {
       const page = await browser!.newPage();
