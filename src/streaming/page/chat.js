@@ -112,7 +112,8 @@ async function send() {
   try {
     await post(id, 'messages', { content, id: messageId }, token);
     if (current?.id !== id) return;
-    message.value = '';
+    // What was typed while the message was on its way stays.
+    if (message.value.trim() === content) message.value = '';
     draftId = undefined;
     const queued = element('p', 'user queued', content);
     queued.dataset.messageId = messageId;
