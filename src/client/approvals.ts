@@ -76,6 +76,10 @@ async function decide(
   if (ended !== undefined) throw new ConversationEndedError(conversationId, ended);
   const closed = () =>
     new UnknownApprovalError(conversationId, callId, `no tool call waits: its run has closed (no turn is running).`);
+  if (status === 'COMPLETED') {
+    const { closedBecause, state } = await runs.outcome(conversationId, runId);
+    if (closedBecause === 'ended' || state.ended) throw new ConversationEndedError(conversationId, 'ended');
+  }
   if (status !== 'RUNNING') throw closed();
   try {
     return await send(runs.handle(conversationId, runId));

@@ -139,6 +139,8 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
     });
   });
 
+  app.post('/conversations/:id/approvals/:callId', decideApproval(agent));
+
   app.post('/conversations/:id/messages', async (c) => {
     const conversationId = c.req.param('id');
     let body: unknown;
@@ -164,8 +166,6 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
       return c.json(problem(name, (error as Error).message), status);
     }
   });
-
-  app.post('/conversations/:id/approvals/:callId', decideApproval(agent));
 
   app.onError((error, c) => c.json(problem(ServeErrorType.InternalError, errorMessage(error)), 500));
 

@@ -2,6 +2,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApprovalAlreadyDecidedError,
+  ConversationEndedError,
   ConversationNotFoundError,
   DurableAgentClient,
   InvalidApprovalArgumentsError,
@@ -156,7 +157,7 @@ describe('deciding tool calls with DurableAgentClient', () => {
     expect(crm.records.get('u-2')).toMatchObject({ plan: 'basic' });
   });
 
-  it('refuses an unknown call id, a blank reason and an unknown conversation with named errors', async () => {
+  it('refuses an unknown call id, a blank reason, an unknown or ended conversation with named errors', async () => {
     const { id, pending } = await waitingConversation('refused', update('u-1', 'basic'));
 
     const unknown = await failure(client.approve(id, 'call_does_not_exist'));
@@ -176,5 +177,14 @@ describe('deciding tool calls with DurableAgentClient', () => {
 
     expect(await client.pendingApprovals(id)).toEqual([pending]);
     await client.approve(id, pending.callId);
+
+    // Once the conversation has ended, a decision says so.
+    await client.end(id);
+    await poll(
+      () => client.status(id),
+      (status) => !status.open,
+    );
+    expect(await failure(client.approve(id, pending.callId))).toBeInstanceOf(ConversationEndedError);
+    expect(await client.pendingApprovals(id)).toEqual([]);
   });
 });
