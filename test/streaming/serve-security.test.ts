@@ -146,20 +146,17 @@ describe('serve: tokens', () => {
 
   it('auth: routes added to the bridge later fall under the same rules (a write route); the chat page is public', async () => {
     const { url, app } = await bridge({ secret: SECRET });
-    app.post('/conversations/:id/approvals/:callId', (c) => c.json({ decided: c.req.param('callId') }));
+    // A route the bridge does not have (the approval route is built in now): added after the bridge was built.
+    app.post('/conversations/:id/notes/:noteId', (c) => c.json({ noted: c.req.param('noteId') }));
     const read = await createServeToken({ secret: SECRET, conversations: ['c-14'] });
     const write = await createServeToken({ secret: SECRET, conversations: ['c-14'], write: true });
-    const approve = (headers: Record<string, string>) =>
-      httpRequest(`${url}/conversations/c-14/approvals/call-1`, json({ approved: true }, headers));
-    expectRefusal(await approve({}), 401, 'MissingToken');
-    expectRefusal(await approve(bearer(read)), 403, 'ReadOnlyToken');
-    expect((await approve(bearer(write))).json()).toEqual({ decided: 'call-1' });
+    const note = (headers: Record<string, string>) =>
+      httpRequest(`${url}/conversations/c-14/notes/n-1`, json({ text: 'hello' }, headers));
+    expectRefusal(await note({}), 401, 'MissingToken');
+    expectRefusal(await note(bearer(read)), 403, 'ReadOnlyToken');
+    expect((await note(bearer(write))).json()).toEqual({ noted: 'n-1' });
     const textPlain = { method: 'POST', headers: { ...bearer(write), 'content-type': 'text/plain' }, body: '{}' };
-    expectRefusal(
-      await httpRequest(`${url}/conversations/c-14/approvals/call-1`, textPlain),
-      415,
-      'UnsupportedMediaType',
-    );
+    expectRefusal(await httpRequest(`${url}/conversations/c-14/notes/n-1`, textPlain), 415, 'UnsupportedMediaType');
     // The chat page (src/streaming/chat-page.ts) and its files are public reads: the token is in the page's fragment.
     const page = await httpRequest(`${url}/`);
     expect(page.status).toBe(200);
