@@ -94,3 +94,18 @@ test('the Dockerfile runs the CLI that package.json publishes, as `worker` by de
   expect(dockerfile).toContain(`ENTRYPOINT ["node", "${manifest.bin['durable-agent']}"]`);
   expect(dockerfile).toContain('CMD ["worker"]');
 });
+
+test('the Dockerfile copies what `npm run build` runs before it runs it (the script that copies the chat page)', () => {
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const scripts = [...manifest.scripts.build!.matchAll(/node (scripts\/\S+)/g)].map((match) => match[1]!);
+  expect(scripts).toEqual(['scripts/copy-page.mjs']);
+  const build = dockerfile.indexOf('RUN npm run build');
+  for (const script of scripts) {
+    const copied = dockerfile.indexOf(`COPY ${script} `);
+    expect(copied, `${script} is copied`).toBeGreaterThan(-1);
+    expect(copied).toBeLessThan(build);
+  }
+});

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 /** Vitest's loader forgives what Node's does not (named imports from CommonJS, for one): load the build with Node. */
@@ -14,6 +14,20 @@ function exportsUnderNode(specifier: string): string[] {
     { cwd: new URL('..', import.meta.url), encoding: 'utf8' },
   );
   return JSON.parse(output) as string[];
+}
+
+/** The files `npm pack` would put in the package. */
+function packedFiles(): string[] {
+  const output = execFileSync(
+    process.platform === 'win32' ? 'npm.cmd' : 'npm',
+    ['pack', '--dry-run', '--json', '--ignore-scripts'],
+    {
+      cwd: new URL('..', import.meta.url),
+      encoding: 'utf8',
+    },
+  );
+  const [{ files }] = JSON.parse(output) as [{ files: { path: string }[] }];
+  return files.map((file) => file.path);
 }
 
 describe('the built package', () => {
@@ -33,21 +47,43 @@ describe('the built package', () => {
   });
 
   it('ships the JSON Schemas: npm pack includes every schemas/*.schema.json', () => {
-    const output = execFileSync(
-      process.platform === 'win32' ? 'npm.cmd' : 'npm',
-      ['pack', '--dry-run', '--json', '--ignore-scripts'],
-      {
-        cwd: new URL('..', import.meta.url),
-        encoding: 'utf8',
-      },
-    );
-    const [{ files }] = JSON.parse(output) as [{ files: { path: string }[] }];
+    const files = packedFiles();
     const schemas = readdirSync(new URL('../schemas/', import.meta.url)).filter((file) =>
       file.endsWith('.schema.json'),
     );
     expect(schemas.length).toBeGreaterThan(0);
-    expect(files.map((file) => file.path).filter((file) => file.startsWith('schemas/'))).toEqual(
+    expect(files.filter((file) => file.startsWith('schemas/'))).toEqual(
       expect.arrayContaining(schemas.map((file) => `schemas/${file}`)),
     );
+  });
+
+  it('ships the chat page of serve: npm pack includes its files in dist/, and the built bridge serves them', () => {
+    const page = readdirSync(new URL('../src/streaming/page/', import.meta.url));
+    expect(page).toEqual(expect.arrayContaining(['index.html', 'chat.js', 'chat.css']));
+    expect(packedFiles()).toEqual(expect.arrayContaining(page.map((file) => `dist/streaming/page/${file}`)));
+    const served = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { Hono } from 'hono';
+         import { mountChatPage } from './dist/streaming/chat-page.js';
+         const app = new Hono();
+         mountChatPage(app);
+         const pages = {};
+         for (const file of ${JSON.stringify(page)}) {
+           const response = await app.request(file === 'index.html' ? '/' : '/' + file);
+           pages[file] = { status: response.status, type: response.headers.get('content-type'), text: await response.text() };
+         }
+         console.log(JSON.stringify(pages));`,
+      ],
+      { cwd: new URL('..', import.meta.url), encoding: 'utf8' },
+    );
+    const pages = JSON.parse(served) as Record<string, { status: number; type: string; text: string }>;
+    for (const file of page) {
+      expect(pages[file]).toMatchObject({ status: 200 });
+      expect(pages[file]!.text).toBe(readFileSync(new URL(`../src/streaming/page/${file}`, import.meta.url), 'utf8'));
+    }
+    expect(pages['index.html']!.type).toBe('text/html; charset=utf-8');
   });
 });

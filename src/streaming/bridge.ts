@@ -13,6 +13,7 @@ import { problem, ServeErrorType } from './http-errors.js';
 import { temporalReadiness } from './readiness.js';
 import { requestLog, type RequestLogger } from './request-log.js';
 import { ServeConfigError } from './serve-tokens.js';
+import { mountChatPage } from './chat-page.js';
 
 /** What the bridge needs of `DurableAgentClient`: its Temporal client, `send`, `approve`, `deny` and `answerInput`. */
 export interface BridgeAgentClient extends ApprovalDeciding, InputAnsweringClient {
@@ -67,6 +68,7 @@ const errorStatus: Record<string, 400 | 404 | 409> = {
  *   the `ApprovalDecision`.
  * - `POST /conversations/:id/inputs/:requestId` with `{"action": "accept"|"decline"|"cancel", "content"?, "by"?}`:
  *   answer an MCP server's question (./input-route.ts).
+ * - `GET /`: the chat page (src/streaming/page/), which uses the routes above.
  */
 export function createStreamingBridge(options: StreamingBridgeOptions): StreamingBridge {
   const { agent } = options;
@@ -85,6 +87,7 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
   app.use(authentication(options));
 
   app.get('/healthz', (c) => c.json({ ok: true, subscriptions: hub.subscriptions }));
+  mountChatPage(app);
 
   const readiness = temporalReadiness(agent.client);
   app.get('/readyz', async (c) => {

@@ -60,8 +60,13 @@ export class SubscriptionHub {
     return this.upstreams.size;
   }
 
-  /** Watch a conversation from offset `from` (default: the latest turn's start). Returns the function to stop. */
-  watch(conversationId: string, watcher: Watcher, from?: number): () => void {
+  /**
+   * Watch a conversation from offset `from` (default: the latest turn's start). Returns the function to stop. The
+   * watcher gets each event once, in order, none before `from`: also when its upstream started earlier (a reconnect
+   * with `Last-Event-ID` to a bridge that has just restarted).
+   */
+  watch(conversationId: string, given: Watcher, from?: number): () => void {
+    const watcher = fromOffset(given, from);
     let upstream = this.upstreams.get(conversationId);
     if (!upstream) {
       const created: Upstream = {
@@ -72,7 +77,7 @@ export class SubscriptionHub {
         linger: undefined,
         ended: false,
       };
-      created.pumping = this.pump(conversationId, created);
+      created.pumping = this.pump(conversationId, created, from);
       this.pumps.add(created.pumping);
       void created.pumping.then(() => this.pumps.delete(created.pumping));
       this.upstreams.set(conversationId, created);
@@ -80,7 +85,7 @@ export class SubscriptionHub {
     }
     clearTimeout(upstream.linger);
     upstream.linger = undefined;
-    for (const event of upstream.turn) if (from === undefined || event.offset >= from) watcher.event(event);
+    for (const event of upstream.turn) watcher.event(event);
     if (upstream.ended) {
       watcher.end();
       return () => undefined;
@@ -113,18 +118,33 @@ export class SubscriptionHub {
     if (this.upstreams.get(conversationId) === upstream) this.upstreams.delete(conversationId);
   }
 
-  private async pump(conversationId: string, upstream: Upstream): Promise<void> {
+  /**
+   * Read the conversation into the upstream's watchers, from the latest turn's start (so the turn kept for late
+   * watchers is whole), or from `wanted` (its first watcher's offset) when that is older: a browser that reconnects
+   * after a newer turn began gets the rest of the turn it was reading first.
+   */
+  private async pump(conversationId: string, upstream: Upstream, wanted: number | undefined): Promise<void> {
     const { signal } = upstream.controller;
     let from: number | undefined;
     while (!signal.aborted && !this.closed) {
       try {
+        let rewind = false;
         for await (const event of this.source(conversationId, { from, signal })) {
+          // Once only: an offset older than what the workflow keeps resolves to the latest turn's start again.
+          rewind = wanted !== undefined && from === undefined && event.offset > wanted;
+          if (rewind) {
+            from = wanted;
+            wanted = undefined;
+            break;
+          }
+          wanted = undefined;
           from = event.offset + 1;
           if (event.type === 'turn_started') upstream.turn = [];
           upstream.turn.push(event);
           for (const watcher of upstream.watchers) watcher.event(event);
         }
         if (signal.aborted) return;
+        if (rewind) continue;
         // The conversation ended. Watchers hear it; the next one to come opens a fresh upstream.
         upstream.ended = true;
         for (const watcher of upstream.watchers) watcher.end();
@@ -137,4 +157,18 @@ export class SubscriptionHub {
       }
     }
   }
+}
+
+/** The watcher's events from offset `from` on, each once: the upstream may have started before it. */
+function fromOffset(watcher: Watcher, from: number | undefined): Watcher {
+  let next = from ?? 0;
+  return {
+    event: (event) => {
+      if (event.offset < next) return;
+      next = event.offset + 1;
+      watcher.event(event);
+    },
+    end: () => watcher.end(),
+    ...(watcher.error ? { error: (error: unknown) => watcher.error?.(error) } : {}),
+  };
 }

@@ -6,7 +6,7 @@ import { rememberProcess } from './helpers.js';
 /**
  * Headless Chromium (Debian's `chromium` package) driven over the Chrome DevTools Protocol on a pipe
  * (`--remote-debugging-pipe`: JSON messages ended by NUL on file descriptors 3 and 4), the transport Playwright uses
- * for Chromium too. Only what the Web UI test needs: open a page, read its text, take a screenshot.
+ * for Chromium too. Only what the browser tests need: open a page, read its text, click, type, take a screenshot.
  */
 
 /** The flags this network needs (facts.md): no sandbox as root, nothing that phones home. */
@@ -163,6 +163,25 @@ export class Page {
       return true;
     })()`);
     if (!clicked) throw new Error(`nothing to click with the text ${JSON.stringify(text)}`);
+  }
+
+  /** Focus the element `selector` names and type `text` into it, as a keyboard would (CDP `Input.insertText`). */
+  async type(selector: string, text: string): Promise<void> {
+    const focused = await this.evaluate<boolean>(`(() => {
+      const element = document.querySelector(${JSON.stringify(selector)});
+      if (!element) return false;
+      element.focus();
+      return document.activeElement === element;
+    })()`);
+    if (!focused) throw new Error(`nothing to type into at ${selector}`);
+    await this.browser.send('Input.insertText', { text }, this.sessionId);
+  }
+
+  /** Press and release Enter in the focused element. */
+  async pressEnter(): Promise<void> {
+    const key = { key: 'Enter', code: 'Enter', windowsVirtualKeyCode: 13, nativeVirtualKeyCode: 13 };
+    await this.browser.send('Input.dispatchKeyEvent', { type: 'keyDown', ...key, text: '\r' }, this.sessionId);
+    await this.browser.send('Input.dispatchKeyEvent', { type: 'keyUp', ...key }, this.sessionId);
   }
 
   /** A PNG of the whole page. */

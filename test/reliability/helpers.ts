@@ -14,13 +14,15 @@ import { readTestServerEvents } from '../../src/testing/mcp-test-server.js';
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = path.join(REPO_ROOT, 'dist/cli/index.js');
 export const TEST_SERVER = path.join(REPO_ROOT, 'dist/testing/mcp-test-server.js');
+/** The chat page `serve` serves: tsc does not copy it, `npm run build` does. */
+export const CHAT_PAGE = path.join(REPO_ROOT, 'dist/streaming/page/index.html');
 /** Where each fault-run file writes its measured rows; scripts/reliability.mjs renders them into docs/reliability.md. */
 export const RESULTS_DIR = path.join(REPO_ROOT, 'test-results/reliability');
 
 /** The fault runs start the built CLI and test server: fail at once, saying what to run, when they are missing. */
 export function requireBuild(): void {
-  for (const file of [CLI, TEST_SERVER]) {
-    if (!existsSync(file)) throw new Error(`${file} is missing: run \`npx tsc -p tsconfig.build.json\` first.`);
+  for (const file of [CLI, TEST_SERVER, CHAT_PAGE]) {
+    if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` first.`);
   }
 }
 

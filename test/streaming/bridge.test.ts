@@ -8,6 +8,7 @@ import { readEvents, type SseMessage } from './sse.js';
 const bed = useTimeSkippingWithCrm();
 
 const turnFinished = (message: SseMessage) => message.event === 'turn_finished';
+const turnOf = (message: SseMessage) => (JSON.parse(message.data) as StreamEvent).turn;
 
 async function bridgeFor(script: Parameters<typeof bed.agentWith>[0]): Promise<{ served: ServedBridge; url: string }> {
   const agent = await bed.agentWith(script);
@@ -48,6 +49,43 @@ describe('the HTTP bridge (durable-agent serve)', () => {
     const resumed = await readEvents(events, turnFinished, { 'last-event-id': a[2]!.id! });
     expect(resumed).toEqual(a.slice(3));
     expect(await readEvents(events, turnFinished)).toEqual(a);
+  });
+
+  it('bridge: a browser that reconnects with Last-Event-ID to a restarted bridge gets only what follows, across turns', async () => {
+    const agent = await bed.agentWith([
+      { content: 'The first answer, word by word.', chunkDelayMs: 20 },
+      { content: 'The second answer.', chunkDelayMs: 20 },
+    ]);
+    const client = new DurableAgentClient({ client: bed.env.client, taskQueue: agent.taskQueue });
+    const before = await serveStreamingBridge({ agent: client, port: 0, keepAliveMs: 200 });
+    const events = `${before.url}/conversations/bridge-restart/events`;
+    const first = readEvents(events, turnFinished);
+    expect((await post(`${before.url}/conversations/bridge-restart/messages`, { content: 'One' })).status).toBe(202);
+    const turn1 = await first;
+    await before.close();
+
+    // The bridge restarted (a new hub, no upstream yet): the browser had read up to the turn's third event.
+    const after = await serveStreamingBridge({ agent: client, port: 0, keepAliveMs: 200 });
+    bed.onCleanup(() => after.close());
+    const resumedEvents = `${after.url}/conversations/bridge-restart/events`;
+    expect(await readEvents(resumedEvents, turnFinished, { 'last-event-id': turn1[2]!.id! })).toEqual(turn1.slice(3));
+
+    // A second turn has run since: a browser that stopped in the first turn gets its rest, then the second turn.
+    const second = readEvents(resumedEvents, (message) => turnFinished(message) && turnOf(message) === 2);
+    expect((await post(`${after.url}/conversations/bridge-restart/messages`, { content: 'Two' })).status).toBe(202);
+    const turn2 = (await second).filter((message) => turnOf(message) === 2);
+    expect(turn2[0]).toMatchObject({ event: 'turn_started' });
+    await after.close();
+
+    const again = await serveStreamingBridge({ agent: client, port: 0, keepAliveMs: 200 });
+    bed.onCleanup(() => again.close());
+    let finished = 0;
+    const resumed = await readEvents(
+      `${again.url}/conversations/bridge-restart/events`,
+      (message) => turnFinished(message) && ++finished === 2,
+      { 'last-event-id': turn1[2]!.id! },
+    );
+    expect(resumed).toEqual([...turn1.slice(3), ...turn2]);
   });
 
   it('bridge: a malformed message is refused with 400 and a named error', async () => {
