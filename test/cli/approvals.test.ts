@@ -1,42 +1,30 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DurableAgentClient, type ConversationPendingApproval } from '../../src/client/index.js';
 import { ExitCode } from '../../src/shared/exit-codes.js';
-import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
-import { createLocalEnvironment } from '../../src/testing/environment.js';
+import type { TestAgent } from '../../src/testing/agent.js';
 import type { ApprovalDecision } from '../../src/workflows/definitions.js';
 import { poll, ScriptBook } from '../client/helpers.js';
-import { startCrm, type Crm } from '../helpers/crm-server.js';
+import type { Crm } from '../helpers/crm-server.js';
 import { toolResults } from '../helpers/transcript.js';
 import { killAll, runCli } from './helpers.js';
+import { type CliAgent, startCliAgent } from './cli-agent.js';
 
-let env: TestWorkflowEnvironment;
 let crm: Crm;
 let agent: TestAgent;
 let client: DurableAgentClient;
 let cliEnv: NodeJS.ProcessEnv;
+let cliAgent: CliAgent | undefined;
 const book = new ScriptBook('cli-approvals');
 
 beforeAll(async () => {
-  env = await createLocalEnvironment();
-  crm = await startCrm();
-  // Every CRM tool not annotated read-only (update_field) waits for a person.
-  agent = await startTestAgent({
-    env,
-    script: book.script,
-    mcpServers: [crm.config('crm', { requireApproval: 'writes' })],
-  });
-  client = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue });
-  cliEnv = { ...process.env, TEMPORAL_ADDRESS: env.address, DURABLE_AGENT_TASK_QUEUE: agent.taskQueue };
+  cliAgent = await startCliAgent({ script: book.script, crm: { requireApproval: 'writes' } });
+  ({ crm, agent, client, cliEnv } = cliAgent);
 });
 
 afterEach(killAll);
 
 afterAll(async () => {
-  await killAll();
-  await agent?.close();
-  await crm?.close();
-  await env?.teardown();
+  await cliAgent?.close();
 });
 
 const cli = (...args: string[]) => runCli(args, cliEnv);

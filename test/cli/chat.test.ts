@@ -4,34 +4,27 @@ import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { runChatSession } from '../../src/cli/chat-session.js';
 import { DurableAgentClient } from '../../src/client/index.js';
 import { StreamingProgressSource } from '../../src/client/turn-progress.js';
-import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
-import { createLocalEnvironment } from '../../src/testing/environment.js';
+import type { TestAgent } from '../../src/testing/agent.js';
 import { ScriptBook } from '../client/helpers.js';
-import { startCrm, type Crm } from '../helpers/crm-server.js';
 import { cliPath, killAll, shellQuote, spawnTracked, type RunningProcess } from './helpers.js';
+import { type CliAgent, startCliAgent } from './cli-agent.js';
 
 let env: TestWorkflowEnvironment;
-let crm: Crm;
 let agent: TestAgent;
 let client: DurableAgentClient;
 let cliEnv: NodeJS.ProcessEnv;
+let cliAgent: CliAgent | undefined;
 const book = new ScriptBook('chat');
 
 beforeAll(async () => {
-  env = await createLocalEnvironment();
-  crm = await startCrm();
-  agent = await startTestAgent({ env, script: book.script, mcpServers: [crm.config()] });
-  client = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue });
-  cliEnv = { ...process.env, TEMPORAL_ADDRESS: env.address, DURABLE_AGENT_TASK_QUEUE: agent.taskQueue };
+  cliAgent = await startCliAgent({ script: book.script });
+  ({ env, agent, client, cliEnv } = cliAgent);
 });
 
 afterEach(killAll);
 
 afterAll(async () => {
-  await killAll();
-  await agent?.close();
-  await crm?.close();
-  await env?.teardown();
+  await cliAgent?.close();
 });
 
 /** `durable-agent chat` in a pseudo-terminal (util-linux `script`), so readline, raw mode and Ctrl-C are real. */

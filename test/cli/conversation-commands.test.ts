@@ -6,38 +6,31 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/shared/exit-codes.js';
 import { DurableAgentClient } from '../../src/client/index.js';
 import type { ChatMessage } from '../../src/shared/types.js';
-import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
-import { createLocalEnvironment } from '../../src/testing/environment.js';
+import type { TestAgent } from '../../src/testing/agent.js';
 import type { TurnResult } from '../../src/workflows/definitions.js';
 import { poll, ScriptBook } from '../client/helpers.js';
-import { startCrm, type Crm } from '../helpers/crm-server.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import { killAll, runCli } from './helpers.js';
+import { type CliAgent, startCliAgent } from './cli-agent.js';
 
 let env: TestWorkflowEnvironment;
-let crm: Crm;
 let agent: TestAgent;
 let client: DurableAgentClient;
 let cliEnv: NodeJS.ProcessEnv;
+let cliAgent: CliAgent | undefined;
 let directory: string;
 const book = new ScriptBook('cli');
 
 beforeAll(async () => {
   directory = await fs.mkdtemp(path.join(os.tmpdir(), 'durable-agent-cli-test-'));
-  env = await createLocalEnvironment();
-  crm = await startCrm();
-  agent = await startTestAgent({ env, script: book.script, mcpServers: [crm.config()] });
-  client = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue });
-  cliEnv = { ...process.env, TEMPORAL_ADDRESS: env.address, DURABLE_AGENT_TASK_QUEUE: agent.taskQueue };
+  cliAgent = await startCliAgent({ script: book.script });
+  ({ env, agent, client, cliEnv } = cliAgent);
 });
 
 afterEach(killAll);
 
 afterAll(async () => {
-  await killAll();
-  await agent?.close();
-  await crm?.close();
-  await env?.teardown();
+  await cliAgent?.close();
   if (directory) await fs.rm(directory, { recursive: true, force: true });
 });
 
