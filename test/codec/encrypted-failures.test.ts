@@ -179,7 +179,9 @@ describe('failures with encryption keys set', () => {
     // The Temporal SDK's own client (no codec) gets the refusal with its message encrypted: it cannot read it.
     const raw = new Client({ connection: env.connection });
     await expect(
-      raw.workflow.getHandle(conversationWorkflowId(id)).executeUpdate(approveUpdate, { args: [{ callId: 'call_nope' }] }),
+      raw.workflow
+        .getHandle(conversationWorkflowId(id))
+        .executeUpdate(approveUpdate, { args: [{ callId: 'call_nope' }] }),
     ).rejects.toThrow(/binary\/encrypted/);
     await client.end(id);
   });
