@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { Client } from '@temporalio/client';
-import type { Payload } from '@temporalio/common';
+import { ApplicationFailure, defaultPayloadConverter, type FailureConverter, type Payload } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -95,6 +96,22 @@ function activityFailures(history: unknown): RawFailure[] {
 }
 
 describe('failures with encryption keys set', () => {
+  it("the data converter names the failure converter that moves a failure's message into a payload, only with keys", () => {
+    expect(encryptionDataConverter([]).failureConverterPath).toBeUndefined();
+    const path = encryptionDataConverter([key]).failureConverterPath!;
+    // As Temporal loads it: require() by path.
+    const { failureConverter } = createRequire(import.meta.url)(path) as { failureConverter: FailureConverter };
+    const secret = canary('refusal');
+    const error = ApplicationFailure.create({ type: FailureType.InvalidMessage, message: `Refused: ${secret}` });
+    const failure = failureConverter.errorToFailure(error, defaultPayloadConverter);
+    expect(failure).toMatchObject({ message: 'Encoded failure', stackTrace: '' });
+    expect(failure.applicationFailureInfo?.type).toBe(FailureType.InvalidMessage);
+    expect(allText(failure.encodedAttributes)).toContain(secret);
+    const back = failureConverter.failureToError(failure, defaultPayloadConverter);
+    expect(back).toBeInstanceOf(ApplicationFailure);
+    expect(back).toMatchObject({ type: FailureType.InvalidMessage, message: `Refused: ${secret}` });
+  });
+
   it('a failing tool and a failing model call leave no error text in any event; the model and the turn read it', async () => {
     const toolError = canary('tool-error');
     const modelError = canary('model-error');
