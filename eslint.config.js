@@ -6,7 +6,7 @@ import { noImportCycle } from './scripts/eslint/no-import-cycle.mjs';
 const cliOnly = { group: ['**/cli', '**/cli/*', '**/cli/**'], message: 'Only src/cli imports the CLI.' };
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '**/*.js', '**/*.mjs'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

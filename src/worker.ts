@@ -8,7 +8,7 @@ import {
 } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { createActivities, type ActivityDependencies } from './activities/index.js';
-import { encryptionDataConverter } from './codec/data-converter.js';
+import { ENCODED_FAILURE_CONVERTER_PATH, encryptionDataConverter } from './codec/data-converter.js';
 import type { EncryptionKey } from './codec/keys.js';
 import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './client/connection.js';
 import type { Config } from './config.js';
@@ -22,14 +22,25 @@ export const workflowsPath = new URL(
   import.meta.url,
 ).pathname;
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 
 /**
  * The workflow bundle, built once per process (bundling takes seconds and every worker can share it) and quietly:
- * the bundler's progress lines would bury the worker's own output.
+ * the bundler's progress lines would bury the worker's own output. With `encodeFailures` (what a worker with
+ * encryption keys runs), the workflow's own failures (e.g. a refused message) carry their message and stack trace in
+ * an encoded payload, which the codec encrypts: see {@link encryptionDataConverter}.
  */
-export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+export function bundleWorkflows(options: { encodeFailures?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+  const encodeFailures = options.encodeFailures ?? false;
+  let bundle = bundles.get(encodeFailures);
+  if (bundle === undefined) {
+    bundle = bundleWorkflowCode({
+      workflowsPath,
+      logger: quietBundlerLogger,
+      ...(encodeFailures ? { failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH } : {}),
+    });
+    bundles.set(encodeFailures, bundle);
+  }
   return bundle;
 }
 
@@ -50,7 +61,8 @@ export interface AgentWorkerOptions extends ActivityDependencies {
   namespace?: string;
   /**
    * Keys that encrypt what the worker records (docs/security.md): the first encrypts, all decrypt. The activities'
-   * own client (`temporal`) gets the same codec. Default none: payloads are plain JSON.
+   * own client (`temporal`) gets the same codec. With keys, failures' messages and stack traces are encrypted too.
+   * Default none: payloads and failures are plain JSON.
    */
   encryptionKeys?: readonly EncryptionKey[];
   /** Any other Temporal worker option (e.g. `workflowBundle`, `maxCachedWorkflows`); these win over ours. */
@@ -76,7 +88,9 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     namespace: namespace ?? 'default',
     taskQueue,
     dataConverter,
-    workflowBundle: worker?.workflowBundle ?? (await bundleWorkflows()),
+    // A bundle passed in must have been built with the same failure converter (bundleWorkflows does that).
+    workflowBundle:
+      worker?.workflowBundle ?? (await bundleWorkflows({ encodeFailures: (encryptionKeys?.length ?? 0) > 0 })),
     // The worker's own connection also answers whether Temporal is up before a finished result is handed over.
     activities: createActivities({ workerConnection: connection, ...dependencies }),
     // Cancellation reaches an activity with its next heartbeat: flush heartbeats often so an interrupt or the time

@@ -78,7 +78,12 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
     temporal: client,
     encryptionKeys,
     worker: {
-      workflowBundle: await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger }),
+      workflowBundle: await bundleWorkflowCode({
+        workflowsPath,
+        logger: quietBundlerLogger,
+        // With keys, the workflow's failures are encoded as the worker's own bundle has them (src/worker.ts).
+        ...(dataConverter.failureConverterPath ? { failureConverterPath: dataConverter.failureConverterPath } : {}),
+      }),
       ...experimentInterceptors(),
     },
   });

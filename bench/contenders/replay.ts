@@ -29,7 +29,13 @@ export async function replayOnColdWorker(
     await connection.close();
   }
   const bundleStarted = performance.now();
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+  // The workflow code bundled as its worker bundled it: with the data converter's failure converter, if any.
+  const failureConverterPath = dataConverter?.failureConverterPath;
+  const workflowBundle = await bundleWorkflowCode({
+    workflowsPath,
+    logger: quietBundlerLogger,
+    ...(failureConverterPath ? { failureConverterPath } : {}),
+  });
   const replayStarted = performance.now();
   const options: ReplayWorkerOptions = { workflowBundle, ...(dataConverter ? { dataConverter } : {}) };
   await Worker.runReplayHistory(options, history, config.workflowId);

@@ -162,8 +162,11 @@ export function resultText(result: { content?: Array<{ type: string; text?: stri
 export interface Gate {
   /** The gate's endpoint: same path as the target's. */
   url: string;
-  /** Answer every request with this HTTP status (and the request's headers echoed in the body), or pass them on. */
-  reject(status: number | undefined): void;
+  /**
+   * Answer every request with this HTTP status, or pass them on. The body is `body` if given (a server's own error
+   * text), else the request's headers echoed.
+   */
+  reject(status: number | undefined, body?: string): void;
   close(): Promise<void>;
 }
 
@@ -175,11 +178,12 @@ export interface Gate {
 export async function startGate(target: string, rejecting?: number): Promise<Gate> {
   const upstream = new URL(target);
   let status = rejecting;
+  let errorBody: string | undefined;
   const server = createHttpServer((request, response) => {
     if (status !== undefined) {
       request.resume();
       response.writeHead(status, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ error: 'refused', yourHeaders: request.headers }));
+      response.end(errorBody ?? JSON.stringify({ error: 'refused', yourHeaders: request.headers }));
       return;
     }
     const proxied = httpRequest(
@@ -202,8 +206,9 @@ export async function startGate(target: string, rejecting?: number): Promise<Gat
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}${upstream.pathname}${upstream.search}`,
-    reject: (next) => {
+    reject: (next, body) => {
       status = next;
+      errorBody = body;
     },
     close: async () => {
       server.closeAllConnections();

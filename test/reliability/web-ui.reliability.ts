@@ -126,7 +126,14 @@ describe('the Web UI in a real browser', () => {
     const systemWord = randomUUID();
     const systemPrompt = `You keep secrets such as ${systemWord}.`;
     const answer = `The code word is safe with me: ${randomUUID()}`;
-    const model = await startScriptedModel({ script: [{ content: answer }] });
+    // The second turn's model call fails with a provider error quoting the user: its message is encrypted too.
+    const failWord = randomUUID();
+    const model = await startScriptedModel({
+      script: [
+        { content: answer },
+        { error: { status: 400, body: { error: { message: `Your message quoted ${failWord}`, type: 'bad' } } } },
+      ],
+    });
     const token = randomBytes(24).toString('hex');
     const dev = await startEncryptedDev({
       keys: [{ id: 'web-ui', key: randomBytes(32) }],
@@ -145,6 +152,12 @@ describe('the Web UI in a real browser', () => {
       );
       expect(asked.stderr).toBe('');
       expect(asked.stdout).toContain(answer);
+      const failed = await execFileAsync(process.execPath, [CLI, 'ask', '-c', 'secret-plans', 'And now?'], {
+        env: { ...dev.env, TEMPORAL_ADDRESS: dev.address },
+        encoding: 'utf8',
+        timeout: 60_000,
+      }).catch((error: { stdout: string; stderr: string }) => error);
+      expect(`${failed.stdout}${failed.stderr}`).toContain(failWord);
       const workflowId = 'conversation-secret-plans';
 
       // The real temporal CLI: without the codec, only ciphertext; through the codec server, the conversation.
@@ -155,11 +168,12 @@ describe('the Web UI in a real browser', () => {
       const decoded = payloadTexts(
         await temporalWorkflowShow(temporal, dev.address, workflowId, { endpoint: dev.codecUrl, token }),
       );
-      for (const text of [message, answer, systemPrompt]) {
+      for (const text of [message, answer, systemPrompt, failWord]) {
         expect(raw).not.toContain(text);
         expect(rawText).not.toContain(text);
-        expect(decoded).toContain(text);
       }
+      for (const text of [message, answer, systemPrompt, failWord]) expect(decoded).toContain(text);
+      expect(raw).toContain('Encoded failure');
 
       // The embedded Web UI asks the codec server (CORS, the token in its endpoint) and shows the decrypted input.
       const page = await browser!.newPage();
@@ -168,6 +182,18 @@ describe('the Web UI in a real browser', () => {
       // The input (encrypted in history) and the model call's summary (user metadata, encrypted too), decrypted.
       await page.waitForText([new RegExp(systemWord), /turn 1 · model default · round 1/]);
       const shot = save('web-ui-decrypted.png', await page.screenshot());
+      // The failed model call of turn 2: its row says only "Encoded failure"; opened, the Web UI shows the message and
+      // stack trace decoded through the codec server (the failure's encodedAttributes).
+      await page.click('Event History');
+      await page.waitForText([/Activity Task Failed/]);
+      await page.evaluate(`(() => {
+        const rows = [...document.querySelectorAll('tr[data-testid="event-summary-row"]')];
+        rows.find((row) => row.textContent.includes('Activity Task Failed')).click();
+        return true;
+      })()`);
+      const failure = await page.waitForText([/"encodedAttributes"/, new RegExp(`Your message quoted ${failWord}`)]);
+      expect(failure).toMatch(/Failure Message\s+Encoded failure/);
+      const failureShot = save('web-ui-decrypted-failure.png', await page.screenshot());
 
       rows.add({
         group: 'Web UI (dev server) in headless Chromium',
@@ -175,8 +201,9 @@ describe('the Web UI in a real browser', () => {
         outcome:
           'durable-agent dev started its codec server and pointed the embedded Web UI at it: the conversation page ' +
           'shows the input (its system prompt) and the activity summaries decrypted; `temporal workflow show` shows only binary/encrypted payloads, and the ' +
-          'message, system prompt and answer with --codec-endpoint',
-        counts: `screenshot: ${path.basename(shot)}`,
+          'message, system prompt and answer with --codec-endpoint; a failed model call quoting the user reads ' +
+          '"Encoded failure" in history and shows its message decoded in the Web UI',
+        counts: `screenshots: ${path.basename(shot)}, ${path.basename(failureShot)}`,
         passed: true,
       });
     } finally {
