@@ -16,7 +16,8 @@ import type {
 import { InputRequests } from './input-requests.js';
 import { EventLog, type TurnFinishedEvent } from './stream-events.js';
 import { Transcript } from './transcript.js';
-import type { TurnContext, TurnObserver, TurnProgress } from './turn.js';
+import { observeTurn, type RunningTurn } from './running-turn.js';
+import type { TurnContext } from './turn.js';
 import type { TurnResult } from './turn-result.js';
 
 export const DEFAULT_MAX_TURNS_PER_RUN = 100;
@@ -34,16 +35,6 @@ export interface ConversationHooks {
   approvalsChanged?(): void;
   /** A question from an MCP server came or was answered: the phase may have changed (the workflow publishes it). */
   inputsChanged?(): void;
-}
-
-interface RunningTurn {
-  turn: number;
-  messageId: string;
-  /** Cancels the turn's scope. */
-  cancel: () => void;
-  interrupted: boolean;
-  reason?: string;
-  progress?: TurnProgress;
 }
 
 /** What the conversation hands a turn: everything in its context but the workflow's ids. */
@@ -326,7 +317,15 @@ export class ConversationCore {
       messageId: message.id,
       transcript: this.transcript,
       settings: this.settings,
-      observer: this.observe(running),
+      observer: observeTurn(running, {
+        events: this.events,
+        inputs: this.inputs,
+        changed: () => this.hooks.changed(),
+        toolsListed: (tools, digest) => {
+          this.tools = tools;
+          this.toolsDigest = digest;
+        },
+      }),
       approvals: this.approvals,
     };
   }
@@ -386,30 +385,5 @@ export class ConversationCore {
 
   private resultOf(messageId: string): TurnResult | undefined {
     return this.recentResults.find((result) => result.messageId === messageId);
-  }
-
-  /** What the running turn reports: its stream events, its progress and its tools. */
-  private observe(running: RunningTurn): TurnObserver {
-    const { events } = this;
-    const { turn } = running;
-    return {
-      progress: (progress) => {
-        running.progress = progress;
-        this.hooks.changed();
-      },
-      modelCallStarted: (round) => events.startModelCall(turn, round),
-      modelCallFinished: (streamedText) => events.finishModelCall(streamedText),
-      toolsListed: (tools, digest) => {
-        this.tools = tools;
-        this.toolsDigest = digest;
-      },
-      serversUnavailable: (servers) => events.append({ type: 'servers_unavailable', turn, servers }),
-      toolStarted: (call) => events.startToolCall(turn, call),
-      toolFinished: (message, durationMs) => {
-        this.inputs.callFinished(message.toolCallId);
-        events.finishToolCall(turn, message, durationMs);
-      },
-      interrupted: () => running.interrupted,
-    };
   }
 }
