@@ -13,7 +13,12 @@ export function chatCommand() {
           '([y/n/a]).',
       )
       .addOption(conversationOption())
-      .addOption(new Option('--by <name>', 'who approves or denies tool calls here (default: your login name)')),
+      .addOption(
+        new Option(
+          '--by <name>',
+          "who approves or denies tool calls and answers servers' questions here (default: your login name)",
+        ),
+      ),
   );
   return command.action(async (options) => {
     const { id } = conversationIdOrNew(options.conversation);
