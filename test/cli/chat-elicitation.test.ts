@@ -29,7 +29,8 @@ beforeAll(async () => {
     env,
     script: book.script,
     mcpServers: [
-      httpServer('test', mcp.url),
+      // set_value waits for approval: with ask_user in one round, the chat asks both, one at a time.
+      httpServer('test', mcp.url, { requireApproval: ['set_value'] }),
       stdioServer('everything', process.execPath, [publishedServerEntry('server-everything'), 'stdio']),
     ],
   });
@@ -111,6 +112,38 @@ it('form mode: one prompt per field with its type, asked again when wrong; a JSO
   expect(toolResultOf(id, 5)).toBe('decline');
   expect(chat.output()).not.toContain('Could not answer');
 
+  chat.write('\x04');
+  expect(await chat.exited).toBe(0);
+});
+
+it('an approval and a question in one round are asked one after the other', async () => {
+  const id = book.conversation('both', [
+    { toolCalls: [{ name: 'test__set_value', arguments: { key: 'mood', value: 'sunny' } }, askUser.toolCalls[0]!] },
+    { content: 'Stored and greeted.' },
+  ]);
+  const allow = 'Allow test__set_value {"key":"mood","value":"sunny"}? [y/n/a]';
+  const chat = chatInTerminal(id);
+  await expect.poll(() => prompts(chat), settle).toBe(1);
+  chat.write('Store my mood and greet me.\r');
+  await expect.poll(() => chat.output(), settle).toContain(allow);
+  // The server's question waits behind the open approval question; it is shown, not asked yet.
+  await poll(
+    () => client.pendingInputs(id),
+    (list) => list.length === 1,
+  );
+  await expect.poll(() => chat.output(), settle).toContain('? test__ask_user asks: Who are you?');
+  expect(chat.output()).not.toContain(NAME);
+  chat.write('y\r');
+  await expect.poll(() => chat.output(), settle).toContain('✓ test__set_value approved by tester');
+  await expect.poll(() => chat.output(), settle).toContain(NAME);
+  chat.write('Ada\r');
+  await expect.poll(() => chat.output(), settle).toContain(AGE);
+  // An optional field left empty is left out.
+  chat.write('\r');
+  await expect.poll(() => chat.output(), settle).toContain('answered by tester: accept {"name":"Ada"}');
+  await expect.poll(() => chat.output(), settle).toContain('agent> Stored and greeted.');
+  expect(toolResultOf(id, 1)).toBe('accept {"name":"Ada"}');
+  expect(chat.output()).not.toMatch(/Could not (answer|decide)/);
   chat.write('\x04');
   expect(await chat.exited).toBe(0);
 });
