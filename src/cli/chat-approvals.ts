@@ -21,6 +21,8 @@ export interface ChatApprovalsOptions {
   by: string | undefined;
   /** The prompt to go back to once no question is left. */
   prompt: string;
+  /** Another question (a server's, for input) holds the prompt: wait for `resume()`. */
+  blocked?: () => boolean;
   /** No question is open any more: the session shows its own prompt again if it was at it. */
   done: () => void;
 }
@@ -111,6 +113,16 @@ export class ChatApprovals {
     return this.asking !== undefined;
   }
 
+  /** True while a call waits here, asked or not yet asked. */
+  get waiting(): boolean {
+    return this.asking !== undefined || this.queue.length > 0 || this.deciding;
+  }
+
+  /** The other questions are done: ask what waits here. */
+  resume(): void {
+    this.schedule();
+  }
+
   close(): void {
     this.closed = true;
     this.queue.length = 0;
@@ -131,7 +143,7 @@ export class ChatApprovals {
   }
 
   private next(): void {
-    if (this.closed) return;
+    if (this.closed || this.options.blocked?.()) return;
     const approval = this.queue.shift();
     if (approval === undefined) {
       this.options.rl.setPrompt(this.options.prompt);

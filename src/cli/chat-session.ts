@@ -7,7 +7,7 @@ import type { TurnEvent, TurnProgressSource } from '../client/turn-progress.js';
 import type { ConversationSettings, TurnResult } from '../workflows/definitions.js';
 import { errorMessage } from '../shared/errors.js';
 import { ExitCode } from '../shared/exit-codes.js';
-import { ChatApprovals } from './chat-approvals.js';
+import { ChatQuestions } from './chat-questions.js';
 import { TurnView } from './chat-turn-view.js';
 import { toCliError } from './client-command.js';
 import { answered } from './format.js';
@@ -26,7 +26,7 @@ export interface ChatSessionOptions {
   output?: NodeJS.WriteStream;
   /** Errors (a rejected message, an unreachable cluster); default `process.stderr`. */
   errors?: NodeJS.WritableStream;
-  /** Who approves or denies tool calls here, for the audit trail; default the login name. */
+  /** Who approves or denies tool calls and answers servers' questions here, for the history; default the login name. */
   by?: string;
 }
 
@@ -60,7 +60,7 @@ class ChatSession {
   private readonly spinner: Spinner;
   private readonly rl: readline.Interface;
   /** Tool calls waiting for a person, asked about inline. */
-  private readonly approvals: ChatApprovals;
+  private readonly questions: ChatQuestions;
   /** Ends the event stream and any `ask` in flight. */
   private readonly stopping = new AbortController();
 
@@ -100,14 +100,14 @@ class ChatSession {
       terminal: this.input.isTTY === true,
       prompt: PROMPT,
     });
-    this.approvals = new ChatApprovals({
+    this.questions = new ChatQuestions({
       client: this.client,
       conversationId: this.conversationId,
       rl: this.rl,
       output: this.output,
       spinner: this.spinner,
       errors: this.errors,
-      // Piped input is messages, not answers: without a terminal the chat says how to decide from elsewhere.
+      // Piped input is messages, not answers: without a terminal the chat says how to answer from elsewhere.
       interactive: this.input.isTTY === true,
       by: options.by ?? loginName(),
       prompt: PROMPT,
@@ -147,7 +147,7 @@ class ChatSession {
   }
 
   private line(line: string): void {
-    if (this.leaving || this.approvals.answer(line)) return;
+    if (this.leaving || this.questions.answer(line)) return;
     this.atPrompt = false;
     const text = line.trim();
     if (text === '/exit' || text === '/quit') return this.leave();
@@ -247,12 +247,11 @@ class ChatSession {
       this.breakPrompt();
       this.say(await this.fromElsewhere(event.messageId, event.turn));
     }
-    if (event.type === 'approval-decided') this.approvals.decided(event.decision);
-    this.approvals.interject(() => this.viewOf(event.turn).show(event));
-    if (event.type === 'approval-requested') {
-      this.breakPrompt();
-      this.approvals.requested(event.approval);
-    }
+    this.questions.show(
+      event,
+      () => this.viewOf(event.turn).show(event),
+      () => this.breakPrompt(),
+    );
   }
 
   /** Show the end of a turn, from the stream or from `ask`, whichever comes first (the other changes nothing). */
@@ -307,7 +306,7 @@ class ChatSession {
   private leave(): void {
     if (this.leaving) return;
     this.leaving = true;
-    this.approvals.close();
+    this.questions.close();
     this.stopping.abort();
     this.spinner.stop();
     this.rl.close();

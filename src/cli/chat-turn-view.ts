@@ -1,6 +1,7 @@
 import type { TurnEvent } from '../client/turn-progress.js';
 import type { TurnResult } from '../workflows/definitions.js';
 import { describeDecision, describeStop, formatDuration, shortArguments, shorten } from './format.js';
+import { describeInputAnswer, describeInputRequest } from './input-fields.js';
 import type { Spinner } from './spinner.js';
 
 /**
@@ -67,6 +68,16 @@ export class TurnView {
         live.break();
         spinner.print(describeDecision(event.decision));
         if (event.decision.decision === 'approved') spinner.update(`running ${event.decision.tool}…`);
+        break;
+      case 'input-requested':
+        live.break();
+        for (const line of describeInputRequest(event.request)) spinner.print(line);
+        spinner.update(`waiting for an answer to ${event.request.tool}…`);
+        break;
+      case 'input-answered':
+        live.break();
+        spinner.print(describeInputAnswer(event.answer));
+        spinner.update('the tool goes on…');
         break;
       case 'turn-finished':
         this.finish(event.result);

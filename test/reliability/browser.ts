@@ -134,9 +134,19 @@ export class Page {
     return result.value as T;
   }
 
-  /** The page's visible text. */
+  /**
+   * The page's visible text, then that of its same-origin frames (the Web UI renders a workflow's current details as
+   * markdown in an iframe of its own origin).
+   */
   text(): Promise<string> {
-    return this.evaluate<string>('document.body ? document.body.innerText : ""');
+    return this.evaluate<string>(`(() => {
+      const texts = [document.body ? document.body.innerText : ''];
+      for (const frame of document.querySelectorAll('iframe')) {
+        const body = frame.contentDocument && frame.contentDocument.body;
+        if (body) texts.push(body.innerText);
+      }
+      return texts.join('\\n');
+    })()`);
   }
 
   /** Waits until the page's text matches every pattern (single-page apps render after loading); returns the text. */

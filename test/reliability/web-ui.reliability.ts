@@ -13,6 +13,7 @@ import { startScriptedModel } from '../../src/testing/scripted-model/index.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
+import { DurableAgentClient } from '../../src/client/index.js';
 import { askUpdate } from '../../src/workflows/definitions.js';
 import { Browser } from './browser.js';
 import { payloadTexts, startEncryptedDev, temporalWorkflowShow } from './encrypted-dev.js';
@@ -21,7 +22,8 @@ import { CLI, killLeftovers, REPO_ROOT, ResultRows } from './helpers.js';
 /**
  * Issue 8, item 6: the Temporal Web UI of the dev server, in headless Chromium, tells the story of a conversation: the
  * list shows the conversation by its readable workflow id, and its page shows the model and tool activity summaries
- * the workflow sets. Screenshots go to test-results/screenshots (CI keeps test-results/); scripts/reliability.mjs
+ * the workflow sets; issue 17: a conversation whose tool call awaits approval names the pending call in its current
+ * details. Screenshots go to test-results/screenshots (CI keeps test-results/); scripts/reliability.mjs
  * copies them to docs/screenshots.
  */
 
@@ -33,6 +35,7 @@ export const SCREENSHOTS_DIR = path.join(REPO_ROOT, 'test-results/screenshots');
 let env: TestWorkflowEnvironment;
 let uiPort: number;
 let mcp: RunningTestMcpServer;
+let server: HttpServerConfig;
 let agent: TestAgent;
 let browser: Browser | undefined;
 const rows = new ResultRows('web-ui');
@@ -41,7 +44,7 @@ beforeAll(async () => {
   uiPort = await findFreePort();
   env = await createLocalEnvironment({ uiPort });
   mcp = await startTestMcpServer({ transport: 'http' });
-  const server: HttpServerConfig = {
+  server = {
     name: 'test',
     transport: 'http',
     url: mcp.url,
@@ -117,6 +120,69 @@ describe('the Web UI in a real browser', () => {
       counts: `screenshots: ${path.basename(listShot)}, ${path.basename(historyShot)}`,
       passed: true,
     });
+  });
+
+  it('web UI: the current details of a conversation awaiting approval name the pending call', async () => {
+    // The same MCP server, but every call of its tools waits for a person ("requireApproval": "always").
+    const waiting = await startTestAgent({
+      env,
+      mcpServers: [{ ...server, requireApproval: 'always' }],
+      script: [
+        { toolCalls: [{ name: 'test__set_value', arguments: { key: 'colour', value: 'green' } }] },
+        { content: 'Stored green, now that it is approved.' },
+      ],
+    });
+    const client = new DurableAgentClient({ client: env.client, taskQueue: waiting.taskQueue });
+    const runs = () => mcp.counters.calls.set_value ?? 0;
+    const before = runs();
+    try {
+      const asked = client.ask('web-ui-approval', 'Store green as the colour.');
+      let pending: Awaited<ReturnType<DurableAgentClient['pendingApprovals']>> = [];
+      await expect
+        .poll(async () => (pending = await client.pendingApprovals('web-ui-approval')).length, {
+          timeout: 60_000,
+          interval: 200,
+        })
+        .toBe(1);
+      const [call] = pending;
+      expect(call!.tool).toBe('test__set_value');
+      expect(runs()).toBe(before);
+
+      const page = await browser!.newPage();
+      const base = `http://127.0.0.1:${uiPort}/namespaces/default`;
+      await page.goto(`${base}/workflows/conversation-web-ui-approval`);
+      // The Web UI asks the running workflow for its current details (the metadata query) on the User Metadata tab.
+      await page.waitForText([/User Metadata/]);
+      await page.click('User Metadata');
+      // What the browser renders from the workflow's current details (markdown, in the tab's frame): the phase, the
+      // pending call's tool and the model's call id, its arguments.
+      const text = await page.waitForText([
+        /awaiting_approval/,
+        new RegExp(`Awaiting approval · test__set_value ${call!.callId}`),
+      ]);
+      expect(text).toContain('"value":"green"');
+      const shot = save('web-ui-awaiting-approval.png', await page.screenshot());
+
+      // Approved from the client, the call runs once and the turn finishes.
+      const decision = await client.approve('web-ui-approval', call!.callId, { by: 'web-ui-check' });
+      expect(decision.decision).toBe('approved');
+      const result = await asked;
+      expect(result.answer).toBe('Stored green, now that it is approved.');
+      expect(runs() - before).toBe(1);
+
+      rows.add({
+        group: 'Web UI (dev server) in headless Chromium',
+        fault: 'none: a tool call of a server with "requireApproval": "always" waits for a person',
+        outcome:
+          `the conversation's page shows its current details: awaiting_approval and "Awaiting approval · ` +
+          `test__set_value <call id>" with the arguments; approved from the client, the call ran and the turn finished`,
+        counts: `screenshot: ${path.basename(shot)}`,
+        passed: true,
+      });
+    } finally {
+      await client.close();
+      await waiting.close();
+    }
   });
 
   it('web UI with encryption: durable-agent dev shows decrypted payloads through its codec server; temporal workflow show shows ciphertext', async () => {

@@ -10,10 +10,15 @@ export function chatCommand() {
           'turns sent from elsewhere as they stream. Ctrl-C interrupts the running turn; a second Ctrl-C (or Ctrl-C ' +
           'at the prompt, or Ctrl-D) leaves. Errors go to stderr; the exit code is that of the first message not ' +
           'answered (docs/cli.md), 0 when all were. A tool call that waits for approval is asked about inline ' +
-          '([y/n/a]).',
+          "([y/n/a]), and so is an MCP server's question (its fields one by one, or opened? [y/n/c] for a page).",
       )
       .addOption(conversationOption())
-      .addOption(new Option('--by <name>', 'who approves or denies tool calls here (default: your login name)')),
+      .addOption(
+        new Option(
+          '--by <name>',
+          "who approves or denies tool calls and answers servers' questions here (default: your login name)",
+        ),
+      ),
   );
   return command.action(async (options) => {
     const { id } = conversationIdOrNew(options.conversation);

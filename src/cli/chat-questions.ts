@@ -1,0 +1,79 @@
+import type readline from 'node:readline';
+import type { DurableAgentClient } from '../client/index.js';
+import type { TurnEvent } from '../client/turn-progress.js';
+import { ChatApprovals } from './chat-approvals.js';
+import { ChatInputs } from './chat-inputs.js';
+import type { Spinner } from './spinner.js';
+
+export interface ChatQuestionsOptions {
+  client: DurableAgentClient;
+  conversationId: string;
+  rl: readline.Interface;
+  output: NodeJS.WritableStream;
+  spinner: Spinner;
+  errors: NodeJS.WritableStream;
+  /** Ask (the input is a terminal); otherwise only say how to answer from elsewhere. */
+  interactive: boolean;
+  /** Who decides and answers here. */
+  by: string | undefined;
+  /** The session's own prompt, shown again once no question is left. */
+  prompt: string;
+  /** No question is left: the session shows its prompt again if it was at it. */
+  done: () => void;
+}
+
+/**
+ * What the chat asks the person during a turn: tool calls to approve ({@link ChatApprovals}) and MCP servers'
+ * questions ({@link ChatInputs}), one question at a time on the one prompt, each asked where it came from.
+ */
+export class ChatQuestions {
+  private readonly approvals: ChatApprovals;
+  private readonly inputs: ChatInputs;
+
+  constructor(options: ChatQuestionsOptions) {
+    const { prompt, done, ...shared } = options;
+    const finished = () => {
+      options.rl.setPrompt(prompt);
+      done();
+    };
+    this.approvals = new ChatApprovals({
+      ...shared,
+      prompt,
+      blocked: () => this.inputs.open,
+      done: () => (this.inputs.waiting ? this.inputs.resume() : finished()),
+    });
+    this.inputs = new ChatInputs({
+      ...shared,
+      blocked: () => this.approvals.open,
+      done: () => (this.approvals.waiting ? this.approvals.resume() : finished()),
+    });
+  }
+
+  /** The line answers the open question: true when it did. */
+  answer(line: string): boolean {
+    return this.approvals.answer(line) || this.inputs.answer(line);
+  }
+
+  /**
+   * Show a turn's event with `write` (above the open question, if any), and ask or stop asking what it brings;
+   * `breakPrompt` ends the session's prompt line before a new question.
+   */
+  show(event: TurnEvent, write: () => void, breakPrompt: () => void): void {
+    if (event.type === 'approval-decided') this.approvals.decided(event.decision);
+    if (event.type === 'input-answered') this.inputs.answered(event.answer.requestId);
+    this.approvals.interject(() => this.inputs.interject(write));
+    if (event.type === 'approval-requested') {
+      breakPrompt();
+      this.approvals.requested(event.approval);
+    }
+    if (event.type === 'input-requested') {
+      breakPrompt();
+      this.inputs.requested(event.request);
+    }
+  }
+
+  close(): void {
+    this.approvals.close();
+    this.inputs.close();
+  }
+}
