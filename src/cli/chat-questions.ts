@@ -1,25 +1,11 @@
-import type readline from 'node:readline';
-import type { DurableAgentClient } from '../client/index.js';
 import type { TurnEvent } from '../client/turn-progress.js';
 import { ChatApprovals } from './chat-approvals.js';
 import { ChatInputs } from './chat-inputs.js';
-import type { Spinner } from './spinner.js';
+import type { InlineQuestionsOptions } from './inline-questions.js';
 
-export interface ChatQuestionsOptions {
-  client: DurableAgentClient;
-  conversationId: string;
-  rl: readline.Interface;
-  output: NodeJS.WritableStream;
-  spinner: Spinner;
-  errors: NodeJS.WritableStream;
-  /** Ask (the input is a terminal); otherwise only say how to answer from elsewhere. */
-  interactive: boolean;
-  /** Who decides and answers here. */
-  by: string | undefined;
+export interface ChatQuestionsOptions extends Omit<InlineQuestionsOptions, 'blocked'> {
   /** The session's own prompt, shown again once no question is left. */
   prompt: string;
-  /** No question is left: the session shows its prompt again if it was at it. */
-  done: () => void;
 }
 
 /**
@@ -38,7 +24,6 @@ export class ChatQuestions {
     };
     this.approvals = new ChatApprovals({
       ...shared,
-      prompt,
       blocked: () => this.inputs.open,
       done: () => (this.inputs.waiting ? this.inputs.resume() : finished()),
     });
