@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../config.js';
-import { errorMessage } from '../shared/errors.js';
+import { describeValue, errorMessage } from '../shared/errors.js';
 import { matchesPattern } from '../shared/tool-patterns.js';
 import type { ApprovalPolicy } from '../workflows/approval-messages.js';
 import { isApprovalPolicy } from '../workflows/approval-policy.js';
@@ -144,7 +144,9 @@ export function parseMcpConfig(text: string, file: string, env: Env = process.en
     throw new McpConfigError(`${file}: not valid JSON (${reason}). Expected {"mcpServers": {"<name>": {...}}}.`);
   }
   if (!isPlainObject(document)) {
-    throw new McpConfigError(`${file}: expected a JSON object with an "mcpServers" key, got ${describe(document)}.`);
+    throw new McpConfigError(
+      `${file}: expected a JSON object with an "mcpServers" key, got ${describeValue(document)}.`,
+    );
   }
   const unknownTopLevel = Object.keys(document).filter((key) => key !== 'mcpServers');
   if (unknownTopLevel.length > 0) {
@@ -154,7 +156,9 @@ export function parseMcpConfig(text: string, file: string, env: Env = process.en
   }
   const servers = document.mcpServers;
   if (!isPlainObject(servers)) {
-    throw new McpConfigError(`${file}: "mcpServers" must be an object of servers by name, got ${describe(servers)}.`);
+    throw new McpConfigError(
+      `${file}: "mcpServers" must be an object of servers by name, got ${describeValue(servers)}.`,
+    );
   }
   const baseDirectory = path.dirname(path.resolve(file));
   return {
@@ -189,7 +193,10 @@ class Where {
 function parseServer(where: Where, value: unknown, env: Env, baseDirectory: string): McpServerConfig {
   if (where.server.trim() === '') throw where.error(undefined, 'server names must not be empty.');
   if (!isPlainObject(value)) {
-    throw where.error(undefined, `expected an object with "command" (stdio) or "url" (HTTP), got ${describe(value)}.`);
+    throw where.error(
+      undefined,
+      `expected an object with "command" (stdio) or "url" (HTTP), got ${describeValue(value)}.`,
+    );
   }
   const transport = parseTransport(where, value);
   const known: readonly string[] = [...SERVER_KEYS.common, ...SERVER_KEYS[transport]];
@@ -270,7 +277,7 @@ function parseApproval(
   if (policy !== undefined && !isApprovalPolicy(policy)) {
     throw where.error(
       'requireApproval',
-      `expected "never", "always", "writes" or an array of tool names, got ${describe(policy)}. ` +
+      `expected "never", "always", "writes" or an array of tool names, got ${describeValue(policy)}. ` +
         'For tools that change or delete things, use "writes" or list them (docs/approvals.md).',
     );
   }
@@ -308,7 +315,7 @@ function parseTimeout(where: Where, value: unknown, key = 'timeoutMs'): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TOOL_TIMEOUT_MS) {
     throw where.error(
       key,
-      `expected a whole number of milliseconds from 1 to ${MAX_TOOL_TIMEOUT_MS}, got ${describe(value)}.`,
+      `expected a whole number of milliseconds from 1 to ${MAX_TOOL_TIMEOUT_MS}, got ${describeValue(value)}.`,
     );
   }
   return value;
@@ -334,7 +341,7 @@ function expandVariables(text: string, env: Env, where: Where, key: string, expa
 function requiredString(where: Where, object: Record<string, unknown>, key: string): string {
   const value = object[key];
   if (typeof value !== 'string' || value.trim() === '') {
-    throw where.error(key, `expected a non-empty string, got ${describe(value)}.`);
+    throw where.error(key, `expected a non-empty string, got ${describeValue(value)}.`);
   }
   return value;
 }
@@ -346,14 +353,14 @@ function optionalString(where: Where, object: Record<string, unknown>, key: stri
 function optionalBoolean(where: Where, object: Record<string, unknown>, key: string): boolean | undefined {
   const value = object[key];
   if (value === undefined || typeof value === 'boolean') return value;
-  throw where.error(key, `expected true or false, got ${describe(value)}.`);
+  throw where.error(key, `expected true or false, got ${describeValue(value)}.`);
 }
 
 function optionalStringList(where: Where, object: Record<string, unknown>, key: string): string[] | undefined {
   const value = object[key];
   if (value === undefined) return undefined;
   if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
-    throw where.error(key, `expected an array of strings, got ${describe(value)}.`);
+    throw where.error(key, `expected an array of strings, got ${describeValue(value)}.`);
   }
   return value;
 }
@@ -365,10 +372,10 @@ function optionalStringRecord(
 ): Record<string, string> | undefined {
   const value = object[key];
   if (value === undefined) return undefined;
-  if (!isPlainObject(value)) throw where.error(key, `expected an object of strings, got ${describe(value)}.`);
+  if (!isPlainObject(value)) throw where.error(key, `expected an object of strings, got ${describeValue(value)}.`);
   for (const [name, item] of Object.entries(value)) {
     if (typeof item !== 'string') {
-      throw where.error(`${key}.${name}`, `expected a string, got ${describe(item)}.`);
+      throw where.error(`${key}.${name}`, `expected a string, got ${describeValue(item)}.`);
     }
   }
   return value as Record<string, string>;
@@ -383,12 +390,4 @@ function mapValues(
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${JSON.stringify(value)}`;
 }

@@ -76,3 +76,12 @@ export function* causeChain(error: unknown): Generator<object> {
     current = (current as { cause?: unknown }).cause;
   }
 }
+
+/** A value as an error message quotes what was found: `nothing`, `null`, `an array`, `an object`, `number 3`. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}

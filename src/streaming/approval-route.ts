@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { ApprovalDecision } from '../workflows/approval-messages.js';
 import type { JsonObject } from '../shared/types.js';
+import { clientRefusal, problem } from './http-errors.js';
 
 /** What the approval route needs of `DurableAgentClient`. */
 export interface ApprovalDeciding {
@@ -64,10 +65,7 @@ export function decideApproval(agent: ApprovalDeciding) {
           : await agent.deny(conversationId, callId, { reason: body.reason ?? '', ...by });
       return c.json(decision, 200);
     } catch (error) {
-      const name = error instanceof Error ? error.name : '';
-      const status = refusalStatus[name];
-      if (status === undefined) throw error;
-      return c.json(problem(name, (error as Error).message), status);
+      return clientRefusal(c, error, refusalStatus);
     }
   };
 }
@@ -88,8 +86,4 @@ function decisionBody(raw: unknown): DecisionBody | string {
   }
   if (body.always !== undefined && typeof body.always !== 'boolean') return '"always" must be true or false.';
   return body as unknown as DecisionBody;
-}
-
-function problem(type: string, message: string) {
-  return { error: { type, message } };
 }

@@ -9,7 +9,7 @@ import { addInputRoute, type InputAnsweringClient } from './input-route.js';
 import { errorMessage } from '../shared/errors.js';
 import { authentication, authenticationEnabled, type AuthenticationOptions } from './authentication.js';
 import { browserSafety, type BrowserSafetyOptions } from './browser-safety.js';
-import { problem, ServeErrorType } from './http-errors.js';
+import { clientRefusal, problem, ServeErrorType } from './http-errors.js';
 import { temporalReadiness } from './readiness.js';
 import { requestLog, type RequestLogger } from './request-log.js';
 import { ServeConfigError } from './serve-tokens.js';
@@ -163,10 +163,7 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
       const sent = await agent.send(conversationId, content, id === undefined ? {} : { messageId: id });
       return c.json(sent, 202);
     } catch (error) {
-      const name = error instanceof Error ? error.name : 'Error';
-      const status = errorStatus[name];
-      if (status === undefined) throw error;
-      return c.json(problem(name, (error as Error).message), status);
+      return clientRefusal(c, error, errorStatus);
     }
   });
 

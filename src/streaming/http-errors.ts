@@ -48,3 +48,14 @@ export function refuse(
 ): Response {
   return c.json(problem(type, message), status, headers);
 }
+
+/**
+ * A failure the route expects, named in `statuses` by its class name (the client's named errors), as a JSON refusal
+ * with that status and the error's message; anything else is rethrown (a 500).
+ */
+export function clientRefusal(c: Context, error: unknown, statuses: Record<string, ContentfulStatusCode>): Response {
+  const name = error instanceof Error ? error.name : 'Error';
+  const status = statuses[name];
+  if (status === undefined) throw error;
+  return c.json(problem(name, (error as Error).message), status);
+}

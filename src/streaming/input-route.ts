@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import type { InputAnswer } from '../workflows/definitions.js';
 import type { JsonObject } from '../shared/types.js';
+import { clientRefusal, problem } from './http-errors.js';
 
 /** What the route needs of `DurableAgentClient`. */
 export interface InputAnsweringClient {
@@ -52,14 +53,7 @@ export function addInputRoute(app: Hono, agent: InputAnsweringClient): void {
       });
       return c.json(answer, 200);
     } catch (error) {
-      const name = error instanceof Error ? error.name : 'Error';
-      const status = STATUS[name];
-      if (status === undefined) throw error;
-      return c.json(problem(name, (error as Error).message), status);
+      return clientRefusal(c, error, STATUS);
     }
   });
-}
-
-function problem(type: string, message: string) {
-  return { error: { type, message } };
 }

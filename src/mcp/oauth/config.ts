@@ -1,3 +1,5 @@
+import { describeValue } from '../../shared/errors.js';
+
 /**
  * The `oauth` key of an HTTP server in the `mcpServers` file:
  *
@@ -38,7 +40,10 @@ export interface OAuthConfigContext {
 export function parseOAuthConfig(value: unknown, context: OAuthConfigContext): McpOAuthConfig {
   const { error, expand } = context;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw error('oauth', `expected an object such as {"grant": "client_credentials", ...}, got ${describe(value)}.`);
+    throw error(
+      'oauth',
+      `expected an object such as {"grant": "client_credentials", ...}, got ${describeValue(value)}.`,
+    );
   }
   const object = value as Record<string, unknown>;
   for (const key of Object.keys(object)) {
@@ -51,14 +56,14 @@ export function parseOAuthConfig(value: unknown, context: OAuthConfigContext): M
     throw error(
       'oauth.grant',
       `expected "client_credentials" (the worker authorizes itself) or "authorization_code" ` +
-        `(a person logs in with \`durable-agent mcp login\`), got ${describe(grant)}.`,
+        `(a person logs in with \`durable-agent mcp login\`), got ${describeValue(grant)}.`,
     );
   }
   const text = (key: string) => {
     const item = object[key];
     if (item === undefined) return undefined;
     if (typeof item !== 'string' || item.trim() === '') {
-      throw error(`oauth.${key}`, `expected a non-empty string, got ${describe(item)}.`);
+      throw error(`oauth.${key}`, `expected a non-empty string, got ${describeValue(item)}.`);
     }
     return expand(item, `oauth.${key}`);
   };
@@ -90,7 +95,7 @@ function parseScopes(value: unknown, error: OAuthConfigContext['error']): string
     value.length > 0 &&
     value.every((item) => typeof item === 'string' && /^[!#-[\]-~]+$/.test(item));
   if (!valid) {
-    throw error('oauth.scopes', `expected a non-empty array of scope names (no spaces), got ${describe(value)}.`);
+    throw error('oauth.scopes', `expected a non-empty array of scope names (no spaces), got ${describeValue(value)}.`);
   }
   return value as string[];
 }
@@ -102,15 +107,7 @@ function parsePort(object: Record<string, unknown>, error: OAuthConfigContext['e
     throw error('oauth.redirectPort', 'only the authorization_code grant has a redirect.');
   }
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65535) {
-    throw error('oauth.redirectPort', `expected a port number from 0 to 65535, got ${describe(value)}.`);
+    throw error('oauth.redirectPort', `expected a port number from 0 to 65535, got ${describeValue(value)}.`);
   }
   return value;
-}
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${JSON.stringify(value)}`;
 }
