@@ -73,6 +73,11 @@ afterAll(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
+async function completedActivities(handle: Handle): Promise<number> {
+  const { events } = await handle.fetchHistory();
+  return (events ?? []).filter((event) => event.activityTaskCompletedEventAttributes).length;
+}
+
 async function statusWhen(handle: Handle, done: (status: ConversationStatus) => boolean, what: string) {
   return until(
     async () => {
@@ -122,6 +127,12 @@ describe('the worker dies while a tool call awaits approval', () => {
     );
     const [pending] = waiting.pendingApprovals!;
     expect(pending).toMatchObject({ tool: 'test__increment', arguments: { key: 'orders' } });
+    // Kill only once echo's result is in history (the model call's and echo's activities completed): a read-only call
+    // whose result was not recorded yet runs again on the new worker, at least once by design, which is not this run.
+    await until(async () => (await completedActivities(handle)) >= 2, "echo's result in history", {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+    });
 
     await first.kill();
     const killedAt = Date.now();
