@@ -9,7 +9,8 @@ import type { TurnContext } from './turn-context.js';
 /**
  * A turn's waits for a person (docs/approvals.md): the call is recorded as pending and the turn waits with
  * `condition()`, with no activity and no polling (a durable timer only when the conversation sets a timeout), while its
- * time limit is paused.
+ * time limit is paused. Every `Date.now()` here reads Temporal's workflow time (the sandbox replaces the clock), so
+ * the paused time and the timeouts replay the same.
  */
 
 /** What the time limit changes on the turn when it fires. */
