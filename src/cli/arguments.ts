@@ -24,18 +24,18 @@ export function parsePort(value: string): number {
   return port;
 }
 
-/** A JSON object (`--arguments '{"path": "/tmp/a"}'`): anything else is a usage error that shows the expected shape. */
+/** A JSON object (`--arguments '{"path": "notes/a.md"}'`): anything else is a usage error that shows the expected shape. */
 export function parseJsonObject(value: string): JsonObject {
   let parsed: unknown;
   try {
     parsed = JSON.parse(value);
   } catch (error) {
     throw new InvalidArgumentError(
-      `expected a JSON object such as '{"path": "/tmp/report.md"}' (${errorMessage(error)}).`,
+      `expected a JSON object such as '{"path": "notes/report.md"}' (${errorMessage(error)}).`,
     );
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new InvalidArgumentError(`expected a JSON object such as '{"path": "/tmp/report.md"}', not ${value}.`);
+    throw new InvalidArgumentError(`expected a JSON object such as '{"path": "notes/report.md"}', not ${value}.`);
   }
   return parsed as JsonObject;
 }

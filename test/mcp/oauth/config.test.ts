@@ -121,9 +121,13 @@ describe('the oauth config', () => {
 
 describe('the token store', () => {
   test('defaults to DURABLE_AGENT_TOKEN_DIR, else the user config directory', () => {
-    expect(defaultTokenDirectory({ DURABLE_AGENT_TOKEN_DIR: '/srv/tokens' })).toBe(path.resolve('/srv/tokens'));
-    expect(defaultTokenDirectory({ XDG_CONFIG_HOME: '/home/a/.config' })).toBe(
-      path.join('/home/a/.config', 'durable-agent', 'mcp-tokens'),
+    const tokens = path.join(tmpdir(), 'tokens');
+    expect(defaultTokenDirectory({ DURABLE_AGENT_TOKEN_DIR: tokens })).toBe(path.resolve(tokens));
+    // A relative directory is resolved against the working directory.
+    expect(defaultTokenDirectory({ DURABLE_AGENT_TOKEN_DIR: 'tokens' })).toBe(path.resolve('tokens'));
+    const configHome = path.join(tmpdir(), 'config-home');
+    expect(defaultTokenDirectory({ XDG_CONFIG_HOME: configHome })).toBe(
+      path.join(configHome, 'durable-agent', 'mcp-tokens'),
     );
   });
 
