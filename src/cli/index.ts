@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, CommanderError } from '@commander-js/extra-typings';
+import { Command, CommanderError, type CommandUnknownOpts } from '@commander-js/extra-typings';
 import { approvalsCommand } from './commands/approvals.js';
 import { askCommand } from './commands/ask.js';
 import { chatCommand } from './commands/chat.js';
@@ -22,7 +22,7 @@ import { packageVersion } from '../shared/package-version.js';
  * being run is imported; the others appear in the help by name and summary. So `durable-agent --help` and the
  * conversation commands start without loading the worker.
  */
-const heavyCommands: { name: string; summary: string; load: () => Promise<Command> }[] = [
+const heavyCommands: { name: string; summary: string; load: () => Promise<CommandUnknownOpts> }[] = [
   {
     name: 'dev',
     summary: 'run the worker, with an embedded Temporal dev server unless TEMPORAL_ADDRESS is set',
@@ -42,6 +42,11 @@ const heavyCommands: { name: string; summary: string; load: () => Promise<Comman
     name: 'provision',
     summary: 'build or fetch both Temporal servers into the cache',
     load: async () => (await import('./commands/provision.js')).provisionCommand(),
+  },
+  {
+    name: 'replay',
+    summary: "replay conversations' histories on this version: the check before a deploy",
+    load: async () => (await import('./commands/replay.js')).replayCommand(),
   },
   {
     name: 'mcp',

@@ -13,6 +13,8 @@ export const ExitCode = {
   TurnFailed: 5,
   /** `approve` / `deny`: the tool call was decided already (elsewhere, by a timeout or an interrupt). */
   AlreadyDecided: 6,
+  /** `replay`: a history does not replay on this version (deploying it in place would fail that conversation). */
+  NotReplayable: 7,
   /** A required server (Temporal, the model, an MCP server) could not be reached or provisioned. */
   Unavailable: 69,
 } as const;
