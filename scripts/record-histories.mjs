@@ -113,8 +113,8 @@ function checkReleased(target, names) {
   );
   if (taken.length > 0) {
     throw new Error(
-      `${target.version} is released (releases.json): its histories never change, and ${taken.join(', ')} are ` +
-        `recorded already. Record a changed scenario under the next version: --release <next>.`,
+      `${target.version} is released (releases.json) and its histories never change; already recorded: ` +
+        `${taken.join(', ')}. Record a changed scenario under the next version: --release <next>.`,
     );
   }
   try {

@@ -1,10 +1,36 @@
 // What the scenarios share: the test server's tool calls in the model's words, and waiting for a conversation to get
 // somewhere (real time on a dev server: nothing here skips time).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { statusQuery } from '../../dist/workflows/definitions.js';
+import { askUpdate, endSignal, statusQuery } from '../../dist/workflows/definitions.js';
 
 /** A tool call of our MCP test server (configured as `test`), as the scripted model asks for it. */
 export const call = (name, args = {}) => ({ name: `test__${name}`, arguments: args });
+
+/** Start the conversation with `contents` queued (ids m-1, m-2, ...); it closes once it has answered them. */
+export function startQueued(context, contents, settings = {}) {
+  const messages = contents.map((content, index) => ({ id: `m-${index + 1}`, content }));
+  return context.start({ settings, messages, closeWhenIdle: true });
+}
+
+/** Wait for the conversation's last run to close, and record every run from `handle`'s first. */
+export async function finishAndRecord(context, handle) {
+  await handle.result(); // follows continue-as-new to the last run
+  context.record(handle.firstExecutionRunId);
+}
+
+/** A conversation that answers `contents` with these settings and closes; all its runs recorded. */
+export async function answerQueued(context, contents, settings = {}) {
+  await finishAndRecord(context, await startQueued(context, contents, settings));
+}
+
+/** An `ask` update whose update id is the message id, as the client sends it. */
+export const ask = (handle, id, content) => handle.executeUpdate(askUpdate, { args: [{ id, content }], updateId: id });
+
+/** `end`, then wait for the run to close and record the runs. */
+export async function endAndRecord(context, handle) {
+  await handle.signal(endSignal, {});
+  await finishAndRecord(context, handle);
+}
 
 /** Poll `probe` every 100 ms until it returns something other than undefined; fail naming `what` after 60 s. */
 export async function until(what, probe) {

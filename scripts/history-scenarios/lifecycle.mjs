@@ -1,7 +1,7 @@
 // A conversation's runs: closed idle and reopened by the next message; a run started over closed runs of its id
 // without their state (the earlier-run check finds them and continues from them); encrypted payloads.
-import { askUpdate, endSignal, userMessageSignal } from '../../dist/workflows/definitions.js';
-import { call, until } from './drive.mjs';
+import { endSignal, userMessageSignal } from '../../dist/workflows/definitions.js';
+import { answerQueued, ask, call, until } from './drive.mjs';
 
 /** The latest run of the conversation, once it has closed and is not one of `runIds`. */
 function closedRunAfter(context, runIds) {
@@ -36,6 +36,18 @@ async function rawSignalWithStart(context, message) {
   return handle.signaledRunId;
 }
 
+/**
+ * Once `handle`'s run has closed and visibility lists it, a raw signal-with-start of `message` over it: the run that
+ * starts finds the closed one and continues as new; record both chains once the last run has completed.
+ */
+async function startOverClosedRun(context, handle, message) {
+  await listedClosed(context, handle.firstExecutionRunId);
+  const started = await rawSignalWithStart(context, message);
+  const last = await closedRunAfter(context, [handle.firstExecutionRunId, started]);
+  if (last.status.name !== 'COMPLETED') throw new Error(`the run continued from ${started} closed ${last.status.name}`);
+  context.record(handle.firstExecutionRunId, started);
+}
+
 export const lifecycleScenarios = {
   'idle-reopened': {
     description:
@@ -63,11 +75,7 @@ export const lifecycleScenarios = {
         messages: [{ id: 'm-1', content: 'One.' }],
       });
       await handle.result();
-      await listedClosed(context, handle.firstExecutionRunId);
-      const started = await rawSignalWithStart(context, { id: 'm-2', content: 'Two.' });
-      const last = await closedRunAfter(context, [handle.firstExecutionRunId, started]);
-      if (last.status.name !== 'COMPLETED') throw new Error(`the reopened run closed ${last.status.name}`);
-      context.record(handle.firstExecutionRunId, started);
+      await startOverClosedRun(context, handle, { id: 'm-2', content: 'Two.' });
     },
   },
   'earlier-run-ended': {
@@ -76,14 +84,10 @@ export const lifecycleScenarios = {
     script: [{ content: 'Goodbye.' }],
     async run(context) {
       const handle = await context.start({});
-      await handle.executeUpdate(askUpdate, { args: [{ id: 'm-1', content: 'Last question.' }], updateId: 'm-1' });
+      await ask(handle, 'm-1', 'Last question.');
       await handle.signal(endSignal, {});
       await handle.result();
-      await listedClosed(context, handle.firstExecutionRunId);
-      const started = await rawSignalWithStart(context, { id: 'm-2', content: 'Are you there?' });
-      const last = await closedRunAfter(context, [handle.firstExecutionRunId, started]);
-      if (last.status.name !== 'COMPLETED') throw new Error(`the readable run closed ${last.status.name}`);
-      context.record(handle.firstExecutionRunId, started);
+      await startOverClosedRun(context, handle, { id: 'm-2', content: 'Are you there?' });
     },
   },
   'encrypted-tool-turn': {
@@ -101,17 +105,6 @@ export const lifecycleScenarios = {
     encrypted: true,
     description: 'encrypted payloads: `maxTurnsPerRun: 1` with two queued messages, two runs',
     script: [{ content: 'answer one' }, { toolCalls: [call('echo', { text: 'two' })] }, { content: 'answer two' }],
-    async run(context) {
-      const handle = await context.start({
-        settings: { maxTurnsPerRun: 1 },
-        messages: [
-          { id: 'm-1', content: 'one' },
-          { id: 'm-2', content: 'two' },
-        ],
-        closeWhenIdle: true,
-      });
-      await handle.result();
-      context.record(handle.firstExecutionRunId);
-    },
+    run: (context) => answerQueued(context, ['one', 'two'], { maxTurnsPerRun: 1 }),
   },
 };

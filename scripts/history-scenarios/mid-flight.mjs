@@ -1,10 +1,16 @@
 // Histories taken mid-flight, as a new worker meets them after a deploy: exported while a model call, a tool call, an
 // approval or a server's question is pending, then the run is let finish so nothing is left running.
-import { acceptedUpdates, call, openActivities, pendingApproval, pendingInput, signalsIn } from './drive.mjs';
+import {
+  acceptedUpdates,
+  call,
+  openActivities,
+  pendingApproval,
+  pendingInput,
+  signalsIn,
+  startQueued,
+} from './drive.mjs';
 
-async function startOneShot(context, settings = {}) {
-  return await context.start({ settings, messages: [{ id: 'm-1', content: 'Go.' }], closeWhenIdle: true });
-}
+const startOneShot = (context, settings) => startQueued(context, ['Go.'], settings);
 
 export const midFlightScenarios = {
   'mid-model-call': {

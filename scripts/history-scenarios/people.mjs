@@ -1,7 +1,7 @@
 // Turns that wait for a person: tool calls that need approval (approved, approved with edited arguments, denied,
 // timed out, allowed for the rest of the conversation, interrupted) and an MCP server's question (elicitation)
 // answered or cancelled. Every scenario records whole runs (state `finished`).
-import { call, idleAfter, pendingApproval, pendingInput, statusWhen } from './drive.mjs';
+import { call, finishAndRecord, idleAfter, pendingApproval, pendingInput, startQueued, statusWhen } from './drive.mjs';
 
 /** Every tool not annotated read-only waits for approval: of the test server's tools, set_value and increment. */
 const approval = { require: 'writes' };
@@ -10,25 +10,19 @@ const approvalScript = [{ toolCalls: [store] }, { content: 'Done as decided.' }]
 
 /** A one-message conversation whose first tool call waits: `decide` decides it, then the run closes. */
 async function decideOnce(context, decide, settings = { approval }) {
-  const handle = await context.start({
-    settings,
-    messages: [{ id: 'm-1', content: 'Put Ada on the pro plan.' }],
-    closeWhenIdle: true,
-  });
+  const handle = await startQueued(context, ['Put Ada on the pro plan.'], settings);
   await decide(await pendingApproval(handle));
-  await handle.result();
-  context.record(handle.firstExecutionRunId);
+  await finishAndRecord(context, handle);
 }
 
 /** `ask_user` asks the person for a name and an age; the model then answers with what the tool returned. */
 const askUserScript = [{ toolCalls: [call('ask_user', { message: 'Who are you?' })] }, { content: 'Thank you.' }];
 
 async function answerQuestion(context, answer) {
-  const handle = await context.start({ messages: [{ id: 'm-1', content: 'Ask me who I am.' }], closeWhenIdle: true });
+  const handle = await startQueued(context, ['Ask me who I am.']);
   const request = await pendingInput(handle);
   await context.client.answerInput(context.id, request.requestId, answer);
-  await handle.result();
-  context.record(handle.firstExecutionRunId);
+  await finishAndRecord(context, handle);
 }
 
 export const peopleScenarios = {
@@ -64,14 +58,7 @@ export const peopleScenarios = {
       '`approve` with `always` in run 1; `maxTurnsPerRun: 1` carries the allowed tool to run 2, where the same tool runs without waiting',
     script: [{ toolCalls: [store] }, { content: 'Stored.' }, { toolCalls: [store] }, { content: 'Stored again.' }],
     async run(context) {
-      const handle = await context.start({
-        settings: { approval, maxTurnsPerRun: 1 },
-        messages: [
-          { id: 'm-1', content: 'Store it.' },
-          { id: 'm-2', content: 'Store it again.' },
-        ],
-        closeWhenIdle: true,
-      });
+      const handle = await startQueued(context, ['Store it.', 'Store it again.'], { approval, maxTurnsPerRun: 1 });
       const pending = await pendingApproval(handle);
       await context.client.approve(context.id, pending.callId, { always: true, by: 'ops' });
       const outcome = await handle.result();

@@ -1,22 +1,10 @@
 // Turns and how they end: answered, with tools, interrupted, each budget limit, a model error, continue-as-new,
 // streamed to a subscriber, ended. Every scenario records whole runs (state `finished`).
-import {
-  askUpdate,
-  endSignal,
-  interruptSignal,
-  pollEventsUpdate,
-  userMessageSignal,
-} from '../../dist/workflows/definitions.js';
-import { call, idleAfter, statusWhen } from './drive.mjs';
-
-const oneShot = (content) => ({ messages: [{ id: 'm-1', content }], closeWhenIdle: true });
+import { endSignal, interruptSignal, pollEventsUpdate, userMessageSignal } from '../../dist/workflows/definitions.js';
+import { answerQueued, ask, call, endAndRecord, idleAfter, statusWhen } from './drive.mjs';
 
 /** A one-message conversation with these settings that closes when it has answered. */
-async function answerOnce(context, content, settings = {}) {
-  const handle = await context.start({ settings, ...oneShot(content) });
-  await handle.result();
-  context.record(handle.firstExecutionRunId);
-}
+const answerOnce = (context, content, settings) => answerQueued(context, [content], settings);
 
 /** A final answer after a budget stop, for the scripts below. */
 const finalAnswer = { content: 'The budget ran out; here is what I have.' };
@@ -27,10 +15,8 @@ export const turnScenarios = {
     script: [{ content: 'Hello! How can I help?' }],
     async run(context) {
       const handle = await context.start({ settings: { systemPrompt: 'Be brief.' } });
-      await handle.executeUpdate(askUpdate, { args: [{ id: 'm-1', content: 'Hi' }], updateId: 'm-1' });
-      await handle.signal(endSignal, {});
-      await handle.result();
-      context.record(handle.firstExecutionRunId);
+      await ask(handle, 'm-1', 'Hi');
+      await endAndRecord(context, handle);
     },
   },
   'parallel-tools': {
@@ -57,10 +43,8 @@ export const turnScenarios = {
       await statusWhen(handle, 'the hanging tool call', (status) => status.currentTurn?.activity.startsWith('tools'));
       await handle.signal(interruptSignal, { reason: 'changed my mind' });
       await statusWhen(handle, 'the interrupted turn', idleAfter(1));
-      await handle.executeUpdate(askUpdate, { args: [{ id: 'm-2', content: 'Something else.' }], updateId: 'm-2' });
-      await handle.signal(endSignal, {});
-      await handle.result();
-      context.record(handle.firstExecutionRunId);
+      await ask(handle, 'm-2', 'Something else.');
+      await endAndRecord(context, handle);
     },
   },
   'budget-rounds': {
@@ -95,11 +79,9 @@ export const turnScenarios = {
     script: [{ error: { status: 400 } }, { content: 'Working again.' }],
     async run(context) {
       const handle = await context.start({});
-      await handle.executeUpdate(askUpdate, { args: [{ id: 'm-1', content: 'Fail.' }], updateId: 'm-1' });
-      await handle.executeUpdate(askUpdate, { args: [{ id: 'm-2', content: 'Again.' }], updateId: 'm-2' });
-      await handle.signal(endSignal, {});
-      await handle.result();
-      context.record(handle.firstExecutionRunId);
+      await ask(handle, 'm-1', 'Fail.');
+      await ask(handle, 'm-2', 'Again.');
+      await endAndRecord(context, handle);
     },
   },
   'model-retried': {
@@ -110,18 +92,7 @@ export const turnScenarios = {
   'continue-as-new': {
     description: '`maxTurnsPerRun: 1` with two queued messages: two runs linked by continue-as-new',
     script: [{ toolCalls: [call('echo', { text: 'carried' })] }, { content: 'answer one' }, { content: 'answer two' }],
-    async run(context) {
-      const handle = await context.start({
-        settings: { maxTurnsPerRun: 1 },
-        messages: [
-          { id: 'm-1', content: 'one' },
-          { id: 'm-2', content: 'two' },
-        ],
-        closeWhenIdle: true,
-      });
-      await handle.result(); // follows the runs to the last one
-      context.record(handle.firstExecutionRunId);
-    },
+    run: (context) => answerQueued(context, ['one', 'two'], { maxTurnsPerRun: 1 }),
   },
   'ask-rolling-over': {
     description:
@@ -157,9 +128,7 @@ export const turnScenarios = {
       await handle.signal(userMessageSignal, { id: 'm-1', content: 'Stream me an answer.' });
       await subscriber;
       if (!events.some((event) => event.type === 'text_delta')) throw new Error('the subscriber got no text_delta');
-      await handle.signal(endSignal, {});
-      await handle.result();
-      context.record(handle.firstExecutionRunId);
+      await endAndRecord(context, handle);
     },
   },
   'unstreamed-turn': {

@@ -7,15 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { encryptionDataConverter } from '../../src/codec/data-converter.js';
 import { sharedWorkflowBundle } from '../../src/testing/agent.js';
 import { FIXTURE_KEY } from '../codec/fixture-key.js';
-import {
-  type CorpusHistory,
-  corpusVersions,
-  historyFiles,
-  loadCorpus,
-  readManifest,
-  releases,
-  RELEASES_DIR,
-} from './release-corpus.js';
+import * as releaseCorpus from './release-corpus.js';
+import type { CorpusHistory } from './release-corpus.js';
 
 /**
  * Replays the corpus of every release (test/fixtures/releases/<version>/, recorded once by that release's worker with
@@ -24,8 +17,8 @@ import {
  * to the workflow that takes another path on any of them fails here; it must go behind `patched()` instead.
  */
 
-const versions = corpusVersions();
-const released = releases();
+const versions = releaseCorpus.corpusVersions();
+const released = releaseCorpus.releases();
 
 type Mode = 'with the workflow cache' | 'without a workflow cache (maxCachedWorkflows: 0)';
 // `maxCachedWorkflows` is left out of ReplayWorkerOptions' type, not of the options the SDK hands to the core replay
@@ -55,22 +48,24 @@ describe('the replay corpus of each release', () => {
       expect(versions, `no corpus for release ${release.version}: record it (docs/reliability.md)`).toContain(
         release.version,
       );
-      expect(historyFiles(release.version).length, release.version).toBeGreaterThan(0);
+      expect(releaseCorpus.historyFiles(release.version).length, release.version).toBeGreaterThan(0);
     }
   });
 
   it('says what a corpus of no release is: a README.md in its directory', () => {
     for (const version of versions.filter((entry) => !released.some((release) => release.version === entry))) {
-      expect(existsSync(path.join(RELEASES_DIR, version, 'README.md')), `${version}/README.md`).toBe(true);
+      expect(existsSync(path.join(releaseCorpus.RELEASES_DIR, version, 'README.md')), `${version}/README.md`).toBe(
+        true,
+      );
     }
   });
 
   it.each(versions)(
     '%s: its manifest has one entry per history file, each with its state and workflow id',
     (version) => {
-      const manifest = readManifest(version);
+      const manifest = releaseCorpus.readManifest(version);
       expect(manifest.version).toBe(version);
-      expect(manifest.histories.map((entry) => entry.file).sort()).toEqual(historyFiles(version));
+      expect(manifest.histories.map((entry) => entry.file).sort()).toEqual(releaseCorpus.historyFiles(version));
       for (const entry of manifest.histories) {
         expect(entry, entry.file).toMatchObject({
           scenario: expect.any(String),
@@ -84,7 +79,7 @@ describe('the replay corpus of each release', () => {
 
   const cases = versions.flatMap((version) => Object.keys(MODES).map((mode) => [version, mode as Mode] as const));
   it.each(cases)('replay: the %s corpus replays on the current workflow code, %s', async (version, mode) => {
-    const corpus = loadCorpus(version);
+    const corpus = releaseCorpus.loadCorpus(version);
     const plain = corpus.filter((entry) => !entry.encrypted);
     const encrypted = corpus.filter((entry) => entry.encrypted);
     const failures = [
@@ -103,7 +98,7 @@ describe('the replay corpus of each release', () => {
 
   it("replay: the newest release's corpus catches an incompatible change (an extra activity first): every history fails", async () => {
     const newest = released.at(-1)!;
-    const corpus = loadCorpus(newest.version).filter((entry) => !entry.encrypted);
+    const corpus = releaseCorpus.loadCorpus(newest.version).filter((entry) => !entry.encrypted);
     const workflowBundle = await bundleWorkflowCode({
       workflowsPath: fileURLToPath(new URL('./changed-workflows.ts', import.meta.url)),
       logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} },
