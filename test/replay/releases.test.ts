@@ -22,7 +22,9 @@ const released = releaseCorpus.releases();
 
 type Mode = 'with the workflow cache' | 'without a workflow cache (maxCachedWorkflows: 0)';
 // `maxCachedWorkflows` is left out of ReplayWorkerOptions' type, not of the options the SDK hands to the core replay
-// worker: with 0, no run stays cached between workflow tasks, as on a worker that keeps nothing in memory.
+// worker. A replay worker takes each history in one pass from its first event either way, so the two modes are expected
+// to agree; the uncached run guards that a replay worker set up like an uncached production worker accepts the corpus
+// too. Uncached live execution (every task a full replay) is no-cache.test.ts's subject.
 const MODES: Record<Mode, Partial<ReplayWorkerOptions>> = {
   'with the workflow cache': {},
   'without a workflow cache (maxCachedWorkflows: 0)': { maxCachedWorkflows: 0 } as Partial<ReplayWorkerOptions>,
