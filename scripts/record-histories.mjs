@@ -103,11 +103,11 @@ const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8'
 
 /**
  * A released corpus only grows, and only with histories its own workflow code wrote: refuse a file that exists, and
- * workflow code that differs from the release's commit.
+ * workflow code that differs from the release's commit (also for its first recording).
  */
 function checkReleased(target, names) {
-  if (!target.release || !existsSync(target.directory)) return;
-  const present = readdirSync(target.directory);
+  if (!target.release) return;
+  const present = existsSync(target.directory) ? readdirSync(target.directory) : [];
   const taken = names.filter((name) =>
     present.some((file) => file === `${name}.json` || file.startsWith(`${name}.run-`)),
   );
@@ -122,7 +122,8 @@ function checkReleased(target, names) {
   } catch {
     throw new Error(
       `the workflow code here is not release ${target.version}'s (commit ${target.release.commit}): histories added ` +
-        `to its corpus must be recorded by it. Record under the next version instead: --release <next>.`,
+        `to its corpus must be recorded by it (check out its commit to record a missing corpus), or record under the ` +
+        `next version: --release <next>.`,
     );
   }
 }
