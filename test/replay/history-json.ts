@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { HistoryAndWorkflowId } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 
-/** test/fixtures/histories: written by scripts/record-histories.mjs, replayed by replay.test.ts. */
+/** test/fixtures/histories: the first recorded histories (before the per-release corpus), replayed by replay.test.ts. */
 export const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
 /** `plain-turn.json` → `conversation-replay-plain-turn`; `continue-as-new.run-2.json` → `conversation-replay-continue-as-new`. */

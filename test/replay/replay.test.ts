@@ -6,10 +6,10 @@ import { sharedWorkflowBundle } from '../../src/testing/agent.js';
 import { loadFixtures } from './history-json.js';
 
 /**
- * Replays the recorded histories (test/fixtures/histories, written by scripts/record-histories.mjs) against the
- * workflow code as it is now. A change that would take another path on replay, and so break every conversation running
- * in production when the new worker picks it up, fails here first. See docs/reliability.md for when and how to
- * regenerate the fixtures.
+ * Replays the first recorded histories (test/fixtures/histories, from before the per-release corpus that
+ * releases.test.ts replays) against the workflow code as it is now. A change that would take another path on replay,
+ * and so break every conversation running in production when the new worker picks it up, fails here first. They are
+ * never re-recorded; new histories go into the next release's corpus (docs/reliability.md, "Replay").
  */
 
 const fixtures = loadFixtures();
