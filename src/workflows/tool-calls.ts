@@ -120,10 +120,7 @@ export const SYNTHETIC_RESULTS = {
  * Decide up front which prepared calls run: the first `allowed` that may be dispatched, in the model's order; the
  * rest get a budget-exhausted message instead.
  */
-export function allowToolCalls(
-  prepared: readonly PreparedToolCall[],
-  allowed: number,
-): PreparedToolCall[] {
+export function allowToolCalls(prepared: readonly PreparedToolCall[], allowed: number): PreparedToolCall[] {
   let left = allowed;
   return prepared.map((entry) => {
     if (entry.kind === 'reject') return entry;
