@@ -36,6 +36,10 @@ export const SCHEMAS = {
   'transcript-request.schema.json': 'TranscriptRequest',
   'transcript-page.schema.json': 'TranscriptPage',
   'conversation-outcome.schema.json': 'ConversationOutcome',
+  'approve-request.schema.json': 'ApproveRequest',
+  'deny-request.schema.json': 'DenyRequest',
+  'approval-decision.schema.json': 'ApprovalDecision',
+  'input-answer.schema.json': 'InputAnswer',
 };
 
 /** A string type that only a pattern can describe, such as `error:${string}`. */

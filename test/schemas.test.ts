@@ -8,13 +8,20 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { MAX_MESSAGE_ID_CHARS, validateMessage } from '../src/workflows/conversation-state.js';
 import type { conversationWorkflow } from '../src/workflows/conversation.js';
 import {
+  answerInputUpdate,
+  type ApprovalDecision,
+  approveUpdate,
+  type ApproveRequest,
   askUpdate,
   type ConversationInput,
   type ConversationOutcome,
   type ConversationStatus,
+  denyUpdate,
+  type DenyRequest,
   endSignal,
   type EndRequest,
   type IncomingMessage,
+  type InputAnswer,
   interruptSignal,
   type InterruptRequest,
   statusQuery,
@@ -50,6 +57,10 @@ const HANDLER_SCHEMAS = {
   'transcript query argument': ['transcript-request.schema.json', 'TranscriptRequest'],
   'transcript query result': ['transcript-page.schema.json', 'TranscriptPage'],
   'settings (in the start argument)': ['conversation-settings.schema.json', 'ConversationSettings'],
+  'approve update argument': ['approve-request.schema.json', 'ApproveRequest'],
+  'deny update argument': ['deny-request.schema.json', 'DenyRequest'],
+  'approve and deny update result': ['approval-decision.schema.json', 'ApprovalDecision'],
+  'answerInput update argument and result': ['input-answer.schema.json', 'InputAnswer'],
 } as const;
 
 describe('JSON Schemas of the conversation protocol (schemas/)', () => {
@@ -87,6 +98,9 @@ describe('JSON Schemas of the conversation protocol (schemas/)', () => {
     expectTypeOf(endSignal).toEqualTypeOf<SignalDefinition<[EndRequest?], string>>();
     expectTypeOf(statusQuery).toEqualTypeOf<QueryDefinition<ConversationStatus, [], string>>();
     expectTypeOf(transcriptQuery).toEqualTypeOf<QueryDefinition<TranscriptPage, [TranscriptRequest?], string>>();
+    expectTypeOf(approveUpdate).toEqualTypeOf<UpdateDefinition<ApprovalDecision, [ApproveRequest], string>>();
+    expectTypeOf(denyUpdate).toEqualTypeOf<UpdateDefinition<ApprovalDecision, [DenyRequest], string>>();
+    expectTypeOf(answerInputUpdate).toEqualTypeOf<UpdateDefinition<InputAnswer, [InputAnswer], string>>();
   });
 
   it('schemas: every schema compiles in Ajv strict mode', () => {

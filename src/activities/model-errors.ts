@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import { FailureType, errorMessage } from '../shared/errors.js';
+import { errorMessage, expectedFailure, FailureType } from '../shared/errors.js';
 import type { ToolDefinition } from '../shared/types.js';
 
 /** A tool as a model call offered it: enough to say which MCP server a `tools[N]` in an error belongs to. */
@@ -119,7 +119,7 @@ function failure(
   nextRetryDelayMs?: number,
   details?: Record<string, unknown>,
 ): ApplicationFailure {
-  return ApplicationFailure.create({
+  return expectedFailure({
     type,
     message,
     nonRetryable: !retryable,

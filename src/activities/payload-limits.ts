@@ -1,5 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../shared/errors.js';
+import { expectedFailure, FailureType } from '../shared/errors.js';
 import {
   formatBytes,
   jsonBytes,
@@ -143,7 +142,7 @@ export function checkModelResult(result: ModelCallResult): ModelCallResult {
   const bytes = jsonBytes(result);
   if (bytes <= MAX_ACTIVITY_PAYLOAD_BYTES) return result;
   const calls = result.message.toolCalls?.length ?? 0;
-  throw ApplicationFailure.create({
+  throw expectedFailure({
     type: FailureType.ModelResponseTooLarge,
     nonRetryable: true,
     message:

@@ -1,6 +1,6 @@
-import { ApplicationFailure } from '@temporalio/common';
+import type { ApplicationFailure } from '@temporalio/common';
 import { chainDigest, EMPTY_DIGEST, toolsDigest } from '../shared/digest.js';
-import { FailureType } from '../shared/errors.js';
+import { expectedFailure, FailureType } from '../shared/errors.js';
 import type { ChatMessage, ModelCallInput, ModelContextPage, ToolDefinition } from '../shared/types.js';
 
 /** Where a worker reads a transcript it has not cached: the workflow, by query. */
@@ -208,7 +208,7 @@ function sizeOf(message: ChatMessage): number {
 }
 
 function unavailable(reason: string): ApplicationFailure {
-  return ApplicationFailure.create({
+  return expectedFailure({
     type: FailureType.TranscriptUnavailable,
     message: `The worker could not rebuild the transcript: ${reason}. Retrying.`,
   });

@@ -1,4 +1,4 @@
-import type { TurnEvent } from '../client/turn-progress.js';
+import type { StreamEvent } from '../workflows/stream-events.js';
 import { ChatApprovals } from './chat-approvals.js';
 import { ChatInputs } from './chat-inputs.js';
 import type { InlineQuestionsOptions } from './inline-questions.js';
@@ -43,17 +43,17 @@ export class ChatQuestions {
    * Show a turn's event with `write` (above the open question, if any), and ask or stop asking what it brings;
    * `breakPrompt` ends the session's prompt line before a new question.
    */
-  show(event: TurnEvent, write: () => void, breakPrompt: () => void): void {
-    if (event.type === 'approval-decided') this.approvals.decided(event.decision);
-    if (event.type === 'input-answered') this.inputs.answered(event.answer.requestId);
+  show(event: StreamEvent, write: () => void, breakPrompt: () => void): void {
+    if (event.type === 'approval_decided') this.approvals.decided(event);
+    if (event.type === 'input_answered') this.inputs.answered(event.requestId);
     this.approvals.interject(() => this.inputs.interject(write));
-    if (event.type === 'approval-requested') {
+    if (event.type === 'approval_requested') {
       breakPrompt();
-      this.approvals.requested(event.approval);
+      this.approvals.requested(event);
     }
-    if (event.type === 'input-requested') {
+    if (event.type === 'input_requested') {
       breakPrompt();
-      this.inputs.requested(event.request);
+      this.inputs.requested(event);
     }
   }
 

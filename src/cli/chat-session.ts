@@ -3,8 +3,9 @@ import readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import type { DurableAgentClient } from '../client/index.js';
-import type { TurnEvent, TurnProgressSource } from '../client/turn-progress.js';
+import { subscribe, type SubscribeOptions } from '../client/stream.js';
 import type { ConversationSettings, TurnResult } from '../workflows/definitions.js';
+import type { StreamEvent } from '../workflows/stream-events.js';
 import { errorMessage } from '../shared/errors.js';
 import { ExitCode } from '../shared/exit-codes.js';
 import { ChatQuestions } from './chat-questions.js';
@@ -18,8 +19,8 @@ export interface ChatSessionOptions {
   client: DurableAgentClient;
   conversationId: string;
   settings: ConversationSettings | undefined;
-  /** Where the conversation's turns are seen as they happen (the conversation's event stream). */
-  progress: TurnProgressSource;
+  /** How the session follows the conversation's event stream (docs/streaming.md); default the stream's own. */
+  stream?: Pick<SubscribeOptions, 'waitMs' | 'maxRetryDelayMs'>;
   /** Default `process.stdin`. */
   input?: NodeJS.ReadStream;
   /** The prompt, the turns and the answers' live text; default `process.stdout`. */
@@ -217,7 +218,8 @@ class ChatSession {
     let delay = 500;
     while (!signal.aborted) {
       try {
-        for await (const event of this.options.progress.events(this.conversationId, { signal })) {
+        const events = subscribe(this.client.client, this.conversationId, { ...this.options.stream, signal });
+        for await (const event of events) {
           delay = 500;
           await this.show(event);
         }
@@ -233,16 +235,17 @@ class ChatSession {
     }
   }
 
-  private async show(event: TurnEvent): Promise<void> {
+  private async show(event: StreamEvent): Promise<void> {
     if (event.turn <= Math.max(this.shownAfter, this.finishedUpTo)) return;
-    if (event.type === 'turn-finished') {
-      this.finish(event.result);
-      const own = this.finishedBy.get(event.result.messageId);
+    if (event.type === 'turn_finished') {
+      const { type: _type, offset: _offset, ...result } = event;
+      this.finish({ conversationId: this.conversationId, ...result });
+      const own = this.finishedBy.get(result.messageId);
       if (own) own();
       else if (!this.running) this.prompt();
       return;
     }
-    if (!this.views.has(event.turn) && event.type === 'turn-started' && !this.mine.has(event.messageId)) {
+    if (!this.views.has(event.turn) && event.type === 'turn_started' && !this.mine.has(event.messageId)) {
       // A message sent from elsewhere: say so, on a line of its own, before its turn.
       this.breakPrompt();
       this.say(await this.fromElsewhere(event.messageId, event.turn));

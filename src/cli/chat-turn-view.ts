@@ -1,5 +1,6 @@
-import type { TurnEvent } from '../client/turn-progress.js';
+import { AnswerText } from '../client/answer-text.js';
 import type { TurnResult } from '../workflows/definitions.js';
+import type { StreamEvent } from '../workflows/stream-events.js';
 import { describeDecision, describeStop, formatDuration, shortArguments, shorten } from './format.js';
 import { describeInputAnswer, describeInputRequest } from './input-fields.js';
 import type { Spinner } from './spinner.js';
@@ -11,6 +12,8 @@ import type { Spinner } from './spinner.js';
  */
 export class TurnView {
   private readonly live: LiveText;
+  /** The turn's text as the stream has written it so far. */
+  private readonly text = new AnswerText();
   private done = false;
 
   constructor(
@@ -25,64 +28,67 @@ export class TurnView {
     return this.done;
   }
 
-  show(event: TurnEvent): void {
+  /** Show one event of this turn from the conversation's event stream (its end comes to {@link finish}). */
+  show(event: StreamEvent): void {
     if (this.done) return;
     const { spinner, live } = this;
     switch (event.type) {
-      case 'turn-started':
+      case 'turn_started':
         spinner.update('thinking…');
         break;
-      case 'text':
-        live.write(event.round, event.text, event.replace);
+      case 'model_attempt_started':
+      case 'text_delta':
+        this.showText(event);
         break;
-      case 'model-call-started': {
-        // A retry in the middle of the text says so in the text itself; the spinner would wipe the line.
-        if (live.streaming) break;
-        const retry = event.attempt > 1 ? ` · attempt ${event.attempt}` : '';
-        spinner.update(`thinking… (round ${event.round}${retry})`);
-        break;
-      }
-      case 'servers-unavailable':
+      case 'servers_unavailable':
         live.break();
         for (const { server, reason } of event.servers) {
           spinner.print(`  ! ${server} is unavailable this turn (its tools are left out): ${shorten(reason, 100)}`);
         }
         break;
-      case 'tool-started':
+      case 'tool_call_started':
         live.break();
         spinner.print(`  → ${event.name} ${shortArguments(event.arguments)}`);
         spinner.update(`running ${event.name}…`);
         break;
-      case 'tool-finished': {
+      case 'tool_call_finished': {
         live.break();
         const took = ` ${formatDuration(event.durationMs)}`;
         if (event.outcome === 'ok') spinner.print(`  ✓ ${event.name}${took}`);
-        else spinner.print(`  ✗ ${event.name}${took} ${event.outcome}: ${shorten(event.content, 100)}`);
+        else spinner.print(`  ✗ ${event.name}${took} ${event.outcome}: ${shorten(event.preview, 100)}`);
         break;
       }
-      case 'approval-requested':
+      case 'approval_requested':
         live.break();
-        spinner.update(`waiting for approval of ${event.approval.tool}…`);
+        spinner.update(`waiting for approval of ${event.tool}…`);
         break;
-      case 'approval-decided':
+      case 'approval_decided':
         live.break();
-        spinner.print(describeDecision(event.decision));
-        if (event.decision.decision === 'approved') spinner.update(`running ${event.decision.tool}…`);
+        spinner.print(describeDecision(event));
+        if (event.decision === 'approved') spinner.update(`running ${event.tool}…`);
         break;
-      case 'input-requested':
+      case 'input_requested':
         live.break();
-        for (const line of describeInputRequest(event.request)) spinner.print(line);
-        spinner.update(`waiting for an answer to ${event.request.tool}…`);
+        for (const line of describeInputRequest(event)) spinner.print(line);
+        spinner.update(`waiting for an answer to ${event.tool}…`);
         break;
-      case 'input-answered':
+      case 'input_answered':
         live.break();
-        spinner.print(describeInputAnswer(event.answer));
+        spinner.print(describeInputAnswer(event));
         spinner.update('the tool goes on…');
         break;
-      case 'turn-finished':
-        this.finish(event.result);
-        break;
     }
+  }
+
+  /** A model attempt's start and its text, by the stream's rule: a retried call replaces its round's text. */
+  private showText(event: Extract<StreamEvent, { type: 'model_attempt_started' | 'text_delta' }>): void {
+    // A retry in the middle of the text says so in the text itself; the spinner would wipe the line.
+    if (event.type === 'model_attempt_started' && !this.live.streaming) {
+      const retry = event.attempt > 1 ? ` · attempt ${event.attempt}` : '';
+      this.spinner.update(`thinking… (round ${event.round}${retry})`);
+    }
+    const change = this.text.apply(event);
+    if (change) this.live.write(change.round, change.text, change.change === 'replace');
   }
 
   /**

@@ -1,3 +1,5 @@
+import { ApplicationFailure, type ApplicationFailureOptions } from '@temporalio/common';
+
 /**
  * Failure types: the `type` of every ApplicationFailure durable-agent raises, in one place.
  * Workflows, activities, the client and tests match on these constants, never on strings.
@@ -59,6 +61,17 @@ export const FailureType = {
 } as const;
 
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
+
+/**
+ * An ApplicationFailure durable-agent raises on purpose (a refused update, a named model or tool error): an expected
+ * outcome, which needs no stack trace. A stack's frames would name files of the machine that runs the worker, and this
+ * failure reaches clients and stays in the workflow's history; its type and message say all there is to say.
+ */
+export function expectedFailure(options: ApplicationFailureOptions): ApplicationFailure {
+  const failure = ApplicationFailure.create(options);
+  failure.stack = '';
+  return failure;
+}
 
 /** The message of anything thrown: an Error's `message` (with its direct cause's when that adds something), or the value as text. */
 export function errorMessage(error: unknown): string {

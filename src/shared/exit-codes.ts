@@ -1,4 +1,4 @@
-/** Exit codes of the `durable-agent` CLI (documented in the README). */
+/** Exit codes of the `durable-agent` CLI (documented in docs/cli.md, "Exit codes"). */
 export const ExitCode = {
   Ok: 0,
   /** Something unexpected failed. */

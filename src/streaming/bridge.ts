@@ -29,8 +29,6 @@ export interface StreamingBridgeOptions extends SubscriptionHubOptions, Authenti
   agent: BridgeAgentClient;
   /** Interval of the SSE keep-alive comment, so proxies do not close an idle stream. Default 15 s. */
   keepAliveMs?: number;
-  /** @deprecated Use `allowedOrigins` (the same origins; both lists are merged). */
-  corsOrigin?: string | string[];
   /** Receives one line per request (method, path, status, duration; never a token or the query); default none. */
   log?: RequestLogger;
   /** How long one upstream poll may wait in the workflow; default 30 s. */
@@ -179,10 +177,9 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
   return { app, hub, close };
 }
 
-/** `allowedOrigins` and the older `corsOrigin`, merged; `*` only where requests need a token. */
+/** The origins browsers may call from; `*` only where requests need a token. */
 export function allowedOrigins(options: Omit<StreamingBridgeOptions, 'agent'>): string[] {
-  const corsOrigin = options.corsOrigin === undefined ? [] : [options.corsOrigin].flat();
-  const origins = [...(options.allowedOrigins ?? []), ...corsOrigin];
+  const origins = [...(options.allowedOrigins ?? [])];
   if (origins.includes('*') && !authenticationEnabled(options)) {
     throw new ServeConfigError(
       'Allowing every origin (*) without authentication would let any web page a user visits read and post into ' +

@@ -83,6 +83,10 @@ export interface ApprovalDecision {
 
 /** The argument of the `approve` update. */
 export interface ApproveRequest {
+  /**
+   * The pending call's id (`PendingApproval.callId`).
+   * @minLength 1
+   */
   callId: string;
   /** Run it with these arguments instead of the model's (validated against the tool's schema). */
   arguments?: JsonObject;
@@ -94,10 +98,15 @@ export interface ApproveRequest {
 
 /** The argument of the `deny` update. */
 export interface DenyRequest {
+  /**
+   * The pending call's id (`PendingApproval.callId`).
+   * @minLength 1
+   */
   callId: string;
   /**
-   * Why, for the model: it gets it in the tool message and can adapt.
+   * Why, for the model: it gets it in the tool message and can adapt. Not blank.
    * @minLength 1
+   * @pattern \S
    */
   reason: string;
   by?: string;

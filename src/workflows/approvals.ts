@@ -1,5 +1,5 @@
-import { ApplicationFailure, inWorkflowContext, log } from '@temporalio/workflow';
-import { FailureType } from '../shared/errors.js';
+import { type ApplicationFailure, inWorkflowContext, log } from '@temporalio/workflow';
+import { expectedFailure, FailureType } from '../shared/errors.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
 import type { ApprovalDecision, ApproveRequest, DenyRequest, PendingApproval } from './approval-messages.js';
 import { argumentErrors } from './argument-schema.js';
@@ -170,14 +170,14 @@ export class Approvals implements TurnApprovals {
     const waiting = this.waiting.get(callId);
     if (waiting !== undefined) return waiting;
     if (this.decided.has(callId)) {
-      throw ApplicationFailure.create({
+      throw expectedFailure({
         type: FailureType.AlreadyDecided,
         nonRetryable: true,
         message: `The tool call ${callId} was decided already; nothing changed. Its decision is in the stream and the log.`,
       });
     }
     const waitingIds = [...this.waiting.keys()];
-    throw ApplicationFailure.create({
+    throw expectedFailure({
       type: FailureType.UnknownApproval,
       nonRetryable: true,
       message:
@@ -193,5 +193,5 @@ function info(message: string, attributes: Record<string, unknown>): void {
 }
 
 function invalid(message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: FailureType.InvalidArguments, nonRetryable: true, message });
+  return expectedFailure({ type: FailureType.InvalidArguments, nonRetryable: true, message });
 }

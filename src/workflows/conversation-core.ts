@@ -1,5 +1,4 @@
-import { ApplicationFailure } from '@temporalio/workflow';
-import { FailureType } from '../shared/errors.js';
+import { expectedFailure, FailureType } from '../shared/errors.js';
 import type { ChatMessage, ModelContextPage, ToolDefinition } from '../shared/types.js';
 import { Approvals } from './approvals.js';
 import { carriedResults, carriedTranscript, page, RecentIds, validateMessage } from './conversation-state.js';
@@ -154,14 +153,14 @@ export class ConversationCore {
   validateAsk(message: IncomingMessage): void {
     validateMessage(message, this.settings);
     if (this.ending) {
-      throw ApplicationFailure.create({
+      throw expectedFailure({
         type: FailureType.ConversationEnded,
         nonRetryable: true,
         message: `Conversation ${this.conversationId} has ended; start a new conversation to continue.`,
       });
     }
     if (this.handingOver && this.resultOf(message.id) === undefined) {
-      throw ApplicationFailure.create({
+      throw expectedFailure({
         type: FailureType.ConversationRollingOver,
         message: `Conversation ${this.conversationId} is continuing as new; ask again (same message id) in a moment.`,
       });
@@ -180,7 +179,7 @@ export class ConversationCore {
     if (earlier) return earlier;
     const pending = this.current?.messageId === message.id || this.queue.some((queued) => queued.id === message.id);
     if (this.seen.has(message.id) && !pending) {
-      throw ApplicationFailure.create({
+      throw expectedFailure({
         type: FailureType.InvalidMessage,
         nonRetryable: true,
         message: `Message ${message.id} was answered long ago and its result is no longer kept; send it with a new id.`,
@@ -198,13 +197,13 @@ export class ConversationCore {
     const result = this.resultOf(message.id);
     if (result) return result;
     if (this.phase === 'ended') {
-      throw ApplicationFailure.create({
+      throw expectedFailure({
         type: FailureType.ConversationEnded,
         nonRetryable: true,
         message: `Conversation ${this.conversationId} ended before message ${message.id} was answered.`,
       });
     }
-    throw ApplicationFailure.create({
+    throw expectedFailure({
       type: FailureType.ConversationRollingOver,
       message:
         `Conversation ${this.conversationId} continued as new before message ${message.id} was answered; the ` +

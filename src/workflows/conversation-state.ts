@@ -1,5 +1,4 @@
-import { ApplicationFailure } from '@temporalio/workflow';
-import { FailureType } from '../shared/errors.js';
+import { expectedFailure, FailureType } from '../shared/errors.js';
 import { jsonBytes } from '../shared/payload-limits.js';
 import type { ChatMessage } from '../shared/types.js';
 import type { ConversationSettings, IncomingMessage } from './definitions.js';
@@ -56,7 +55,7 @@ export class RecentIds {
 export function validateMessage(message: unknown, settings: ConversationSettings): asserts message is IncomingMessage {
   const maxChars = settings.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS;
   const fail = (why: string) => {
-    throw ApplicationFailure.create({ type: FailureType.InvalidMessage, nonRetryable: true, message: why });
+    throw expectedFailure({ type: FailureType.InvalidMessage, nonRetryable: true, message: why });
   };
   if (message === null || typeof message !== 'object') return fail('A message must be an object { id, content }.');
   const { id, content } = message as Partial<Record<keyof IncomingMessage, unknown>>;

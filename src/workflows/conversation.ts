@@ -59,16 +59,13 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     // The phase goes between `running` and `awaiting_approval`: the search attribute too, so lists find it.
     approvalsChanged: () => publish(),
     // Waiting for a person shows in the search attribute too (`awaiting_input`), not only in the current details.
-    inputsChanged: () => publishPhase(),
+    inputsChanged: () => publish(),
   });
   const { settings } = conversation;
   // A run started from an ended conversation's state only keeps it readable: it shows in no list of its own.
   const listed = input.state?.ended !== true;
   const publish = () =>
     listed ? visibility.publish(conversation.status()) : visibility.describe(conversation.status());
-  function publishPhase(): void {
-    publish();
-  }
 
   // Keep this order: signals and updates that arrived before their handler are delivered as it is set, so the order
   // of these calls is part of what replay must reproduce.

@@ -105,6 +105,15 @@ export interface ConversationSettings {
 /** `awaiting_approval` and `awaiting_input`: a turn is running and waits for a person (see `pendingApprovals`). */
 export type ConversationPhase = 'idle' | 'running' | 'awaiting_approval' | 'awaiting_input' | 'ended';
 
+/** Every phase: the values of the `DurableAgentStatus` search attribute, which the docs and `list --status` name. */
+export const CONVERSATION_PHASES = [
+  'idle',
+  'running',
+  'awaiting_approval',
+  'awaiting_input',
+  'ended',
+] as const satisfies readonly ConversationPhase[];
+
 /** The result of the `status` query. */
 export interface ConversationStatus {
   conversationId: string;

@@ -1,4 +1,5 @@
-import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { condition, setHandler } from '@temporalio/workflow';
+import { expectedFailure } from '../shared/errors.js';
 import { handlerDescriptions, pollEventsUpdate, streamSignal } from './definitions.js';
 import {
   DEFAULT_POLL_WAIT_MS,
@@ -28,14 +29,14 @@ export class EventPolls {
   validate(request: PollEventsRequest | undefined): void {
     const { from, waitMs } = request ?? {};
     if ((from !== undefined && !Number.isInteger(from)) || (waitMs !== undefined && !(waitMs >= 0))) {
-      throw ApplicationFailure.create({
+      throw expectedFailure({
         type: StreamFailureType.InvalidPoll,
         nonRetryable: true,
         message: 'pollEvents takes { from?: integer offset, waitMs?: milliseconds >= 0 }.',
       });
     }
     if (this.waiting >= MAX_WAITING_POLLS) {
-      throw ApplicationFailure.create({
+      throw expectedFailure({
         type: StreamFailureType.TooManySubscribers,
         nonRetryable: true,
         message:

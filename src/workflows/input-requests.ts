@@ -1,5 +1,5 @@
-import { ApplicationFailure } from '@temporalio/workflow';
-import { FailureType } from '../shared/errors.js';
+import type { ApplicationFailure } from '@temporalio/workflow';
+import { expectedFailure, FailureType } from '../shared/errors.js';
 import type { InputAnswer, InputRequest } from './approval-messages.js';
 import { inputContentProblems } from './input-schema.js';
 import type { EventLog } from './stream-events.js';
@@ -170,7 +170,7 @@ export class InputRequests {
 }
 
 function failure(type: string, message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type, message, nonRetryable: true });
+  return expectedFailure({ type, message, nonRetryable: true });
 }
 
 function invalid(problem: string): ApplicationFailure {

@@ -102,11 +102,11 @@ export const SYNTHETIC_RESULTS = {
     toolMessage(call, 'outcome_unknown', outcomeUnknownText(call.name, reason)),
   cancelled: (call: ToolCall) =>
     toolMessage(call, 'cancelled', 'The user interrupted the turn before this tool call finished; it was cancelled.'),
-  budgetExhausted: (call: ToolCall, limit: string) =>
+  budgetExhausted: (call: ToolCall) =>
     toolMessage(
       call,
       'budget_exhausted',
-      `Not run: the turn's ${limit} budget is used up. Answer with the information you already have.`,
+      "Not run: the turn's tool call budget is used up. Answer with the information you already have.",
     ),
   timeBudgetCancelled: (call: ToolCall) =>
     toolMessage(
@@ -118,18 +118,14 @@ export const SYNTHETIC_RESULTS = {
 
 /**
  * Decide up front which prepared calls run: the first `allowed` that may be dispatched, in the model's order; the
- * rest get a budget-exhausted message instead (`limitName` says which budget, e.g. "tool call").
+ * rest get a budget-exhausted message instead.
  */
-export function allowToolCalls(
-  prepared: readonly PreparedToolCall[],
-  allowed: number,
-  limitName: string,
-): PreparedToolCall[] {
+export function allowToolCalls(prepared: readonly PreparedToolCall[], allowed: number): PreparedToolCall[] {
   let left = allowed;
   return prepared.map((entry) => {
     if (entry.kind === 'reject') return entry;
     if (left === 0) {
-      return { kind: 'reject', call: entry.call, message: SYNTHETIC_RESULTS.budgetExhausted(entry.call, limitName) };
+      return { kind: 'reject', call: entry.call, message: SYNTHETIC_RESULTS.budgetExhausted(entry.call) };
     }
     left--;
     return entry;

@@ -13,7 +13,6 @@ import type {
 import { ZERO_USAGE } from '../shared/types.js';
 import {
   addUsage,
-  type BudgetLimit,
   completionTokenLimit,
   exhaustedLimit,
   resolveBudget,
@@ -67,13 +66,6 @@ const { callTool } = proxyActivities<Activities>({
 export const FINAL_ANSWER_INSTRUCTION =
   'The budget for this turn is used up, so tools are no longer available. ' +
   'Answer the user now with the information you already have, and say briefly what you could not finish.';
-
-const LIMIT_NAMES: Record<BudgetLimit, string> = {
-  rounds: 'model call',
-  toolCalls: 'tool call',
-  tokens: 'token',
-  time: 'time',
-};
 
 export type { TurnContext, TurnObserver, TurnProgress } from './turn-context.js';
 
@@ -263,7 +255,7 @@ function runToolCalls(turn: TurnState, calls: readonly ToolCall[], limit: TimeLi
   const prepared = calls.map((call) => prepareToolCall(call, turn.tools));
   const dispatchable = prepared.filter((entry) => entry.kind === 'dispatch').length;
   const allowed = toolCallsAllowed(turn.spend, turn.budget, dispatchable);
-  const planned = allowToolCalls(prepared, allowed, LIMIT_NAMES.toolCalls);
+  const planned = allowToolCalls(prepared, allowed);
   report(turn, `tools · ${calls.map((call) => call.name).join(', ')}`);
   const startedAt = Date.now();
   for (const call of calls) observer.toolStarted(call);

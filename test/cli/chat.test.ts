@@ -1,15 +1,12 @@
 import { PassThrough } from 'node:stream';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { runChatSession } from '../../src/cli/chat-session.js';
 import { DurableAgentClient } from '../../src/client/index.js';
-import { StreamingProgressSource } from '../../src/client/turn-progress.js';
 import type { TestAgent } from '../../src/testing/agent.js';
 import { ScriptBook } from '../client/helpers.js';
 import { cliPath, killAll, shellQuote, spawnTracked, type RunningProcess } from './helpers.js';
 import { type CliAgent, startCliAgent } from './cli-agent.js';
 
-let env: TestWorkflowEnvironment;
 let agent: TestAgent;
 let client: DurableAgentClient;
 let cliEnv: NodeJS.ProcessEnv;
@@ -18,7 +15,7 @@ const book = new ScriptBook('chat');
 
 beforeAll(async () => {
   cliAgent = await startCliAgent({ script: book.script });
-  ({ env, agent, client, cliEnv } = cliAgent);
+  ({ agent, client, cliEnv } = cliAgent);
 });
 
 afterEach(killAll);
@@ -142,7 +139,6 @@ it('chat writes the live text to the output it was given, not to process.stdout'
       client,
       conversationId: id,
       settings: undefined,
-      progress: new StreamingProgressSource(env.client),
       input: input as unknown as NodeJS.ReadStream,
       output: output as unknown as NodeJS.WriteStream,
     });

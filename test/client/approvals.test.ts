@@ -1,3 +1,4 @@
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -9,9 +10,11 @@ import {
   UnknownApprovalError,
   type ConversationPendingApproval,
 } from '../../src/client/index.js';
+import { FailureType } from '../../src/shared/errors.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startCrm, type Crm } from '../helpers/crm-server.js';
+import { approveUpdate } from '../../src/workflows/definitions.js';
 import { toolResults } from '../helpers/transcript.js';
 import { poll, ScriptBook } from './helpers.js';
 
@@ -186,5 +189,29 @@ describe('deciding tool calls with DurableAgentClient', () => {
     );
     expect(await failure(client.approve(id, pending.callId))).toBeInstanceOf(ConversationEndedError);
     expect(await client.pendingApprovals(id)).toEqual([]);
+  });
+
+  it('a decision retried with the same update id returns the first decision; a new update id is AlreadyDecided', async () => {
+    const before = calls();
+    const { id, pending } = await waitingConversation('retried', update('u-3', 'pro'));
+    const handle = env.client.workflow.getHandle(`conversation-${id}`);
+    const request = { callId: pending.callId, by: 'ops' };
+    const first = await handle.executeUpdate(approveUpdate, { args: [request], updateId: 'decision-1' });
+    // A retry of the same call (its response was lost): Temporal answers it from the run's history.
+    const retried = await handle.executeUpdate(approveUpdate, { args: [request], updateId: 'decision-1' });
+    expect(retried).toEqual(first);
+    expect(first).toMatchObject({ callId: pending.callId, decision: 'approved', by: 'ops' });
+    // Another update (the TypeScript client gives each call its own id) is a second decision: refused.
+    const again = await handle
+      .executeUpdate(approveUpdate, { args: [request], updateId: 'decision-2' })
+      .catch((error: unknown) => error as WorkflowUpdateFailedError);
+    expect(again).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect((again as WorkflowUpdateFailedError).cause).toMatchObject({ type: FailureType.AlreadyDecided });
+    await poll(
+      () => client.status(id),
+      (current) => current.phase === 'idle' && current.turns === 1,
+    );
+    expect(calls() - before).toBe(1);
+    await client.end(id);
   });
 });

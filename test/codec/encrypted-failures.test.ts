@@ -18,6 +18,7 @@ import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
 import type { ScriptStep, StepFunction } from '../../src/testing/scripted-model/script.js';
 import { approveUpdate, conversationWorkflowId } from '../../src/workflows/definitions.js';
+import { deliveredFailureText, machinePathsIn } from '../helpers/machine-paths.js';
 import { allText, canary, historiesOfEveryRun, occurrences } from '../helpers/secrets.js';
 import { startGate, type Gate } from '../mcp/helpers.js';
 import { encodingOf, keyIdOf } from './history-payloads.js';
@@ -188,6 +189,9 @@ describe('failures with encryption keys set', () => {
     const long = await client.ask(id, 'x'.repeat(11)).catch((failure: unknown) => failure);
     expect(long).toBeInstanceOf(MessageRejectedError);
     expect((long as MessageRejectedError).reason).toMatch(/11 characters; the limit is 10/);
+    // Decrypted, the refusal carries no stack naming the worker's files.
+    expect(deliveredFailureText(long)).toMatch(/11 characters; the limit is 10/);
+    expect(machinePathsIn(deliveredFailureText(long))).toEqual([]);
     const unknown = await client.approve(id, 'call_nope').catch((failure: unknown) => failure);
     expect(unknown).toBeInstanceOf(UnknownApprovalError);
     expect((unknown as UnknownApprovalError).message).toMatch(/No tool call call_nope waits for approval/);

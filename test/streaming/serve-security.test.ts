@@ -244,8 +244,8 @@ describe('serve: browser safety', () => {
     expect((await httpRequest(`${url}/conversations/c-11/messages`, configured)).status).toBe(202);
   });
 
-  it('cors: headers only for configured origins; the older corsOrigin option still works', async () => {
-    const { url } = await bridge({ corsOrigin: 'http://localhost:5173', secret: SECRET });
+  it('cors: headers only for configured origins', async () => {
+    const { url } = await bridge({ allowedOrigins: ['http://localhost:5173'], secret: SECRET });
     const preflight = (origin: string) =>
       httpRequest(`${url}/conversations/c-12/messages`, {
         method: 'OPTIONS',

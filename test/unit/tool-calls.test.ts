@@ -123,7 +123,7 @@ describe('SYNTHETIC_RESULTS', () => {
     const results = [
       [SYNTHETIC_RESULTS.unavailable(pending, 'server down'), 'unavailable'],
       [SYNTHETIC_RESULTS.cancelled(pending), 'cancelled'],
-      [SYNTHETIC_RESULTS.budgetExhausted(pending, 'toolCalls'), 'budget_exhausted'],
+      [SYNTHETIC_RESULTS.budgetExhausted(pending), 'budget_exhausted'],
       [SYNTHETIC_RESULTS.timeBudgetCancelled(pending), 'budget_exhausted'],
     ] as const;
     for (const [message, outcome] of results) {
@@ -138,9 +138,9 @@ describe('SYNTHETIC_RESULTS', () => {
     );
   });
 
-  it('tool calls: a budget result names the limit and asks the model to answer with what it has', () => {
-    expect(SYNTHETIC_RESULTS.budgetExhausted(pending, 'toolCalls').content).toBe(
-      "Not run: the turn's toolCalls budget is used up. Answer with the information you already have.",
+  it('tool calls: a budget result names the tool call budget and asks the model to answer with what it has', () => {
+    expect(SYNTHETIC_RESULTS.budgetExhausted(pending).content).toBe(
+      "Not run: the turn's tool call budget is used up. Answer with the information you already have.",
     );
   });
 
@@ -181,27 +181,27 @@ describe('allowToolCalls', () => {
   const prepared = calls.map((entry) => prepareToolCall(entry, tools));
 
   it('tool calls: the first calls that fit the allowance run, in the model order; the rest get budget_exhausted', () => {
-    const planned = allowToolCalls(prepared, 2, 'tool call');
+    const planned = allowToolCalls(prepared, 2);
 
     expect(planned.map((entry) => entry.kind)).toEqual(['dispatch', 'reject', 'dispatch', 'reject']);
     expect(planned[3]).toEqual({
       kind: 'reject',
       call: calls[3],
-      message: SYNTHETIC_RESULTS.budgetExhausted(calls[3]!, 'tool call'),
+      message: SYNTHETIC_RESULTS.budgetExhausted(calls[3]!),
     });
     expect(planned[3]).toMatchObject({ message: { outcome: 'budget_exhausted', toolCallId: 'd' } });
   });
 
   it('tool calls: a rejected call does not use the allowance and keeps its own message', () => {
-    const planned = allowToolCalls(prepared, 3, 'tool call');
+    const planned = allowToolCalls(prepared, 3);
 
     expect(planned.map((entry) => entry.kind)).toEqual(['dispatch', 'reject', 'dispatch', 'dispatch']);
     expect(planned[1]).toBe(prepared[1]);
   });
 
   it('tool calls: with no allowance left nothing runs; with room for all, the prepared calls are unchanged', () => {
-    expect(allowToolCalls(prepared, 0, 'tool call').every((entry) => entry.kind === 'reject')).toBe(true);
-    expect(allowToolCalls(prepared, 10, 'tool call')).toEqual(prepared);
+    expect(allowToolCalls(prepared, 0).every((entry) => entry.kind === 'reject')).toBe(true);
+    expect(allowToolCalls(prepared, 10)).toEqual(prepared);
   });
 });
 

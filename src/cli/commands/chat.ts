@@ -22,10 +22,7 @@ export function chatCommand() {
   );
   return command.action(async (options) => {
     const { id } = conversationIdOrNew(options.conversation);
-    const [{ runChatSession }, { StreamingProgressSource }] = await Promise.all([
-      import('../chat-session.js'),
-      import('../../client/turn-progress.js'),
-    ]);
+    const { runChatSession } = await import('../chat-session.js');
     const exitCode = await withClient((client) =>
       runChatSession({
         client,
@@ -34,7 +31,7 @@ export function chatCommand() {
         ...(options.by !== undefined ? { by: options.by } : {}),
         // Tool calls, rounds and the answer's text as they happen (docs/streaming.md). A conversation that does not
         // exist yet, or closed idle, is looked at twice a second, so the turn a message starts shows from its start.
-        progress: new StreamingProgressSource(client.client, { maxRetryDelayMs: 500 }),
+        stream: { maxRetryDelayMs: 500 },
       }),
     );
     if (exitCode !== 0) process.exitCode = exitCode;

@@ -2,19 +2,12 @@ import { Command, Option } from '@commander-js/extra-typings';
 import { parseWholeNumber } from '../arguments.js';
 import { jsonOption, printJson, withClient } from '../client-command.js';
 import { printTable } from '../table.js';
+import { CONVERSATION_PHASES } from '../../workflows/definitions.js';
 
 export function listCommand() {
   return new Command('list')
     .description('List conversations, newest first (one line each: its latest run), filtered by state.')
-    .addOption(
-      new Option('--status <status>', 'only conversations in this state').choices([
-        'idle',
-        'running',
-        'awaiting_approval',
-        'ended',
-        'awaiting_input',
-      ] as const),
-    )
+    .addOption(new Option('--status <status>', 'only conversations in this state').choices(CONVERSATION_PHASES))
     .addOption(new Option('--query <query>', "more visibility-query conditions, e.g. 'DurableAgentTurns > 3'"))
     .addOption(new Option('--limit <count>', 'at most this many').default(50).argParser(parseWholeNumber))
     .addOption(jsonOption())

@@ -12,7 +12,6 @@ import type {
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpAuthorizationRequiredError, McpTransportError } from '../errors.js';
 import type { McpOAuthConfig } from './config.js';
-import { registerSecretHolder, type LiveSecret } from './live-secrets.js';
 import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './token-store.js';
 
 /**
@@ -29,6 +28,12 @@ import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './t
 
 /** How long the answer to a refresh is shared with callers that sent the same refresh token. */
 const REFRESH_SHARED_MS = 60_000;
+
+/** A secret the provider holds, and what replaces it in redacted text, e.g. `[oauth access token of MCP server crm]`. */
+interface HeldSecret {
+  value: string;
+  label: string;
+}
 
 export interface OAuthTarget {
   name: string;
@@ -68,7 +73,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
   ) {
     this.key = tokenStoreKey(target);
     this.resourceUrl = new URL(target.url).href;
-    registerSecretHolder(this.key, this);
     this.announce();
   }
 
@@ -242,9 +246,10 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return (await pending).clone();
   }
 
-  liveSecrets(): LiveSecret[] {
+  /** Every secret held now (they change on each refresh), with its label. */
+  private heldSecrets(): HeldSecret[] {
     const of = `of MCP server ${this.target.name}`;
-    const secrets: LiveSecret[] = [];
+    const secrets: HeldSecret[] = [];
     const { tokens, client } = this.record;
     if (tokens?.access_token) secrets.push({ value: tokens.access_token, label: `[oauth access token ${of}]` });
     if (tokens?.refresh_token) secrets.push({ value: tokens.refresh_token, label: `[oauth refresh token ${of}]` });
@@ -291,7 +296,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   /** Hand every secret held now that was not handed yet to `onSecret`. */
   private announce(): void {
-    for (const { value, label } of this.liveSecrets()) {
+    for (const { value, label } of this.heldSecrets()) {
       if (this.announced.has(value)) continue;
       this.announced.add(value);
       this.onSecret(value, label);

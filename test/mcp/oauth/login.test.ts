@@ -3,7 +3,6 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
 import { McpAuthorizationRequiredError } from '../../../src/mcp/errors.js';
-import { liveOAuthSecrets } from '../../../src/mcp/oauth/live-secrets.js';
 import { loginToMcpServer } from '../../../src/mcp/oauth/login.js';
 import {
   FileTokenStore,
@@ -187,8 +186,8 @@ describe('durable-agent mcp login', () => {
     const after = (await store.load(key))!.tokens!;
     expect(after.access_token).not.toBe(before.access_token);
     expect(server.acceptedTokens.slice(-2)).toEqual([before.access_token, after.access_token]);
-    // The new token is what the redaction rule now replaces.
-    expect(liveOAuthSecrets().map((secret) => secret.value)).toContain(after.access_token);
+    // The new token reached the pool's redactor the moment the provider held it.
+    expect(mcp.secrets.text(`Bearer ${after.access_token}`)).toBe('Bearer [oauth access token of MCP server people]');
   });
 });
 

@@ -1,0 +1,23 @@
+'use strict';
+/**
+ * A failure converter that sends no stack traces: Temporal's default converter, except that every failure it makes
+ * (and each of its causes) has an empty `stackTrace`. A stack's frames name files of the machine that threw (the
+ * worker's install directory), and a failure travels to every client and stays in the workflow's history. The
+ * worker's log keeps the stacks: Temporal logs an activity's error ("Activity failed") before converting it.
+ *
+ * `new StacklessFailureConverter({ encodeCommonAttributes: true })` is the same with encryption keys set (the message
+ * moves into a payload the codec encrypts, as src/codec/failure-converter.cjs does). CommonJS for the same reason as
+ * that module: Temporal loads a failure converter by path with `require()` and bundles it into the workflow code.
+ */
+const { DefaultFailureConverter } = require('@temporalio/common');
+
+class StacklessFailureConverter extends DefaultFailureConverter {
+  errorToFailureInner(error, payloadConverter, context) {
+    // Causes come through here too (the default converter converts each with `errorToFailure`).
+    return { ...super.errorToFailureInner(error, payloadConverter, context), stackTrace: '' };
+  }
+}
+
+exports.StacklessFailureConverter = StacklessFailureConverter;
+/** For `DataConverter.failureConverterPath` without encryption keys. */
+exports.failureConverter = new StacklessFailureConverter();
