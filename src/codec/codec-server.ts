@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { listen } from '../shared/http-server.js';
 import type { Payload } from '@temporalio/common';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -101,11 +100,7 @@ export async function serveCodec(
 ): Promise<RunningCodecServer> {
   const app = createCodecApp(options);
   const host = options.host ?? '127.0.0.1';
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, () => resolve(started));
-    started.once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
+  const { server, port, url } = await listen(app.fetch, { port: options.port, host });
   let closed: Promise<void> | undefined;
   const close = () =>
     (closed ??= new Promise<void>((resolve) => {
@@ -113,7 +108,7 @@ export async function serveCodec(
       if ('closeAllConnections' in server) server.closeAllConnections();
     }));
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url,
     port,
     close,
     [Symbol.asyncDispose]: close,
