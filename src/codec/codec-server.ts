@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { listen } from '../shared/http-server.js';
+import { checkTokenLength } from '../shared/tokens.js';
 import type { Payload } from '@temporalio/common';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -18,7 +19,7 @@ import type { EncryptionKey } from './keys.js';
  */
 export interface CodecServerOptions {
   keys: readonly EncryptionKey[];
-  /** Required: requests without it get 401. */
+  /** Required, at least 16 characters (`MIN_TOKEN_CHARS`): requests without it get 401. */
   token: string;
   /** Browser origins allowed to call (CORS); default {@link DEFAULT_CODEC_CORS_ORIGINS}, the dev server's Web UI. */
   corsOrigins?: readonly string[];
@@ -36,7 +37,7 @@ export const DEFAULT_CODEC_PORT = 8234;
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 export function createCodecApp(options: CodecServerOptions): Hono {
-  if (options.token === '') throw new Error('The codec server needs a token (DURABLE_AGENT_CODEC_TOKEN).');
+  checkTokenLength(options.token, "The codec server's token (DURABLE_AGENT_CODEC_TOKEN)");
   const codec = new EncryptionCodec(options.keys);
   const expected = digest(options.token);
   const app = new Hono();

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import { ServerUnavailableError } from './errors.js';
 import { waitForPort } from './ports.js';
+import { writePrivateFlags } from './private-flags.js';
 import { searchAttributeFlags } from './search-attributes.js';
 
 /** The dev server's SQLite file inside the data directory, so workflows survive a restart. */
@@ -12,12 +13,15 @@ export function devDatabasePath(config: Pick<Config, 'dataDir'>): string {
 }
 
 export interface DevServerExtras {
-  /** The remote codec the Web UI decodes payloads with (`--ui-codec-endpoint`). */
+  /**
+   * The remote codec the Web UI decodes payloads with (`--ui-codec-endpoint`). It carries the codec token, so it is
+   * handed over in a private file, never on the command line (./private-flags.ts).
+   */
   codecEndpoint?: string;
 }
 
-/** Arguments of `temporal server start-dev` for `durable-agent dev`. */
-export function devServerArguments(config: Config, extras: DevServerExtras = {}): string[] {
+/** Arguments of `temporal server start-dev` for `durable-agent dev`; `privateFlags` points at the private file. */
+export function devServerArguments(config: Config, privateFlags: string[] = []): string[] {
   return [
     'server',
     'start-dev',
@@ -34,7 +38,7 @@ export function devServerArguments(config: Config, extras: DevServerExtras = {})
     '--log-level',
     'warn',
     '--ui-disable-news-fetch',
-    ...(extras.codecEndpoint !== undefined ? ['--ui-codec-endpoint', extras.codecEndpoint] : []),
+    ...privateFlags,
     ...searchAttributeFlags(),
     // The same switches @temporalio/testing passes, so `dev` and the tests run workflow updates alike.
     '--dynamic-config-value',
@@ -70,7 +74,11 @@ export async function startDevServer(
   extras: DevServerExtras = {},
 ): Promise<RunningDevServer> {
   await fs.mkdir(config.dataDir, { recursive: true });
-  const child = spawn(executable, devServerArguments(config, extras), {
+  const privateFlags =
+    extras.codecEndpoint === undefined
+      ? undefined
+      : await writePrivateFlags({ 'ui-codec-endpoint': extras.codecEndpoint });
+  const child = spawn(executable, devServerArguments(config, privateFlags?.args), {
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -88,7 +96,10 @@ export async function startDevServer(
     child.once('spawn', resolve);
     child.once('error', reject);
   });
-  await spawned;
+  await spawned.catch(async (error: unknown) => {
+    await privateFlags?.remove();
+    throw error;
+  });
   const pid = child.pid!;
 
   const stop = async (graceMs = 5_000) => {
@@ -106,6 +117,7 @@ export async function startDevServer(
     await waitForPort(config.devPort, { timeoutMs: 60_000, signal: gaveUp.signal });
     await waitForPort(config.uiPort, { timeoutMs: 30_000, signal: gaveUp.signal });
   } catch (error) {
+    await privateFlags?.remove();
     await stop();
     const exitedWith = gaveUp.signal.aborted ? `exited (${String(await exited)})` : 'did not answer in time';
     throw new ServerUnavailableError(
@@ -114,6 +126,8 @@ export async function startDevServer(
       { cause: error },
     );
   }
+  // Read as the server started: the Web UI answering means it has its codec endpoint.
+  await privateFlags?.remove();
   return {
     address: `127.0.0.1:${config.devPort}`,
     uiUrl: `http://localhost:${config.uiPort}`,

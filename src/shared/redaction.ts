@@ -74,8 +74,11 @@ const SCHEME_CREDENTIAL = /\b(Bearer|Basic)(\s+)((?=[A-Za-z\-._~+/]*[0-9\-._~+/=
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/@:"'<>]+):([^\s/@"'<>]+)@/gi;
 /** OpenAI-style API keys (`sk-…`, `sk-proj-…`). */
 const API_KEY_SHAPE = /\bsk-[A-Za-z0-9_-]{20,}/g;
-/** A label this module wrote, or a `${VAR}` as written: left as it is, so redacting twice changes nothing. */
-const LABEL = /^\s*(\[[^\]]*\]|\$\{\w+\})/;
+/**
+ * A label this module wrote, a `${VAR}` as written, or a placeholder of help text (`Bearer <token>`): left as it is, so
+ * redacting twice changes nothing and a message saying how to send a credential keeps saying it.
+ */
+const LABEL = /^\s*(\[[^\]]*\]|\$\{\w+\}|<[\w .-]+>)/;
 /** The start of a credential whose end has not arrived yet (see {@link Redactor.releasable}). */
 const OPEN_CREDENTIAL = new RegExp(
   String.raw`\b(?:(?:${CREDENTIAL_HEADER})["']?\s*(?:[:=][^\n"']*)?|(?:bearer|basic)\s*\S*|[a-z][a-z0-9+.-]*://\S*|sk-[\w-]*)$`,

@@ -95,6 +95,9 @@ describe('credentials recognised by their shape', () => {
     const labelled =
       '{"authorization":"[header Authorization]","x-api-key":"${API_KEY}"} https://[user]:[password]@host';
     expect(secrets.text(labelled)).toBe(labelled);
+    // Help text names a credential by a placeholder; the sentence after it stays too.
+    const help = 'callers send `Authorization: Bearer <token>` or as the first path segment.\nX-Api-Key: <key>';
+    expect(secrets.text(help)).toBe(help);
   });
 
   test('a credential header in a structured value is replaced whole', () => {
