@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { ServerUnavailableError } from './errors.js';
+import { waitForFrontend } from './frontend-readiness.js';
 import { waitForPort } from './ports.js';
 import { writePrivateFlags } from './private-flags.js';
 import { searchAttributeFlags } from './search-attributes.js';
@@ -65,7 +66,7 @@ export interface RunningDevServer {
 const STDERR_TAIL_CHARS = 4_000;
 
 /**
- * Starts `temporal server start-dev` and resolves once its gRPC port and Web UI answer. It runs in its own process
+ * Starts `temporal server start-dev` and resolves once its frontend answers GetSystemInfo and its Web UI its port. It runs in its own process
  * group so that Ctrl-C in the terminal reaches only durable-agent, which stops the server after the worker drained.
  */
 export async function startDevServer(
@@ -115,6 +116,8 @@ export async function startDevServer(
   void exited.then(() => gaveUp.abort());
   try {
     await waitForPort(config.devPort, { timeoutMs: 60_000, signal: gaveUp.signal });
+    // The port opens before the frontend serves: a worker connecting then fails with "Frontend is not healthy yet".
+    await waitForFrontend(`127.0.0.1:${config.devPort}`, { timeoutMs: 60_000, signal: gaveUp.signal });
     await waitForPort(config.uiPort, { timeoutMs: 30_000, signal: gaveUp.signal });
   } catch (error) {
     await privateFlags?.remove();
