@@ -1,6 +1,13 @@
 import type { TurnEvent } from '../client/turn-progress.js';
 import type { TurnResult } from '../workflows/definitions.js';
-import { describeDecision, describeStop, formatDuration, shortArguments, shorten } from './format.js';
+import {
+  describeDecision,
+  describeStop,
+  describeUnavailableServer,
+  formatDuration,
+  shortArguments,
+  shorten,
+} from './format.js';
 import { describeInputAnswer, describeInputRequest } from './input-fields.js';
 import type { Spinner } from './spinner.js';
 
@@ -44,9 +51,7 @@ export class TurnView {
       }
       case 'servers-unavailable':
         live.break();
-        for (const { server, reason } of event.servers) {
-          spinner.print(`  ! ${server} is unavailable this turn (its tools are left out): ${shorten(reason, 100)}`);
-        }
+        for (const server of event.servers) spinner.print(`  ! ${describeUnavailableServer(server)}`);
         break;
       case 'tool-started':
         live.break();
