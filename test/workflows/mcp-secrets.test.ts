@@ -7,7 +7,7 @@ import { parseMcpConfig } from '../../src/mcp/config.js';
 import { startTestAgent } from '../../src/testing/agent.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer } from '../../src/testing/mcp-test-server.js';
-import type { ConversationOutcome } from '../../src/workflows/definitions.js';
+import { conversationWorkflowId, type ConversationOutcome } from '../../src/workflows/definitions.js';
 import { freePort, publishedServerEntry, startGate, useTemporaryDirectories } from '../mcp/helpers.js';
 import { allText, canary, historiesOfEveryRun, occurrences } from '../helpers/secrets.js';
 import { toolResults } from '../helpers/transcript.js';
@@ -139,17 +139,14 @@ describe('secrets of MCP servers', () => {
     });
     cleanups.push(() => agent.close());
 
-    const handle = await agent.startConversation(randomUUID(), {
-      messages: [{ id: randomUUID(), content: 'When do we deploy?' }],
-      closeWhenIdle: true,
-    });
-    const outcome = (await handle.result()) as ConversationOutcome;
+    const conversationId = randomUUID();
+    const result = await agent.ask('When do we deploy?', { conversationId });
 
-    expect(outcome.state.lastResult).toMatchObject({ stopReason: 'completed', answer: 'Friday.' });
+    expect(result).toMatchObject({ stopReason: 'completed', answer: 'Friday.' });
     const [allowed, notes] = toolResults(agent.model.requests[2]!.messages);
     expect(allowed?.content).toContain(projects);
     expect(notes?.content).toBe('Deploy with ${DA_TOKEN} on Friday.\n');
-    const history = allText(await env.client.workflow.getHandle(handle.workflowId).fetchHistory());
+    const history = allText(await env.client.workflow.getHandle(conversationWorkflowId(conversationId)).fetchHistory());
     expect(history).toContain(`${projects}/notes.md`);
     expect(occurrences(history, token)).toEqual([]);
     expect(occurrences(allText(agent.model.requests), token)).toEqual([]);
