@@ -8,7 +8,7 @@ import type { FindEarlierRunInput } from '../workflows/earlier-runs.js';
 import { createEarlierRunActivities } from './earlier-runs.js';
 import { FinishedWork, type KeepFinishedOptions } from './keep-finished.js';
 import { createModelActivities, type ChatCompletionsClient } from './model.js';
-import { redactOutcome, workerSecrets } from './outbound.js';
+import { redactModelAnswer, redactOutcome, workerSecrets } from './outbound.js';
 import { createToolActivities } from './tools.js';
 import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './transcript-cache.js';
 
@@ -80,7 +80,11 @@ export function createActivities(dependencies: ActivityDependencies) {
   return {
     callModel: (input: ModelCallInput) =>
       finished.run({ size: modelResultChars, settlesRun: true, deliverFailures: true }, () =>
-        redactOutcome(secrets, () => model.callModel(input)),
+        redactOutcome(
+          secrets,
+          () => model.callModel(input),
+          (result) => redactModelAnswer(secrets, result),
+        ),
       ),
     callTool: (input: CallToolInput) =>
       finished.run({ size: (result) => result.content.length + 100 }, () =>

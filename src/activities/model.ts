@@ -26,6 +26,7 @@ import type { ToolListing } from '../mcp/pool.js';
 import type { Redactor } from '../shared/redaction.js';
 import { countingFailedAttempts, heartbeatKeepingCount } from './attempts.js';
 import { toModelFailure } from './model-errors.js';
+import { redactModelAnswer } from './outbound.js';
 import { checkModelResult, fitModelAnswer, fitToolListOnce } from './payload-limits.js';
 import { TextPublisher, type StreamPublisher } from './text-publisher.js';
 import { ToolOffers } from './tool-limits.js';
@@ -162,7 +163,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
 
       // Bounded like every activity result (src/shared/payload-limits.ts): an endpoint may send megabytes.
       const answer = fromOpenAICompletion(completion, input.toolChoice === 'none');
-      const result = fitModelAnswer(secrets?.value(answer) ?? answer, context.log);
+      const result = fitModelAnswer(secrets ? redactModelAnswer(secrets, answer) : answer, context.log);
       const full: ModelCallResult =
         listed === undefined
           ? result

@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import { looksSecret, Redactor } from '../shared/redaction.js';
+import type { AssistantMessage } from '../shared/types.js';
 
 /**
  * Where the worker's secrets are kept out of what its activities send (docs/security.md, "What leaves the worker").
@@ -33,13 +34,37 @@ export function workerSecrets(sources: SecretSources): Redactor {
   return secrets;
 }
 
-/** Run one activity attempt and redact what it returns or throws (message, stack, details and causes, in place). */
-export async function redactOutcome<T>(secrets: Redactor, run: () => Promise<T>): Promise<T> {
+/**
+ * Run one activity attempt and redact what it returns or throws (message, stack, details and causes, in place); a
+ * result is redacted with `redact`, by default as a whole.
+ */
+export async function redactOutcome<T>(
+  secrets: Redactor,
+  run: () => Promise<T>,
+  redact: (result: T) => T = (result) => secrets.value(result),
+): Promise<T> {
   let result: T;
   try {
     result = await run();
   } catch (error) {
     throw secrets.error(error);
   }
-  return secrets.value(result);
+  return redact(result);
+}
+
+/**
+ * A model answer redacted as a whole except the arguments of its tool calls, kept as the model wrote them: they are
+ * what the tool receives, and a path, a host or an id that happens to match a secret's value must reach the server
+ * as written. They add no secret to history: everything the model is sent has been redacted, so it can only write a
+ * secret it was given by a client, in a message that history records anyway.
+ */
+export function redactModelAnswer<T extends { message: AssistantMessage }>(secrets: Redactor, answer: T): T {
+  const written = answer.message.toolCalls;
+  const redacted = secrets.value(answer);
+  if (written === undefined || redacted === answer) return redacted;
+  const toolCalls = redacted.message.toolCalls?.map((call, index) => ({
+    ...call,
+    arguments: written[index]!.arguments,
+  }));
+  return { ...redacted, message: { ...redacted.message, toolCalls } };
 }

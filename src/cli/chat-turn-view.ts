@@ -1,7 +1,14 @@
 import { AnswerText } from '../client/answer-text.js';
 import type { TurnResult } from '../workflows/definitions.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
-import { describeDecision, describeStop, formatDuration, shortArguments, shorten } from './format.js';
+import {
+  describeDecision,
+  describeStop,
+  describeUnavailableServer,
+  formatDuration,
+  shortArguments,
+  shorten,
+} from './format.js';
 import { describeInputAnswer, describeInputRequest } from './input-fields.js';
 import type { Spinner } from './spinner.js';
 
@@ -42,9 +49,7 @@ export class TurnView {
         break;
       case 'servers_unavailable':
         live.break();
-        for (const { server, reason } of event.servers) {
-          spinner.print(`  ! ${server} is unavailable this turn (its tools are left out): ${shorten(reason, 100)}`);
-        }
+        for (const server of event.servers) spinner.print(`  ! ${describeUnavailableServer(server)}`);
         break;
       case 'tool_call_started':
         live.break();

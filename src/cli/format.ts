@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../shared/types.js';
+import type { ChatMessage, UnavailableServer } from '../shared/types.js';
 import type { ApprovalDecision, TurnResult } from '../workflows/definitions.js';
 
 /** How the CLI shows messages, tool calls and results to a person. */
@@ -60,6 +60,14 @@ export function describeStop(result: TurnResult): string | undefined {
   }
   const detail = result.error ? `: ${result.error.message}` : '';
   return `The turn failed (${result.stopReason})${detail}`;
+}
+
+/**
+ * A line saying that an MCP server was left out of a turn, and why (`TurnResult.unavailableServers`), the reason cut to
+ * `max` characters.
+ */
+export function describeUnavailableServer({ server, reason }: UnavailableServer, max = 100): string {
+  return `MCP server ${server} is unavailable this turn (its tools are left out): ${shorten(reason, max)}`;
 }
 
 /**

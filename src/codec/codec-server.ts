@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { listen } from '../shared/http-server.js';
+import { checkTokenLength } from '../shared/tokens.js';
 import type { Payload } from '@temporalio/common';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -19,7 +19,7 @@ import type { EncryptionKey } from './keys.js';
  */
 export interface CodecServerOptions {
   keys: readonly EncryptionKey[];
-  /** Required: requests without it get 401. */
+  /** Required, at least 16 characters (`MIN_TOKEN_CHARS`): requests without it get 401. */
   token: string;
   /** Browser origins allowed to call (CORS); default {@link DEFAULT_CODEC_CORS_ORIGINS}, the dev server's Web UI. */
   corsOrigins?: readonly string[];
@@ -37,7 +37,7 @@ export const DEFAULT_CODEC_PORT = 8234;
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 export function createCodecApp(options: CodecServerOptions): Hono {
-  if (options.token === '') throw new Error('The codec server needs a token (DURABLE_AGENT_CODEC_TOKEN).');
+  checkTokenLength(options.token, "The codec server's token (DURABLE_AGENT_CODEC_TOKEN)");
   const codec = new EncryptionCodec(options.keys);
   const expected = digest(options.token);
   const app = new Hono();
@@ -101,11 +101,7 @@ export async function serveCodec(
 ): Promise<RunningCodecServer> {
   const app = createCodecApp(options);
   const host = options.host ?? '127.0.0.1';
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, () => resolve(started));
-    started.once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
+  const { server, port, url } = await listen(app.fetch, { port: options.port, host });
   let closed: Promise<void> | undefined;
   const close = () =>
     (closed ??= new Promise<void>((resolve) => {
@@ -113,7 +109,7 @@ export async function serveCodec(
       if ('closeAllConnections' in server) server.closeAllConnections();
     }));
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url,
     port,
     close,
     [Symbol.asyncDispose]: close,

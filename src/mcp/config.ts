@@ -6,6 +6,7 @@ import { matchesPattern } from '../shared/tool-patterns.js';
 import type { ApprovalPolicy } from '../workflows/approval-messages.js';
 import { isApprovalPolicy } from '../workflows/approval-policy.js';
 import { parseOAuthConfig, type McpOAuthConfig } from './oauth/config.js';
+import { parseSecretNames } from './secret-names.js';
 
 /**
  * The `mcpServers` configuration file, in the shape desktop MCP clients use:
@@ -59,10 +60,12 @@ interface CommonServerConfig {
    */
   elicitationTimeoutMs?: number;
   /**
-   * The `${VAR}`s expanded in this entry, by name, with the values they had. The pool redacts these values (and every
-   * header and env value) from whatever it reports (src/mcp/redaction.ts). Absent when the config was built in code.
+   * The `${VAR}`s expanded in this entry, by name, with the values they had. The pool redacts those whose names look
+   * secret or are listed in `secrets` (src/mcp/redaction.ts). Absent when the config was built in code.
    */
   variables?: Record<string, string>;
+  /** `${VAR}`s of this entry and keys of its `env` whose values are secrets whatever their names. Default: none. */
+  secrets?: string[];
 }
 
 /** A server the worker starts as a child process and talks to over stdin/stdout. */
@@ -113,6 +116,7 @@ const SERVER_KEYS = {
     'requireApproval',
     'approvalNotRequired',
     'elicitationTimeoutMs',
+    'secrets',
   ],
   stdio: ['command', 'args', 'env', 'cwd'],
   http: ['url', 'headers', 'oauth'],
@@ -221,6 +225,9 @@ function parseServer(where: Where, value: unknown, env: Env, baseDirectory: stri
     ...(value.elicitationTimeoutMs === undefined
       ? {}
       : { elicitationTimeoutMs: parseTimeout(where, value.elicitationTimeoutMs, 'elicitationTimeoutMs') }),
+    ...(value.secrets === undefined
+      ? {}
+      : { secrets: parseSecretNames(value, (key, problem) => where.error(key, problem)) }),
   };
   const variables: Record<string, string> = {};
   const expand = (text: string, key: string) => expandVariables(text, env, where, key, variables);

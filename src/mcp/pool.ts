@@ -7,7 +7,6 @@ import { McpToolNotConfiguredError } from './errors.js';
 import { defaultTokenDirectory, FileTokenStore, type McpTokenStore } from './oauth/token-store.js';
 import { DEFAULT_OUTAGE_BACKOFF_MS, DEFAULT_OUTAGE_MAX_BACKOFF_MS } from './outages.js';
 import { Redactor } from '../shared/redaction.js';
-import { workerSecretsFor } from './redaction.js';
 import { ServerConnection, type ConnectionSettings, type McpLogger } from './server-connection.js';
 import { toToolDefinitions } from './tool-definitions.js';
 
@@ -110,8 +109,9 @@ export class McpPool {
       addSecret: (server, value, label) => this.addSecret(server, value, label),
     };
     for (const server of Array.isArray(config) ? config : config.servers) {
-      this.servers.set(server.name, new ServerConnection(server, settings));
-      this.secrets.include(workerSecretsFor(server));
+      const connection = new ServerConnection(server, settings);
+      this.servers.set(server.name, connection);
+      this.secrets.include(connection.redactor);
     }
   }
 

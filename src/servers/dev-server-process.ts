@@ -3,7 +3,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { ServerUnavailableError } from './errors.js';
+import { waitForFrontend } from './frontend-readiness.js';
 import { waitForPort } from './ports.js';
+import { writePrivateFlags } from './private-flags.js';
 import { searchAttributeFlags } from './search-attributes.js';
 
 /** The dev server's SQLite file inside the data directory, so workflows survive a restart. */
@@ -12,12 +14,15 @@ export function devDatabasePath(config: Pick<Config, 'dataDir'>): string {
 }
 
 export interface DevServerExtras {
-  /** The remote codec the Web UI decodes payloads with (`--ui-codec-endpoint`). */
+  /**
+   * The remote codec the Web UI decodes payloads with (`--ui-codec-endpoint`). It carries the codec token, so it is
+   * handed over in a private file, never on the command line (./private-flags.ts).
+   */
   codecEndpoint?: string;
 }
 
-/** Arguments of `temporal server start-dev` for `durable-agent dev`. */
-export function devServerArguments(config: Config, extras: DevServerExtras = {}): string[] {
+/** Arguments of `temporal server start-dev` for `durable-agent dev`; `privateFlags` points at the private file. */
+export function devServerArguments(config: Config, privateFlags: string[] = []): string[] {
   return [
     'server',
     'start-dev',
@@ -34,7 +39,7 @@ export function devServerArguments(config: Config, extras: DevServerExtras = {})
     '--log-level',
     'warn',
     '--ui-disable-news-fetch',
-    ...(extras.codecEndpoint !== undefined ? ['--ui-codec-endpoint', extras.codecEndpoint] : []),
+    ...privateFlags,
     ...searchAttributeFlags(),
     // The same switches @temporalio/testing passes, so `dev` and the tests run workflow updates alike.
     '--dynamic-config-value',
@@ -61,7 +66,7 @@ export interface RunningDevServer {
 const STDERR_TAIL_CHARS = 4_000;
 
 /**
- * Starts `temporal server start-dev` and resolves once its gRPC port and Web UI answer. It runs in its own process
+ * Starts `temporal server start-dev` and resolves once its frontend answers GetSystemInfo and its Web UI its port. It runs in its own process
  * group so that Ctrl-C in the terminal reaches only durable-agent, which stops the server after the worker drained.
  */
 export async function startDevServer(
@@ -70,7 +75,11 @@ export async function startDevServer(
   extras: DevServerExtras = {},
 ): Promise<RunningDevServer> {
   await fs.mkdir(config.dataDir, { recursive: true });
-  const child = spawn(executable, devServerArguments(config, extras), {
+  const privateFlags =
+    extras.codecEndpoint === undefined
+      ? undefined
+      : await writePrivateFlags({ 'ui-codec-endpoint': extras.codecEndpoint });
+  const child = spawn(executable, devServerArguments(config, privateFlags?.args), {
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -88,7 +97,10 @@ export async function startDevServer(
     child.once('spawn', resolve);
     child.once('error', reject);
   });
-  await spawned;
+  await spawned.catch(async (error: unknown) => {
+    await privateFlags?.remove();
+    throw error;
+  });
   const pid = child.pid!;
 
   const stop = async (graceMs = 5_000) => {
@@ -104,8 +116,11 @@ export async function startDevServer(
   void exited.then(() => gaveUp.abort());
   try {
     await waitForPort(config.devPort, { timeoutMs: 60_000, signal: gaveUp.signal });
+    // The port opens before the frontend serves: a worker connecting then fails with "Frontend is not healthy yet".
+    await waitForFrontend(`127.0.0.1:${config.devPort}`, { timeoutMs: 60_000, signal: gaveUp.signal });
     await waitForPort(config.uiPort, { timeoutMs: 30_000, signal: gaveUp.signal });
   } catch (error) {
+    await privateFlags?.remove();
     await stop();
     const exitedWith = gaveUp.signal.aborted ? `exited (${String(await exited)})` : 'did not answer in time';
     throw new ServerUnavailableError(
@@ -114,6 +129,8 @@ export async function startDevServer(
       { cause: error },
     );
   }
+  // Read as the server started: the Web UI answering means it has its codec endpoint.
+  await privateFlags?.remove();
   return {
     address: `127.0.0.1:${config.devPort}`,
     uiUrl: `http://localhost:${config.uiPort}`,

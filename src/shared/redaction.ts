@@ -4,15 +4,17 @@
  * failures (message, stack, details, causes), heartbeat details, streamed text, log lines and the CLI's error output.
  *
  * It knows two kinds of secret:
- * - values: the worker's secret-looking environment variables, every `${VAR}` expanded in the MCP configuration, the
- *   MCP servers' header and env values, the model client's API key, and tokens registered while the worker runs
- *   ({@link Redactor.add}); each is replaced by a label naming where it came from (`${OPENAI_API_KEY}`);
+ * - values: the worker's secret-looking environment variables, the MCP servers' secrets (src/mcp/redaction.ts: the
+ *   `${VAR}`s and `env` values under secret-looking names or marked in `secrets`, header values, URL credentials and
+ *   token-like query parameters, OAuth client secrets), the model client's API key, and tokens registered while the
+ *   worker runs ({@link Redactor.add}); each is replaced by a label naming where it came from (`${OPENAI_API_KEY}`);
  * - shapes: credentials that are secret whatever their value: the value of an `Authorization`, `Proxy-Authorization`,
  *   `Cookie` or `Set-Cookie` header or of an API-key header, a `Bearer`/`Basic` credential, the user and password of
  *   a URL, and an OpenAI-style `sk-…` key.
  *
- * Nothing is exempt: a tool result or a model answer that contains a secret is redacted too, and so are the arguments
- * of a tool call the model writes (the tool then receives the label, not the secret).
+ * A value is a secret for what it is, never for where it came from: a path, a host or an id expanded from `${HOME}` is
+ * none. A tool result or a model answer that contains a secret is redacted too; the arguments of a tool call the model
+ * writes are not (src/activities/outbound.ts): they are what the tool receives.
  */
 
 /** Values shorter than this are left alone: no secret is that short, and `1` or `on` would garble every message. */
@@ -39,6 +41,11 @@ export function looksSecret(value: string): boolean {
 export const SECRET_ENV_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE/i;
 /** …except those naming a file or a place: the path of a key is no secret, and hiding it hides the mistake. */
 const NOT_SECRET_ENV_NAME = /_(PATH|FILE|DIR|SOCK|URL|HOST|PORT|ID)$/i;
+
+/** Whether a variable (or `env` key) of this name holds a secret: {@link SECRET_ENV_NAME}, but not a file or a place. */
+export function isSecretName(name: string): boolean {
+  return SECRET_ENV_NAME.test(name) && !NOT_SECRET_ENV_NAME.test(name);
+}
 
 /** A secret value and the label that replaces it. */
 export interface Secret {
@@ -67,8 +74,11 @@ const SCHEME_CREDENTIAL = /\b(Bearer|Basic)(\s+)((?=[A-Za-z\-._~+/]*[0-9\-._~+/=
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/@:"'<>]+):([^\s/@"'<>]+)@/gi;
 /** OpenAI-style API keys (`sk-…`, `sk-proj-…`). */
 const API_KEY_SHAPE = /\bsk-[A-Za-z0-9_-]{20,}/g;
-/** A label this module wrote, or a `${VAR}` as written: left as it is, so redacting twice changes nothing. */
-const LABEL = /^\s*(\[[^\]]*\]|\$\{\w+\})/;
+/**
+ * A label this module wrote, a `${VAR}` as written, or a placeholder of help text (`Bearer <token>`): left as it is, so
+ * redacting twice changes nothing and a message saying how to send a credential keeps saying it.
+ */
+const LABEL = /^\s*(\[[^\]]*\]|\$\{\w+\}|<[\w .-]+>)/;
 /** The start of a credential whose end has not arrived yet (see {@link Redactor.releasable}). */
 const OPEN_CREDENTIAL = new RegExp(
   String.raw`\b(?:(?:${CREDENTIAL_HEADER})["']?\s*(?:[:=][^\n"']*)?|(?:bearer|basic)\s*\S*|[a-z][a-z0-9+.-]*://\S*|sk-[\w-]*)$`,
@@ -117,7 +127,7 @@ export class Redactor {
   addEnvironment(env: Record<string, string | undefined>): this {
     for (const [name, value] of Object.entries(env)) {
       if (value === undefined || !looksSecret(value)) continue;
-      if (SECRET_ENV_NAME.test(name) && !NOT_SECRET_ENV_NAME.test(name)) this.add(value.trim(), `\${${name}}`);
+      if (isSecretName(name)) this.add(value.trim(), `\${${name}}`);
     }
     return this;
   }

@@ -3,13 +3,12 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { refuse, ServeErrorType } from './http-errors.js';
 import { routeTarget, type RouteTarget } from './routes.js';
+import { checkTokenLength } from '../shared/tokens.js';
 import { serveSecretKey, ServeConfigError, ServeTokenInvalidError, verifyServeToken } from './serve-tokens.js';
 
 /** The query parameter and the cookie that carry a token for the event stream, where browsers cannot set headers. */
 export const ACCESS_TOKEN_PARAMETER = 'access_token';
 export const ACCESS_TOKEN_COOKIE = 'durable_agent_token';
-/** The shortest operator token accepted. */
-export const MIN_OPERATOR_TOKEN_CHARS = 16;
 
 export interface AuthenticationOptions {
   /** The operator token (`DURABLE_AGENT_SERVE_TOKEN`): every route, every conversation, in the Authorization header. */
@@ -25,11 +24,8 @@ export function authenticationEnabled(options: AuthenticationOptions): boolean {
 
 /** Refuses a configuration that would weaken the tokens (a short operator token, a short secret). */
 export function checkAuthenticationOptions(options: AuthenticationOptions): void {
-  if (options.token !== undefined && options.token.length < MIN_OPERATOR_TOKEN_CHARS) {
-    throw new ServeConfigError(
-      `DURABLE_AGENT_SERVE_TOKEN has ${options.token.length} characters; it needs at least ${MIN_OPERATOR_TOKEN_CHARS} ` +
-        '(generate one with `openssl rand -base64 32`).',
-    );
+  if (options.token !== undefined) {
+    checkTokenLength(options.token, 'DURABLE_AGENT_SERVE_TOKEN', (message) => new ServeConfigError(message));
   }
   if (options.secret !== undefined) serveSecretKey(options.secret, 'DURABLE_AGENT_SERVE_SECRET');
 }

@@ -1,5 +1,4 @@
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { listen } from '../shared/http-server.js';
 import { isIP } from 'node:net';
 import { authenticationEnabled, checkAuthenticationOptions } from './authentication.js';
 import { allowedOrigins, createStreamingBridge, type StreamingBridge, type StreamingBridgeOptions } from './bridge.js';
@@ -29,11 +28,7 @@ export async function serveStreamingBridge(options: ServeBridgeOptions): Promise
   checkServeOptions(options);
   const host = options.host ?? '127.0.0.1';
   const bridge = createStreamingBridge({ ...options, allowedHosts: allowedHosts(options, host) });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const started = serve({ fetch: bridge.app.fetch, port: options.port ?? 0, hostname: host }, () => resolve(started));
-    started.once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
+  const { server, port, url } = await listen(bridge.app.fetch, { port: options.port, host });
   let closed: Promise<void> | undefined;
   const close = () =>
     (closed ??= (async () => {
@@ -44,7 +39,7 @@ export async function serveStreamingBridge(options: ServeBridgeOptions): Promise
     })());
   return {
     bridge,
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url,
     port,
     close,
     [Symbol.asyncDispose]: close,

@@ -1,6 +1,6 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DurableAgentClient } from '../../src/client/index.js';
-import type { HttpServerConfig } from '../../src/mcp/config.js';
+import type { HttpServerConfig, McpServerConfig } from '../../src/mcp/config.js';
 import { startTestAgent, type TestAgent, type TestAgentOptions } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startCrm, type Crm } from '../helpers/crm-server.js';
@@ -20,14 +20,22 @@ export interface CliAgent {
   close(): Promise<void>;
 }
 
-/** Start a {@link CliAgent}; `crm` is the CRM server's entry (e.g. its approval policy). */
+/**
+ * Start a {@link CliAgent}; `crm` is the CRM server's entry (e.g. its approval policy), `mcpServers` more servers the
+ * worker is configured with after it.
+ */
 export async function startCliAgent(options: {
   script: TestAgentOptions['script'];
   crm?: Partial<HttpServerConfig>;
+  mcpServers?: McpServerConfig[];
 }): Promise<CliAgent> {
   const env = await createLocalEnvironment();
   const crm = await startCrm();
-  const agent = await startTestAgent({ env, script: options.script, mcpServers: [crm.config('crm', options.crm)] });
+  const agent = await startTestAgent({
+    env,
+    script: options.script,
+    mcpServers: [crm.config('crm', options.crm), ...(options.mcpServers ?? [])],
+  });
   const client = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue });
   const cliEnv = { ...process.env, TEMPORAL_ADDRESS: env.address, DURABLE_AGENT_TASK_QUEUE: agent.taskQueue };
   return {

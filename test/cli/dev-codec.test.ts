@@ -41,7 +41,7 @@ afterAll(async () => {
   await fs.rm(dataDir, { recursive: true, force: true });
 });
 
-test('dev with keys: starts a codec server for its Web UI (the UI is given it, with the token) and stops it on Ctrl-C', async () => {
+test('dev with keys: starts a codec server for its Web UI (the UI is given it, with the token, never on the command line) and stops it on Ctrl-C', async () => {
   const [devPort, uiPort, codecPort] = [await findFreePort(), await findFreePort(), await findFreePort()];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -59,6 +59,15 @@ test('dev with keys: starts a codec server for its Web UI (the UI is given it, w
   await expect.poll(() => dev.output(), { timeout: 120_000, interval: 250 }).toMatch(/Worker: polling task queue/);
   const codecUrl = /Codec server: (http:\/\/\S+)/.exec(dev.output())?.[1];
   expect(codecUrl).toBe(`http://127.0.0.1:${codecPort}`);
+
+  // The token is not on the dev server's command line, which every local user can read (ps); the private file that
+  // handed it over is gone once the server has read it.
+  const lock = JSON.parse(await fs.readFile(path.join(dataDir, 'dev.lock'), 'utf8')) as { serverPid: number };
+  const commandLine = (await fs.readFile(`/proc/${lock.serverPid}/cmdline`, 'utf8')).split('\0');
+  expect(commandLine.slice(0, 3)).toEqual([expect.stringMatching(/temporal$/), 'server', 'start-dev']);
+  expect(commandLine.join(' ')).not.toContain(token);
+  const flagsFile = commandLine[commandLine.indexOf('--env-file') + 1]!;
+  await expect(fs.access(flagsFile)).rejects.toThrow();
 
   // The Web UI's settings name the codec endpoint, with the token as its first path segment.
   const settings = (await (await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`)).json()) as {

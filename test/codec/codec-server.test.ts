@@ -167,11 +167,23 @@ describe('durable-agent codec-server', () => {
 
   it.each([
     ['no keys', { DURABLE_AGENT_CODEC_TOKEN: 'x' }, /needs DURABLE_AGENT_ENCRYPTION_KEYS/],
-    ['no token', { DURABLE_AGENT_ENCRYPTION_KEYS: formatEncryptionKeys(keys) }, /needs DURABLE_AGENT_CODEC_TOKEN/],
+    [
+      'no token',
+      { DURABLE_AGENT_ENCRYPTION_KEYS: formatEncryptionKeys(keys) },
+      // Help text, whole: a placeholder is no credential for the redaction of error output.
+      'needs DURABLE_AGENT_CODEC_TOKEN: a long random token (e.g. `openssl rand -hex 32`) that callers send as ' +
+        '`Authorization: Bearer <token>` or as the first path segment of the endpoint.\n',
+    ],
+    [
+      'a 5-character token',
+      { DURABLE_AGENT_ENCRYPTION_KEYS: formatEncryptionKeys(keys), DURABLE_AGENT_CODEC_TOKEN: 'abcde' },
+      "The codec server's token (DURABLE_AGENT_CODEC_TOKEN) has 5 characters; it needs at least 16",
+    ],
   ])('refuses to start with %s (exit code 2, the variable named)', async (_name, variables, message) => {
     const env = { ...process.env, DURABLE_AGENT_ENCRYPTION_KEYS: '', DURABLE_AGENT_CODEC_TOKEN: '', ...variables };
     const run = await runCli(['codec-server', '--port', '0'], env);
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(message);
+    if (typeof message === 'string') expect(run.stderr).toContain(message);
+    else expect(run.stderr).toMatch(message);
   });
 });

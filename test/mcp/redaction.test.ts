@@ -46,26 +46,58 @@ describe('Redactor', () => {
     expect(cause.stack).toMatch(/^TypeError: fetch failed for \$\{PASSWORD\}/);
   });
 
-  test('a server config built from a file: expanded variables, header values, env values and URL credentials', () => {
-    const env = { TOKEN: 'token-value-1', HOST: 'mcp.internal.example' };
+  test('a server config built from a file: secret-looking and marked values, headers, URL credentials; never paths or hosts', () => {
+    const env = {
+      TOKEN: 'token-value-1',
+      HOST: 'mcp.internal.example',
+      REPO: '/srv/repositories/main',
+      DEPLOY: 'deploy-value-2',
+      SIGNATURE_VALUE: 'sig-value-3x',
+    };
     const [web, local] = parseMcpConfig(
       JSON.stringify({
         mcpServers: {
           web: {
-            url: 'https://robot:pa55word@${HOST}/mcp',
+            url: 'https://robot:pa55word@${HOST}/mcp?sig=${SIGNATURE_VALUE}&team=platform-team',
             headers: { Authorization: 'Bearer ${TOKEN}', 'X-Team': 'literal-team-key' },
           },
-          local: { command: 'server', env: { API_KEY: '${TOKEN}', MODE: 'literal-mode-value' } },
+          local: {
+            command: 'server',
+            args: ['--repository', '${REPO}', '--deploy=${DEPLOY}'],
+            env: { API_KEY: '${TOKEN}', MODE: 'literal-mode-value', LOOKUP: 'literal-lookup-value' },
+            secrets: ['DEPLOY', 'LOOKUP'],
+          },
         },
       }),
       'mcp.json',
       env,
     ).servers;
-    const text = 'https://robot:pa55word@mcp.internal.example/mcp Bearer token-value-1 literal-team-key token-value-1';
+    const text =
+      'https://robot:pa55word@mcp.internal.example/mcp?sig=sig-value-3x&team=platform-team Bearer token-value-1 ' +
+      'literal-team-key token-value-1';
     expect(redactorFor(web!).text(text)).toBe(
-      'https://[user]:[password]@${HOST}/mcp [header Authorization] [header X-Team] ${TOKEN}',
+      'https://[user]:[password]@mcp.internal.example/mcp?sig=${SIGNATURE_VALUE}&team=platform-team ' +
+        '[header Authorization] [header X-Team] ${TOKEN}',
     );
-    expect(redactorFor(local!).text('literal-mode-value token-value-1')).toBe('[env MODE] ${TOKEN}');
+    expect(
+      redactorFor(local!).text(
+        '/srv/repositories/main literal-mode-value token-value-1 deploy-value-2 literal-lookup-value',
+      ),
+    ).toBe('/srv/repositories/main literal-mode-value ${TOKEN} ${DEPLOY} [env LOOKUP]');
+  });
+
+  test('secrets: names a ${VAR} of the entry or a key of its env, or the file, server and key are named', () => {
+    const parse = (server: object) =>
+      parseMcpConfig(JSON.stringify({ mcpServers: { git: server } }), 'mcp.json', { REPO: '/srv/repo' });
+    expect(() => parse({ command: 'git-server', args: ['${REPO}'], secrets: ['REPO_TOKEN'] })).toThrow(
+      'mcp.json: server "git" key "secrets[0]": "REPO_TOKEN" is neither a ${VAR} of this entry nor a key of its "env" (it has "REPO")',
+    );
+    expect(() => parse({ command: 'git-server', secrets: 'REPO' })).toThrow(
+      'mcp.json: server "git" key "secrets": expected an array of variable names such as ["API_KEY"], got string "REPO".',
+    );
+    expect(parse({ command: 'git-server', args: ['${REPO}'], secrets: ['REPO'] }).servers[0]!.secrets).toEqual([
+      'REPO',
+    ]);
   });
 });
 

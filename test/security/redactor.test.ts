@@ -1,7 +1,7 @@
 import { ApplicationFailure, defaultFailureConverter, defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, test } from 'vitest';
 import { TextPublisher } from '../../src/activities/text-publisher.js';
-import { redactOutcome, workerSecrets } from '../../src/activities/outbound.js';
+import { redactModelAnswer, redactOutcome, workerSecrets } from '../../src/activities/outbound.js';
 import { parseMcpConfig } from '../../src/mcp/config.js';
 import { McpPool } from '../../src/mcp/pool.js';
 import { environmentSecrets, Redactor } from '../../src/shared/redaction.js';
@@ -95,6 +95,9 @@ describe('credentials recognised by their shape', () => {
     const labelled =
       '{"authorization":"[header Authorization]","x-api-key":"${API_KEY}"} https://[user]:[password]@host';
     expect(secrets.text(labelled)).toBe(labelled);
+    // Help text names a credential by a placeholder; the sentence after it stays too.
+    const help = 'callers send `Authorization: Bearer <token>` or as the first path segment.\nX-Api-Key: <key>';
+    expect(secrets.text(help)).toBe(help);
   });
 
   test('a credential header in a structured value is replaced whole', () => {
@@ -141,6 +144,26 @@ describe('what an activity sends', () => {
   test('a result: every string, however deep', async () => {
     const result = await redactOutcome(secrets, async () => ({ outcome: 'ok', content: `the key is ${secret}` }));
     expect(result).toEqual({ outcome: 'ok', content: 'the key is ${SECRET}' });
+  });
+
+  test("a model answer: its text redacted, its tool calls' arguments kept as the model wrote them (the tool's input)", () => {
+    const written = JSON.stringify({ path: `/srv/${secret}/notes.md`, header: 'Authorization: Bearer abcdefgh-123' });
+    const answer = {
+      message: {
+        role: 'assistant' as const,
+        content: `Reading ${secret}`,
+        toolCalls: [{ id: 'call_1', name: `files__read_${secret}`, arguments: written }],
+      },
+      finishReason: 'tool_calls',
+    };
+    expect(redactModelAnswer(secrets, answer)).toEqual({
+      message: {
+        role: 'assistant',
+        content: 'Reading ${SECRET}',
+        toolCalls: [{ id: 'call_1', name: 'files__read_${SECRET}', arguments: written }],
+      },
+      finishReason: 'tool_calls',
+    });
   });
 
   test('streamed text: a secret split across pieces never goes out, and the batches continue the answer', async () => {

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMcpConfig } from '../../src/mcp/config.js';
 import { startTestAgent } from '../../src/testing/agent.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer } from '../../src/testing/mcp-test-server.js';
-import type { ConversationOutcome } from '../../src/workflows/definitions.js';
-import { freePort, startGate } from '../mcp/helpers.js';
+import { conversationWorkflowId, type ConversationOutcome } from '../../src/workflows/definitions.js';
+import { freePort, publishedServerEntry, startGate, useTemporaryDirectories } from '../mcp/helpers.js';
 import { allText, canary, historiesOfEveryRun, occurrences } from '../helpers/secrets.js';
 import { toolResults } from '../helpers/transcript.js';
 
@@ -18,6 +20,7 @@ import { toolResults } from '../helpers/transcript.js';
  */
 
 let env: TestWorkflowEnvironment;
+const temporaryDirectory = useTemporaryDirectories();
 const cleanups: Array<() => Promise<unknown>> = [];
 
 beforeAll(async () => {
@@ -96,5 +99,56 @@ describe('secrets of MCP servers', () => {
     expect(outcome.state.lastResult).toMatchObject({ stopReason: 'completed', answer: 'Second turn answered.' });
     const [echo] = toolResults(agent.model.requests[1]!.messages);
     expect(echo?.content).toMatch(/^Error: the tool web__echo is unavailable right now/);
+  });
+
+  it('are only the secret values: a ${VAR} path reaches the server as expanded, a secret-looking one never enters history', async () => {
+    const projects = temporaryDirectory();
+    const token = canary('token');
+    writeFileSync(path.join(projects, 'notes.md'), `Deploy with ${token} on Friday.\n`);
+    const config = parseMcpConfig(
+      JSON.stringify({
+        mcpServers: {
+          files: {
+            command: process.execPath,
+            args: [publishedServerEntry('server-filesystem'), '${DA_PROJECTS}'],
+            env: { API_TOKEN: '${DA_TOKEN}' },
+          },
+        },
+      }),
+      'mcp.json',
+      { DA_PROJECTS: projects, DA_TOKEN: token },
+    );
+
+    const agent = await startTestAgent({
+      env,
+      mcpServers: config,
+      script: [
+        { toolCalls: [{ name: 'files__list_allowed_directories', arguments: {} }] },
+        // As a model does: read a file under the directory the server named.
+        (request) => {
+          const [allowed] = toolResults(request.messages);
+          const directory =
+            allowed?.content
+              .split('\n')
+              .find((line) => line.includes(path.sep))
+              ?.trim() ?? '';
+          return { toolCalls: [{ name: 'files__read_text_file', arguments: { path: `${directory}/notes.md` } }] };
+        },
+        { content: 'Friday.' },
+      ],
+    });
+    cleanups.push(() => agent.close());
+
+    const conversationId = randomUUID();
+    const result = await agent.ask('When do we deploy?', { conversationId });
+
+    expect(result).toMatchObject({ stopReason: 'completed', answer: 'Friday.' });
+    const [allowed, notes] = toolResults(agent.model.requests[2]!.messages);
+    expect(allowed?.content).toContain(projects);
+    expect(notes?.content).toBe('Deploy with ${DA_TOKEN} on Friday.\n');
+    const history = allText(await env.client.workflow.getHandle(conversationWorkflowId(conversationId)).fetchHistory());
+    expect(history).toContain(`${projects}/notes.md`);
+    expect(occurrences(history, token)).toEqual([]);
+    expect(occurrences(allText(agent.model.requests), token)).toEqual([]);
   });
 });

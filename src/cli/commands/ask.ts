@@ -1,7 +1,7 @@
 import { Command, Option } from '@commander-js/extra-typings';
 import { parsePositiveNumber } from '../arguments.js';
 import { conversationIdOrNew, conversationOption, jsonOption, printJson, withClient } from '../client-command.js';
-import { answered, describeStop } from '../format.js';
+import { answered, describeStop, describeUnavailableServer } from '../format.js';
 import { messageArgument, messageFileOption, messageInputHelp, readMessage } from '../message-input.js';
 import { addSettingsOptions, settingsFrom } from '../settings-options.js';
 import { ExitCode } from '../../shared/exit-codes.js';
@@ -37,7 +37,13 @@ export function askCommand() {
       }),
     );
     if (options.json) printJson(result);
-    else if (result.answer !== null) console.log(result.answer);
+    else {
+      // Before the answer, as chat shows it: an answer without a server's tools may be why it falls short. Not cut as
+      // short as chat's live line: this line is all a plain `ask` says of it.
+      for (const server of result.unavailableServers ?? [])
+        process.stderr.write(`${describeUnavailableServer(server, 400)}\n`);
+      if (result.answer !== null) console.log(result.answer);
+    }
     const stop = describeStop(result);
     if (stop !== undefined && !options.json) process.stderr.write(`${stop}\n`);
     if (!answered(result)) process.exitCode = ExitCode.TurnFailed;
