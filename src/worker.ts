@@ -8,7 +8,11 @@ import {
 } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { createActivities, type ActivityDependencies } from './activities/index.js';
-import { ENCODED_FAILURE_CONVERTER_PATH, encryptionDataConverter } from './codec/data-converter.js';
+import {
+  ENCODED_FAILURE_CONVERTER_PATH,
+  encryptionDataConverter,
+  workerDataConverter,
+} from './codec/data-converter.js';
 import type { EncryptionKey } from './codec/keys.js';
 import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './client/connection.js';
 import type { Config } from './config.js';
@@ -16,11 +20,14 @@ import { loadMcpConfig } from './mcp/config.js';
 import { McpPool } from './mcp/pool.js';
 import { looksSecret, Redactor } from './shared/redaction.js';
 
+const sourceExtension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
 /** The workflows module: `.ts` when running from source (tests), `.js` once built. */
-export const workflowsPath = new URL(
-  `./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
-  import.meta.url,
-).pathname;
+export const workflowsPath = new URL(`./workflows/index${sourceExtension}`, import.meta.url).pathname;
+
+/** The workflow interceptor that refuses what a client sent that the worker cannot decrypt (see workerDataConverter). */
+const undecodableInterceptorPath = new URL(`./workflows/undecodable-interceptor${sourceExtension}`, import.meta.url)
+  .pathname;
 
 const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 
@@ -36,6 +43,7 @@ export function bundleWorkflows(options: { encodeFailures?: boolean } = {}): Pro
   if (bundle === undefined) {
     bundle = bundleWorkflowCode({
       workflowsPath,
+      workflowInterceptorModules: [undecodableInterceptorPath],
       logger: quietBundlerLogger,
       ...(encodeFailures ? { failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH } : {}),
     });
@@ -72,7 +80,6 @@ export interface AgentWorkerOptions extends ActivityDependencies {
 /** A Temporal worker running the conversation workflow and durable-agent's activities. */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
   const { connection, taskQueue, namespace, worker, encryptionKeys, ...dependencies } = options;
-  const dataConverter = encryptionDataConverter(encryptionKeys);
   if (encryptionKeys !== undefined) {
     // The activities signal and query their own workflow: those payloads are encrypted with the worker's keys too.
     const { temporal } = dependencies;
@@ -80,15 +87,16 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       connection: temporal.connection,
       namespace: temporal.options.namespace,
       interceptors: temporal.options.interceptors,
-      dataConverter,
+      dataConverter: encryptionDataConverter(encryptionKeys),
     });
   }
   return await Worker.create({
     connection,
     namespace: namespace ?? 'default',
     taskQueue,
-    dataConverter,
-    // A bundle passed in must have been built with the same failure converter (bundleWorkflows does that).
+    dataConverter: workerDataConverter(encryptionKeys),
+    // A bundle passed in must have been built with the same failure converter and the interceptor that refuses what
+    // the worker cannot decrypt (bundleWorkflows does both).
     workflowBundle:
       worker?.workflowBundle ?? (await bundleWorkflows({ encodeFailures: (encryptionKeys?.length ?? 0) > 0 })),
     // The worker's own connection also answers whether Temporal is up before a finished result is handed over.
