@@ -53,7 +53,8 @@ export function undecodableFrom(error: unknown, workerKeyIds: string[]): Undecod
   return undefined;
 }
 
-const MALFORMED = 'The worker could not decrypt what this client sent: it is not in the encrypted format durable-agent writes.';
+const MALFORMED =
+  'The worker could not decrypt what this client sent: it is not in the encrypted format durable-agent writes.';
 
 /** The error that explains the refusal to the client: which key id, why, and what to do. */
 export function refusalError(
@@ -78,7 +79,9 @@ export function refusalFromMessage(
     String.raw`The worker could not decrypt what this client sent: it was encrypted with the key id ${quoted}, which is not among the worker's keys \(([^)]*)\)`,
   ).exec(message);
   if (unknown) {
-    const ids = [...unknown[2]!.matchAll(new RegExp(quoted, 'g'))].map((match) => JSON.parse(`"${match[1]}"`) as string);
+    const ids = [...unknown[2]!.matchAll(new RegExp(quoted, 'g'))].map(
+      (match) => JSON.parse(`"${match[1]}"`) as string,
+    );
     return new EncryptionKeyNotFoundError(JSON.parse(`"${unknown[1]}"`) as string, ids, 'worker');
   }
   const wrong = new RegExp(

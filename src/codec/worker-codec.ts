@@ -1,4 +1,9 @@
-import { defaultPayloadConverter, type Payload, type PayloadCodec, type SerializationContext } from '@temporalio/common';
+import {
+  defaultPayloadConverter,
+  type Payload,
+  type PayloadCodec,
+  type SerializationContext,
+} from '@temporalio/common';
 import { EncryptionCodec } from './encryption-codec.js';
 import type { EncryptionKey } from './keys.js';
 import { undecodableFrom } from './undecodable.js';

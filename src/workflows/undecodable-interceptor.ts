@@ -74,12 +74,16 @@ class UndecodableMessages implements WorkflowInboundCallsInterceptor {
     next(input);
   }
 
-  async handleUpdate(input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>): Promise<unknown> {
+  async handleUpdate(
+    input: UpdateInput,
+    next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>,
+  ): Promise<unknown> {
     const marker = firstUndecodable(input.args);
     if (marker === undefined) return await next(input);
     // Only an update without a validator gets here live; in replay the update was accepted with its input decrypted,
     // so the worker lost the key since: fail the workflow task until it has it again.
-    if (workflowInfo().unsafe.isReplaying) throw new Error(`The ${input.name} update was accepted, but now: ${message(marker)}`);
+    if (workflowInfo().unsafe.isReplaying)
+      throw new Error(`The ${input.name} update was accepted, but now: ${message(marker)}`);
     throw refusal(marker);
   }
 
@@ -95,7 +99,11 @@ function message(marker: Undecodable): string {
 }
 
 function refusal(marker: Undecodable): ApplicationFailure {
-  return ApplicationFailure.create({ type: FailureType.UndecodablePayload, nonRetryable: true, message: message(marker) });
+  return ApplicationFailure.create({
+    type: FailureType.UndecodablePayload,
+    nonRetryable: true,
+    message: message(marker),
+  });
 }
 
 export const interceptors: WorkflowInterceptorsFactory = () => ({ inbound: [new UndecodableMessages()] });

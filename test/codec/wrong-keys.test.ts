@@ -161,21 +161,10 @@ describe.each(cases)('a client with $name', ({ wrongKey, workerRefusal, workerEx
     expect(status).toBeInstanceOf(clientError);
     expect(status).toMatchObject({ keyId: workerKey.id, side: 'here' });
 
-    // The CLI says the same, with exit code 2 (the configuration is wrong), never "Encoded failure".
-    for (const args of [['history', '-c', id], ['ask', '-c', id, '--timeout', '20', canary('cli-asked')]]) {
-      const run = await runCli(args, cliEnv([wrongKey]));
-      expect(run.stderr).not.toMatch(/Encoded failure/);
-      expect(run.stderr).toMatch(workerExplains);
-      expect(run.code, run.stderr).toBe(2);
-    }
-
     // A correctly keyed client: the conversation answers, and nothing of the wrong client's is in it.
     expect(await client.ask(id, 'again')).toMatchObject({ turn: 2, answer: 'second answer' });
     const transcript = (await client.fullTranscript(id)).map((message) => message.content);
     expect(transcript).toEqual(['hello', 'first answer', 'again', 'second answer']);
-    const { stdout, code } = await runCli(['history', '-c', id], cliEnv([workerKey]));
-    expect(code).toBe(0);
-    expect(stdout).toContain('second answer');
     const events = await eventsOf(id);
     expect(named(events, 'workflowTaskFailedEventAttributes')).toEqual([]);
     expect(named(events, 'workflowExecutionUpdateAcceptedEventAttributes')).toHaveLength(2);
@@ -193,5 +182,24 @@ describe.each(cases)('a client with $name', ({ wrongKey, workerRefusal, workerEx
         ),
       ).resolves.toBeUndefined();
     }
+  });
+
+  it('the CLI names the key id and what to do, exit code 2, never "Encoded failure"; the right keys still read it', async () => {
+    const id = book.conversation('cli', [{ content: 'only answer' }]);
+    expect(await client.ask(id, 'hello')).toMatchObject({ turn: 1, answer: 'only answer' });
+    for (const args of [
+      ['history', '-c', id],
+      ['ask', '-c', id, '--timeout', '20', canary('cli-asked')],
+    ]) {
+      const run = await runCli(args, cliEnv([wrongKey]));
+      expect(run.stderr).not.toMatch(/Encoded failure/);
+      expect(run.stderr).toMatch(workerExplains);
+      expect(run.stderr).toMatch(/Give this client the worker's keys \(DURABLE_AGENT_ENCRYPTION_KEYS/);
+      expect(run.code, run.stderr).toBe(2);
+    }
+    const { stdout, code } = await runCli(['history', '-c', id], cliEnv([workerKey]));
+    expect(code).toBe(0);
+    expect(stdout).toContain('only answer');
+    expect(named(await eventsOf(id), 'workflowTaskFailedEventAttributes')).toEqual([]);
   });
 });
