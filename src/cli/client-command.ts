@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Option } from '@commander-js/extra-typings';
 import type { DurableAgentClient } from '../client/index.js';
-import { EncryptionKeyNotFoundError, MalformedEncryptedPayloadError, PayloadDecryptionError } from '../codec/errors.js';
+import { isEncryptionKeyError } from '../codec/errors.js';
 import { ExitCode } from '../shared/exit-codes.js';
 import { causeChain, errorMessage } from '../shared/errors.js';
 
@@ -98,18 +98,10 @@ export async function toCliError(error: unknown, address: string): Promise<unkno
     return new CliError(message, ExitCode.Usage, { cause: error });
   if (error instanceof api.AskTimeoutError) return new CliError(message, ExitCode.Unavailable, { cause: error });
   // Keys that do not match the worker's (this side's or the worker's refusal): the configuration is wrong.
-  const keyError = [...causeChain(error)].find(isKeyError);
+  const keyError = [...causeChain(error)].find(isEncryptionKeyError);
   if (keyError !== undefined) return new CliError(errorMessage(keyError), ExitCode.Usage, { cause: error });
   if (isUnavailable(error)) return unreachable(address, error);
   return error;
-}
-
-function isKeyError(error: object): boolean {
-  return (
-    error instanceof EncryptionKeyNotFoundError ||
-    error instanceof PayloadDecryptionError ||
-    error instanceof MalformedEncryptedPayloadError
-  );
 }
 
 /** gRPC UNAVAILABLE (14) anywhere in the cause chain: the cluster went away. */

@@ -66,6 +66,17 @@ export class MalformedEncryptedPayloadError extends Error {
   override name = 'MalformedEncryptedPayloadError';
 }
 
+/** The codec's own errors: keys that do not match (on this side, or the worker's refusal) or a foreign payload. */
+export function isEncryptionKeyError(
+  error: unknown,
+): error is EncryptionKeyNotFoundError | PayloadDecryptionError | MalformedEncryptedPayloadError {
+  return (
+    error instanceof EncryptionKeyNotFoundError ||
+    error instanceof PayloadDecryptionError ||
+    error instanceof MalformedEncryptedPayloadError
+  );
+}
+
 function quoted(ids: readonly string[]): string {
   return ids.length === 0 ? 'none' : ids.map((id) => JSON.stringify(id)).join(', ');
 }

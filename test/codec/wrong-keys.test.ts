@@ -12,7 +12,7 @@ import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import { droppedSignalPatchId } from '../../src/workflows/undecodable-interceptor.js';
-import { killAll, runCli } from '../cli/helpers.js';
+import { cliPath, killAll, runCli, spawnTracked } from '../cli/helpers.js';
 import { poll, ScriptBook } from '../client/helpers.js';
 import { canary } from '../helpers/secrets.js';
 import { newKey } from './keys.js';
@@ -201,5 +201,41 @@ describe.each(cases)('a client with $name', ({ wrongKey, workerRefusal, workerEx
     expect(code).toBe(0);
     expect(stdout).toContain('only answer');
     expect(named(await eventsOf(id), 'workflowTaskFailedEventAttributes')).toEqual([]);
+  });
+  it('durable-agent serve passes the refusal on: in the event stream, and named on a route', async () => {
+    const id = book.conversation('serve', [{ content: 'served answer' }]);
+    await client.ask(id, 'hello');
+    const serve = spawnTracked(process.execPath, [cliPath, 'serve', '--port', '0'], cliEnv([wrongKey]));
+    try {
+      const url = await poll(
+        async () => /^(http:\/\/\S+)\n/.exec(serve.output())?.[1],
+        (found) => found !== undefined,
+        { attempts: 400, intervalMs: 50 },
+      );
+      const stream = await fetch(`${url}/conversations/${id}/events?from=0`, {
+        headers: { accept: 'text/event-stream' },
+      });
+      let text = '';
+      const decoder = new TextDecoder();
+      for await (const chunk of stream.body as unknown as AsyncIterable<Uint8Array>) {
+        text += decoder.decode(chunk, { stream: true });
+        if (/event: stream_error\n[^\n]*data: [^\n]*\n/.test(text)) break;
+      }
+      const data = /event: stream_error\n(?:[^\n]*\n)*?data: ([^\n]*)\n/.exec(text)?.[1];
+      expect(data, text).toBeDefined();
+      expect((JSON.parse(data!) as { message: string }).message).toMatch(workerExplains);
+      const approval = await fetch(`${url}/conversations/${id}/approvals/call_1`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+      expect(approval.status).toBe(500);
+      const { error } = (await approval.json()) as { error: { type: string; message: string } };
+      expect(error.type).toBe(workerRefusal.name);
+      expect(error.message).toMatch(workerExplains);
+    } finally {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
   });
 });
