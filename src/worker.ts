@@ -20,14 +20,11 @@ import { loadMcpConfig } from './mcp/config.js';
 import { McpPool } from './mcp/pool.js';
 import { looksSecret, Redactor } from './shared/redaction.js';
 
-const sourceExtension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-
 /** The workflows module: `.ts` when running from source (tests), `.js` once built. */
-export const workflowsPath = new URL(`./workflows/index${sourceExtension}`, import.meta.url).pathname;
-
-/** The workflow interceptor that refuses what a client sent that the worker cannot decrypt (see workerDataConverter). */
-const undecodableInterceptorPath = new URL(`./workflows/undecodable-interceptor${sourceExtension}`, import.meta.url)
-  .pathname;
+export const workflowsPath = new URL(
+  `./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
+  import.meta.url,
+).pathname;
 
 const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 
@@ -43,7 +40,6 @@ export function bundleWorkflows(options: { encodeFailures?: boolean } = {}): Pro
   if (bundle === undefined) {
     bundle = bundleWorkflowCode({
       workflowsPath,
-      workflowInterceptorModules: [undecodableInterceptorPath],
       logger: quietBundlerLogger,
       ...(encodeFailures ? { failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH } : {}),
     });
@@ -95,8 +91,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     namespace: namespace ?? 'default',
     taskQueue,
     dataConverter: workerDataConverter(encryptionKeys),
-    // A bundle passed in must have been built with the same failure converter and the interceptor that refuses what
-    // the worker cannot decrypt (bundleWorkflows does both).
+    // A bundle passed in must have been built with the same failure converter (bundleWorkflows does that).
     workflowBundle:
       worker?.workflowBundle ?? (await bundleWorkflows({ encodeFailures: (encryptionKeys?.length ?? 0) > 0 })),
     // The worker's own connection also answers whether Temporal is up before a finished result is handed over.

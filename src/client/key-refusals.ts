@@ -4,8 +4,8 @@ import { refusalFromMessage } from '../codec/undecodable.js';
 import { FailureType } from '../shared/errors.js';
 
 /**
- * The worker's refusals of what this client sent but the worker could not decrypt (src/workflows/undecodable-
- * interceptor.ts), raised as the codec's named errors with `side: 'worker'`: `EncryptionKeyNotFoundError` (the worker
+ * The worker's refusals of what this client sent but the worker could not decrypt (src/workflows/undecodable-guard.ts),
+ * raised as the codec's named errors with `side: 'worker'`: `EncryptionKeyNotFoundError` (the worker
  * has no key under the id this client encrypted with) or `PayloadDecryptionError` (it has another key under that id),
  * whose messages say to give this client the worker's keys. Without this, an update's refusal is an ApplicationFailure
  * of type UndecodablePayload and a query's a `QueryNotRegisteredError`, which is all a failed query reaches a

@@ -6,7 +6,7 @@
  * Types (e.g. InvalidMessage), retryability and the failure's kind stay plain: durable-agent reads them.
  *
  * One kind stays readable: the worker's refusal of a client's message it could not decrypt (type UndecodablePayload,
- * raised in src/workflows/undecodable-interceptor.ts). The client it is meant for has keys that do not match the
+ * raised in src/workflows/undecodable-guard.ts). The client it is meant for has keys that do not match the
  * worker's, so it could not decrypt an encoded message either and would read only "Encoded failure". The refusal
  * names key ids only, which every encrypted payload carries in plain metadata anyway.
  *

@@ -17,8 +17,8 @@ import { undecodableFrom } from './undecodable.js';
  * results, under the activity's context) that is right: the worker lost a key, and the run waits until the operator
  * gives it back. For what a client sent (signal, update and query arguments, under the workflow's context) it wedged
  * the conversation for every client because one client had the wrong key: the marker lets the workflow refuse that
- * one message (src/workflows/undecodable-interceptor.ts). A run's start input has the workflow's context too, and a
- * run cannot start without it: the interceptor fails the workflow task for it, as before.
+ * one message (src/workflows/undecodable-guard.ts). A run's start input has the workflow's context too, and a
+ * run cannot start without it: the workflow fails the workflow task for it, as before.
  */
 export class WorkerPayloadCodec implements PayloadCodec {
   private readonly codec: EncryptionCodec;

@@ -11,7 +11,7 @@ import { sharedWorkflowBundle, startTestAgent, type TestAgent } from '../../src/
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
-import { droppedSignalPatchId } from '../../src/workflows/undecodable-interceptor.js';
+import { droppedSignalPatchId } from '../../src/workflows/undecodable-guard.js';
 import { cliPath, killAll, runCli, spawnTracked } from '../cli/helpers.js';
 import { poll, ScriptBook } from '../client/helpers.js';
 import { canary } from '../helpers/secrets.js';
