@@ -14,6 +14,7 @@ import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import { droppedSignalPatchId } from '../../src/workflows/undecodable-guard.js';
 import { cliPath, killAll, runCli, spawnTracked } from '../cli/helpers.js';
 import { poll, ScriptBook } from '../client/helpers.js';
+import { readEvents } from '../streaming/sse.js';
 import { canary } from '../helpers/secrets.js';
 import { newKey } from './keys.js';
 
@@ -212,18 +213,9 @@ describe.each(cases)('a client with $name', ({ wrongKey, workerRefusal, workerEx
         (found) => found !== undefined,
         { attempts: 400, intervalMs: 50 },
       );
-      const stream = await fetch(`${url}/conversations/${id}/events?from=0`, {
-        headers: { accept: 'text/event-stream' },
-      });
-      let text = '';
-      const decoder = new TextDecoder();
-      for await (const chunk of stream.body as unknown as AsyncIterable<Uint8Array>) {
-        text += decoder.decode(chunk, { stream: true });
-        if (/event: stream_error\n[^\n]*data: [^\n]*\n/.test(text)) break;
-      }
-      const data = /event: stream_error\n(?:[^\n]*\n)*?data: ([^\n]*)\n/.exec(text)?.[1];
-      expect(data, text).toBeDefined();
-      expect((JSON.parse(data!) as { message: string }).message).toMatch(workerExplains);
+      const messages = await readEvents(`${url}/conversations/${id}/events?from=0`, (m) => m.event === 'stream_error');
+      const streamError = messages.find((message) => message.event === 'stream_error');
+      expect((JSON.parse(streamError!.data) as { message: string }).message).toMatch(workerExplains);
       const approval = await fetch(`${url}/conversations/${id}/approvals/call_1`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
