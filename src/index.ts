@@ -34,6 +34,7 @@ export {
   EncryptionCodec,
   encryptionDataConverter,
   EncryptionKeyNotFoundError,
+  workerDataConverter,
   MalformedEncryptedPayloadError,
   parseEncryptionKeys,
   PayloadDecryptionError,

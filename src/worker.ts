@@ -8,7 +8,11 @@ import {
 } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { createActivities, type ActivityDependencies } from './activities/index.js';
-import { ENCODED_FAILURE_CONVERTER_PATH, encryptionDataConverter } from './codec/data-converter.js';
+import {
+  ENCODED_FAILURE_CONVERTER_PATH,
+  encryptionDataConverter,
+  workerDataConverter,
+} from './codec/data-converter.js';
 import type { EncryptionKey } from './codec/keys.js';
 import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './client/connection.js';
 import type { Config } from './config.js';
@@ -72,7 +76,6 @@ export interface AgentWorkerOptions extends ActivityDependencies {
 /** A Temporal worker running the conversation workflow and durable-agent's activities. */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
   const { connection, taskQueue, namespace, worker, encryptionKeys, ...dependencies } = options;
-  const dataConverter = encryptionDataConverter(encryptionKeys);
   if (encryptionKeys !== undefined) {
     // The activities signal and query their own workflow: those payloads are encrypted with the worker's keys too.
     const { temporal } = dependencies;
@@ -80,14 +83,14 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
       connection: temporal.connection,
       namespace: temporal.options.namespace,
       interceptors: temporal.options.interceptors,
-      dataConverter,
+      dataConverter: encryptionDataConverter(encryptionKeys),
     });
   }
   return await Worker.create({
     connection,
     namespace: namespace ?? 'default',
     taskQueue,
-    dataConverter,
+    dataConverter: workerDataConverter(encryptionKeys),
     // A bundle passed in must have been built with the same failure converter (bundleWorkflows does that).
     workflowBundle:
       worker?.workflowBundle ?? (await bundleWorkflows({ encodeFailures: (encryptionKeys?.length ?? 0) > 0 })),

@@ -57,6 +57,7 @@ const ROOT_VALUES = [
   'serveCodec',
   'serveStreamingBridge',
   'subscribe',
+  'workerDataConverter',
 ];
 
 const ROOT_TYPES = [

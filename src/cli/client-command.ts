@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Option } from '@commander-js/extra-typings';
 import type { DurableAgentClient } from '../client/index.js';
+import { isEncryptionKeyError } from '../codec/errors.js';
 import { ExitCode } from '../shared/exit-codes.js';
 import { causeChain, errorMessage } from '../shared/errors.js';
 
@@ -96,6 +97,9 @@ export async function toCliError(error: unknown, address: string): Promise<unkno
   if (error instanceof api.InvalidApprovalArgumentsError)
     return new CliError(message, ExitCode.Usage, { cause: error });
   if (error instanceof api.AskTimeoutError) return new CliError(message, ExitCode.Unavailable, { cause: error });
+  // Keys that do not match the worker's (this side's or the worker's refusal): the configuration is wrong.
+  const keyError = [...causeChain(error)].find(isEncryptionKeyError);
+  if (keyError !== undefined) return new CliError(errorMessage(keyError), ExitCode.Usage, { cause: error });
   if (isUnavailable(error)) return unreachable(address, error);
   return error;
 }

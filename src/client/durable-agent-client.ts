@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, type Connection } from '@temporalio/client';
 import { encryptionDataConverter } from '../codec/data-converter.js';
+import { keyRefusalInterceptor } from './key-refusals.js';
 import { loadConfig, readEncryptionKeys } from '../config.js';
 import type { ChatMessage } from '../shared/types.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
@@ -72,6 +73,7 @@ export class DurableAgentClient {
       connection,
       namespace: temporal.namespace,
       dataConverter: encryptionDataConverter(keys),
+      interceptors: { workflow: [keyRefusalInterceptor()] },
     });
     return new DurableAgentClient({ client, taskQueue: options.taskQueue ?? config?.taskQueue }, connection);
   }

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { isEncryptionKeyError } from '../codec/errors.js';
 import { conversationWorkflowId, type ConversationOutcome } from '../workflows/definitions.js';
 import {
   DEFAULT_POLL_WAIT_MS,
@@ -144,6 +145,8 @@ async function* follow(
           if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
             if (error.cause.type === StreamFailureType.TooManySubscribers) throw error.cause;
           }
+          // Keys that do not match the worker's do not mend by asking again.
+          if (isEncryptionKeyError(error)) throw error;
           // The run closed under the poll, the connection failed, or the call timed out: look for the latest run.
           await pause();
           break;

@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import type { DataConverter } from '@temporalio/common';
+import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import { EncryptionCodec } from './encryption-codec.js';
 import type { EncryptionKey } from './keys.js';
+import { WorkerPayloadCodec } from './worker-codec.js';
 
 /**
  * The failure converter module ({@link encryptionDataConverter}): Temporal's default with `encodeCommonAttributes`,
@@ -11,12 +12,25 @@ import type { EncryptionKey } from './keys.js';
 export const ENCODED_FAILURE_CONVERTER_PATH = fileURLToPath(new URL('./failure-converter.cjs', import.meta.url));
 
 /**
- * The data converter of every durable-agent client and worker: the default JSON payloads, encrypted when keys are
- * given. With keys, failures' messages and stack traces are moved into a payload (Temporal's `encodeCommonAttributes`)
- * so the codec encrypts them too. Without keys nothing is encrypted, and an encrypted payload met on the way in fails
- * by name (saying which key id it needs) instead of as an unknown encoding.
+ * The data converter of every durable-agent client: the default JSON payloads, encrypted when keys are given. With
+ * keys, failures' messages and stack traces are moved into a payload (Temporal's `encodeCommonAttributes`) so the codec
+ * encrypts them too. Without keys nothing is encrypted, and an encrypted payload met on the way in fails by name
+ * (saying which key id it needs) instead of as an unknown encoding.
  */
 export function encryptionDataConverter(keys: readonly EncryptionKey[] = []): DataConverter {
-  const codec = { payloadCodecs: [new EncryptionCodec(keys)] };
-  return keys.length === 0 ? codec : { ...codec, failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH };
+  return withFailures(keys, new EncryptionCodec(keys));
+}
+
+/**
+ * The data converter of a durable-agent worker (and of replaying its histories): as {@link encryptionDataConverter},
+ * but a client's payload it cannot decrypt reaches the workflow as a marker that the workflow refuses, instead of
+ * failing the workflow task (see {@link WorkerPayloadCodec}).
+ */
+export function workerDataConverter(keys: readonly EncryptionKey[] = []): DataConverter {
+  return withFailures(keys, new WorkerPayloadCodec(keys));
+}
+
+function withFailures(keys: readonly EncryptionKey[], codec: PayloadCodec): DataConverter {
+  const converter = { payloadCodecs: [codec] };
+  return keys.length === 0 ? converter : { ...converter, failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH };
 }

@@ -1,5 +1,15 @@
 /** The codec's failures: each names the key id involved and says how to fix it. */
 
+/**
+ * Who could not decrypt: this process (its own keys are wrong), or the worker, which refused what this process sent
+ * (this process must get the worker's keys).
+ */
+export type DecryptingSide = 'here' | 'worker';
+
+const GIVE_WORKER_KEYS =
+  "Give this client the worker's keys (DURABLE_AGENT_ENCRYPTION_KEYS, or the encryptionKeys option), in the " +
+  "worker's order: the first one encrypts.";
+
 /** A payload names a key id that is not among the configured keys (or no keys are configured at all). */
 export class EncryptionKeyNotFoundError extends Error {
   override name = 'EncryptionKeyNotFoundError';
@@ -7,15 +17,22 @@ export class EncryptionKeyNotFoundError extends Error {
   constructor(
     /** The key id the payload was encrypted with. */
     readonly keyId: string,
-    configuredIds: readonly string[],
+    /** The key ids of the side that could not decrypt. */
+    readonly configuredIds: readonly string[],
+    /** Default `here`. */
+    readonly side: DecryptingSide = 'here',
   ) {
     super(
-      `This payload was encrypted with the key id ${JSON.stringify(keyId)}, ` +
-        (configuredIds.length === 0
-          ? 'but no encryption keys are configured here'
-          : `which is not among the configured keys (${configuredIds.map((id) => JSON.stringify(id)).join(', ')})`) +
-        `: add that key (${keyId}:<its base64>) to DURABLE_AGENT_ENCRYPTION_KEYS (or to the encryptionKeys option), ` +
-        'after the key that encrypts.',
+      side === 'worker'
+        ? `The worker could not decrypt what this client sent: it was encrypted with the key id ` +
+            `${JSON.stringify(keyId)}, which is not among the worker's keys (${quoted(configuredIds)}). ` +
+            GIVE_WORKER_KEYS
+        : `This payload was encrypted with the key id ${JSON.stringify(keyId)}, ` +
+            (configuredIds.length === 0
+              ? 'but no encryption keys are configured here'
+              : `which is not among the configured keys (${quoted(configuredIds)})`) +
+            `: add that key (${keyId}:<its base64>) to DURABLE_AGENT_ENCRYPTION_KEYS (or to the encryptionKeys ` +
+            'option), after the key that encrypts.',
     );
   }
 }
@@ -28,10 +45,17 @@ export class PayloadDecryptionError extends Error {
     /** The key id the payload names. */
     readonly keyId: string,
     options?: ErrorOptions,
+    /** Default `here`. */
+    readonly side: DecryptingSide = 'here',
   ) {
     super(
-      `Cannot decrypt a payload encrypted with the key id ${JSON.stringify(keyId)}: the key configured under that id ` +
-        'is not the one it was encrypted with, or the payload was altered. Configure the original key under that id.',
+      side === 'worker'
+        ? `The worker could not decrypt what this client sent: it was encrypted with the key id ` +
+            `${JSON.stringify(keyId)}, but the worker's key under that id is another key (or the payload was ` +
+            `altered). ${GIVE_WORKER_KEYS}`
+        : `Cannot decrypt a payload encrypted with the key id ${JSON.stringify(keyId)}: the key configured under that ` +
+            'id is not the one it was encrypted with, or the payload was altered. Configure the original key under ' +
+            'that id.',
       options,
     );
   }
@@ -40,4 +64,19 @@ export class PayloadDecryptionError extends Error {
 /** A payload marked as encrypted whose metadata or data is not in the codec's format. */
 export class MalformedEncryptedPayloadError extends Error {
   override name = 'MalformedEncryptedPayloadError';
+}
+
+/** The codec's own errors: keys that do not match (on this side, or the worker's refusal) or a foreign payload. */
+export function isEncryptionKeyError(
+  error: unknown,
+): error is EncryptionKeyNotFoundError | PayloadDecryptionError | MalformedEncryptedPayloadError {
+  return (
+    error instanceof EncryptionKeyNotFoundError ||
+    error instanceof PayloadDecryptionError ||
+    error instanceof MalformedEncryptedPayloadError
+  );
+}
+
+function quoted(ids: readonly string[]): string {
+  return ids.length === 0 ? 'none' : ids.map((id) => JSON.stringify(id)).join(', ');
 }

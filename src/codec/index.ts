@@ -1,4 +1,4 @@
-export { encryptionDataConverter } from './data-converter.js';
+export { encryptionDataConverter, workerDataConverter } from './data-converter.js';
 export { EncryptionCodec, ENCRYPTED_ENCODING } from './encryption-codec.js';
 export { EncryptionKeyNotFoundError, MalformedEncryptedPayloadError, PayloadDecryptionError } from './errors.js';
 export { formatEncryptionKeys, parseEncryptionKeys, type EncryptionKey } from './keys.js';

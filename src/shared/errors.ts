@@ -43,6 +43,12 @@ export const FailureType = {
   ConversationEnded: 'ConversationEnded',
   ConversationRollingOver: 'ConversationRollingOver',
   InvalidMessage: 'InvalidMessage',
+  /**
+   * The worker could not decrypt a client's signal, update or query argument (another key id, or another key under the
+   * same id): refused or dropped, never a failed workflow task. Its message names the key ids only and stays readable
+   * by the client whatever its keys (src/codec/failure-converter.cjs).
+   */
+  UndecodablePayload: 'UndecodablePayload',
 
   // Approvals (docs/approvals.md): the `approve` and `deny` updates refuse these; nothing changes.
   /** No tool call with this id waits for a decision in this conversation. */

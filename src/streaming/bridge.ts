@@ -6,7 +6,8 @@ import type { StreamEvent } from '../workflows/stream-events.js';
 import { decideApproval, type ApprovalDeciding } from './approval-route.js';
 import { SubscriptionHub, type SubscriptionHubOptions } from './hub.js';
 import { addInputRoute, type InputAnsweringClient } from './input-route.js';
-import { errorMessage } from '../shared/errors.js';
+import { isEncryptionKeyError } from '../codec/errors.js';
+import { causeChain, errorMessage } from '../shared/errors.js';
 import { authentication, authenticationEnabled, type AuthenticationOptions } from './authentication.js';
 import { browserSafety, type BrowserSafetyOptions } from './browser-safety.js';
 import { clientRefusal, problem, ServeErrorType } from './http-errors.js';
@@ -167,7 +168,12 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
 
   addInputRoute(app, agent);
 
-  app.onError((error, c) => c.json(problem(ServeErrorType.InternalError, errorMessage(error)), 500));
+  app.onError((error, c) => {
+    // Keys that do not match the worker's are this server's configuration: named, so an operator sees what to fix.
+    const keyError = [...causeChain(error)].find(isEncryptionKeyError);
+    if (keyError !== undefined) return c.json(problem(keyError.name, keyError.message), 500);
+    return c.json(problem(ServeErrorType.InternalError, errorMessage(error)), 500);
+  });
 
   const close = async () => {
     // A stream whose connection the server drops does not always hear of it: end each one, with its keep-alive.

@@ -5,7 +5,6 @@ import {
   continueAsNew,
   log,
   proxyLocalActivities,
-  setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
@@ -31,6 +30,7 @@ import { continuedInput, lookBack, type EarlierRun } from './earlier-runs.js';
 import { handleEventStream } from './event-polls.js';
 import { handleInputRequests } from './input-handlers.js';
 import { runTurn } from './turn.js';
+import { refuseUndecodableInput, refusingUndecodable } from './undecodable-guard.js';
 import { Visibility } from './visibility.js';
 
 export { DEFAULT_MAX_TURNS_PER_RUN } from './conversation-core.js';
@@ -49,6 +49,7 @@ const { findEarlierRun } = proxyLocalActivities<Activities>({
  * function wires it to Temporal and runs the turns.
  */
 export async function conversationWorkflow(input: ConversationInput): Promise<ConversationOutcome> {
+  refuseUndecodableInput(input);
   const { conversationId } = input;
   const info = workflowInfo();
   const visibility = new Visibility();
@@ -67,6 +68,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const publish = () =>
     listed ? visibility.publish(conversation.status()) : visibility.describe(conversation.status());
 
+  // Every handler refuses what the worker could not decrypt (a client with the wrong key) instead of failing the task.
+  const setHandler = refusingUndecodable();
   // Keep this order: signals and updates that arrived before their handler are delivered as it is set, so the order
   // of these calls is part of what replay must reproduce.
   setHandler(userMessageSignal, (message) => conversation.receive(message), { description: described.userMessage });
@@ -77,7 +80,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   setHandler(interruptSignal, (request) => conversation.interrupt(request?.reason), {
     description: described.interrupt,
   });
-  const polls = handleEventStream(conversation.events, conversationId);
+  const polls = handleEventStream(conversation.events, conversationId, setHandler);
   setHandler(endSignal, () => conversation.end(), { description: described.end });
   setHandler(statusQuery, () => conversation.status(), { description: described.status });
   setHandler(transcriptQuery, (request) => conversation.transcriptPage(request), { description: described.transcript });
@@ -93,7 +96,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     validator: (request: DenyRequest) => approvals.validateDeny(request),
     description: described.deny,
   });
-  handleInputRequests(conversation);
+  handleInputRequests(conversation, setHandler);
 
   // A run that did not continue from another may have been started over closed runs of the same id, by a client that
   // did not carry their state (earlier-runs.ts): it looks back before it answers anything, and continues from them.

@@ -1,4 +1,4 @@
-import { condition, setHandler } from '@temporalio/workflow';
+import { condition, type setHandler } from '@temporalio/workflow';
 import { expectedFailure } from '../shared/errors.js';
 import { handlerDescriptions, pollEventsUpdate, streamSignal } from './definitions.js';
 import {
@@ -69,16 +69,21 @@ export class EventPolls {
  * Serve a run's event stream: the text batches the model activity signals go into `events`, and subscribers
  * long-poll with the `pollEvents` update. Returns the polls, so the run can answer them at once while it closes.
  */
-export function handleEventStream(events: EventLog, conversationId: string): EventPolls {
+export function handleEventStream(
+  events: EventLog,
+  conversationId: string,
+  /** The run's `setHandler` (./undecodable-guard.ts). */
+  on: typeof setHandler,
+): EventPolls {
   const polls = new EventPolls(events, conversationId);
-  setHandler(
+  on(
     streamSignal,
     (batch) => {
       events.acceptBatch(batch);
     },
     { description: handlerDescriptions.stream },
   );
-  setHandler(pollEventsUpdate, (request) => polls.poll(request, (ready, timeoutMs) => condition(ready, timeoutMs)), {
+  on(pollEventsUpdate, (request) => polls.poll(request, (ready, timeoutMs) => condition(ready, timeoutMs)), {
     validator: (request: PollEventsRequest | undefined) => polls.validate(request),
     description: handlerDescriptions.pollEvents,
   });
