@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/workflow';
 import { FailureType } from '../shared/errors.js';
 import type { ChatMessage, ModelContextPage, ToolDefinition } from '../shared/types.js';
 import { Approvals } from './approvals.js';
+import { CARRIED_STATE_FORMAT, readCarriedState } from './carried-state.js';
 import { carriedResults, carriedTranscript, page, RecentIds, validateMessage } from './conversation-state.js';
 import type {
   ConversationInput,
@@ -27,6 +28,8 @@ export const RECENT_RESULTS = 20;
 export interface ConversationHooks {
   /** Temporal suggests continuing as new (`workflowInfo().continueAsNewSuggested`). */
   continueAsNewSuggested(): boolean;
+  /** The Worker Deployment's current version is no longer the one this run is pinned to (default: never). */
+  versionChanged?(): boolean;
   /** Something the Web UI's current details show changed: the queue, the phase or the running turn's progress. */
   changed(): void;
   /** A message was ignored; the workflow logs why. */
@@ -77,7 +80,7 @@ export class ConversationCore {
     input: ConversationInput,
     private readonly hooks: ConversationHooks,
   ) {
-    const carried = input.state;
+    const carried = readCarriedState(input.state);
     this.conversationId = input.conversationId;
     this.settings = input.settings ?? {};
     this.previousRunId = input.previousRunId;
@@ -116,10 +119,18 @@ export class ConversationCore {
     return this.queue.length;
   }
 
-  /** Continue as new: Temporal suggests it, or this run answered `maxTurnsPerRun` turns. */
+  /**
+   * Continue as new: Temporal suggests it, this run answered `maxTurnsPerRun` turns, or a new version of the worker is
+   * current (the next run starts on it). Checked only between turns: a running turn finishes where it started.
+   */
   get rollingOver(): boolean {
     const maxTurns = this.settings.maxTurnsPerRun ?? DEFAULT_MAX_TURNS_PER_RUN;
-    return this.hooks.continueAsNewSuggested() || this.turnsThisRun >= maxTurns;
+    return this.hooks.continueAsNewSuggested() || this.turnsThisRun >= maxTurns || this.versionChanged;
+  }
+
+  /** The run is pinned to a Worker Deployment Version that is no longer current. */
+  get versionChanged(): boolean {
+    return this.hooks.versionChanged?.() ?? false;
   }
 
   /** The main loop has something to do: a message, the end, or a rollover. */
@@ -362,6 +373,7 @@ export class ConversationCore {
     // An ended conversation is never reopened: its events would only add to the history.
     const streamEvents = this.ending ? [] : this.events.carried();
     return {
+      formatVersion: CARRIED_STATE_FORMAT,
       transcript: kept.messages,
       transcriptOffset: this.transcriptOffset + kept.dropped,
       turns: this.turns,

@@ -4,6 +4,8 @@ import {
   condition,
   continueAsNew,
   log,
+  makeContinueAsNewFunc,
+  patched,
   proxyLocalActivities,
   setHandler,
   workflowInfo,
@@ -35,6 +37,9 @@ import { Visibility } from './visibility.js';
 
 export { DEFAULT_MAX_TURNS_PER_RUN } from './conversation-core.js';
 
+/** The patch under which a conversation continues as new, between turns, onto a newly current worker version. */
+export const UPGRADE_BETWEEN_TURNS = 'upgrade-between-turns';
+
 // Local: a visibility list and a describe or two, before the run answers anything; no task queue round trip. Retried
 // for a minute; if it still fails, the run goes on as if it found nothing (and says so in the log).
 const { findEarlierRun } = proxyLocalActivities<Activities>({
@@ -54,6 +59,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const visibility = new Visibility();
   const conversation: ConversationCore = new ConversationCore(input, {
     continueAsNewSuggested: () => workflowInfo().continueAsNewSuggested,
+    // Set only for a run pinned to a Worker Deployment Version that is no longer current: never without versioning, so
+    // the patch (and its marker) comes into play only then.
+    versionChanged: () => workflowInfo().targetWorkerDeploymentVersionChanged && patched(UPGRADE_BETWEEN_TURNS),
     changed: () => visibility.describe(conversation.status()),
     warn: (message, attributes) => log.warn(message, attributes),
     // The phase goes between `running` and `awaiting_approval`: the search attribute too, so lists find it.
@@ -139,9 +147,14 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     if (conversation.ended) break;
     const message = conversation.nextMessage();
     if (message === undefined) {
+      // Moving to the current version: the next run starts on it (then pinned there), not on this run's version.
+      const upgrade = conversation.versionChanged;
       conversation.handOver();
       await handlersFinished();
-      return continueAsNew<typeof conversationWorkflow>({
+      const next = upgrade
+        ? makeContinueAsNewFunc<typeof conversationWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })
+        : continueAsNew<typeof conversationWorkflow>;
+      return next({
         conversationId,
         settings,
         closeWhenIdle: input.closeWhenIdle,
