@@ -32,14 +32,14 @@ export function gitCommit(directory = packageRoot): string | undefined {
  * 12 hex digits of the git commit when it runs from a checkout (`0.2.0+1a2b3c4d5e6f`), so two commits of one release
  * are two versions. Never fails: without git it is the package version alone.
  */
-export function defaultBuildId(commit = gitCommit()): string {
+export function defaultBuildId(commit: string | undefined): string {
   const version = packageVersion();
   return commit === undefined ? version : `${version}+${commit.slice(0, 12)}`;
 }
 
 /** The Worker Deployment Version a worker with `versioning` runs as, its build id defaulted. */
 export function deploymentVersion(versioning: WorkerVersioningConfig): WorkerDeploymentVersion {
-  return { deploymentName: versioning.deploymentName, buildId: versioning.buildId ?? defaultBuildId() };
+  return { deploymentName: versioning.deploymentName, buildId: versioning.buildId ?? defaultBuildId(gitCommit()) };
 }
 
 /**
@@ -47,7 +47,9 @@ export function deploymentVersion(versioning: WorkerVersioningConfig): WorkerDep
  * it, so a turn in flight or an approval waiting for days finishes on the code that began it; the conversation moves
  * to the current version when it continues as new between turns (see conversation.ts).
  */
-export function workerDeploymentOptions(version: WorkerDeploymentVersion): Pick<WorkerOptions, 'workerDeploymentOptions'> {
+export function workerDeploymentOptions(
+  version: WorkerDeploymentVersion,
+): Pick<WorkerOptions, 'workerDeploymentOptions'> {
   return { workerDeploymentOptions: { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } };
 }
 

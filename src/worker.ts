@@ -187,7 +187,12 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       encryptionKeys: config.encryptionKeys,
       deploymentVersion,
     });
-    options.onReady?.({ address, namespace, taskQueue: config.taskQueue, ...(deploymentVersion ? { deploymentVersion } : {}) });
+    options.onReady?.({
+      address,
+      namespace,
+      taskQueue: config.taskQueue,
+      ...(deploymentVersion ? { deploymentVersion } : {}),
+    });
     await worker.run();
   } finally {
     await mcp.close();
