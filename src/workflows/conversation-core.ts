@@ -28,8 +28,6 @@ export const RECENT_RESULTS = 20;
 export interface ConversationHooks {
   /** Temporal suggests continuing as new (`workflowInfo().continueAsNewSuggested`). */
   continueAsNewSuggested(): boolean;
-  /** The Worker Deployment's current version is no longer the one this run is pinned to (default: never). */
-  versionChanged?(): boolean;
   /** Something the Web UI's current details show changed: the queue, the phase or the running turn's progress. */
   changed(): void;
   /** A message was ignored; the workflow logs why. */
@@ -119,18 +117,10 @@ export class ConversationCore {
     return this.queue.length;
   }
 
-  /**
-   * Continue as new: Temporal suggests it, this run answered `maxTurnsPerRun` turns, or a new version of the worker is
-   * current (the next run starts on it). Checked only between turns: a running turn finishes where it started.
-   */
+  /** Continue as new: Temporal suggests it, or this run answered `maxTurnsPerRun` turns. */
   get rollingOver(): boolean {
     const maxTurns = this.settings.maxTurnsPerRun ?? DEFAULT_MAX_TURNS_PER_RUN;
-    return this.hooks.continueAsNewSuggested() || this.turnsThisRun >= maxTurns || this.versionChanged;
-  }
-
-  /** The run is pinned to a Worker Deployment Version that is no longer current. */
-  get versionChanged(): boolean {
-    return this.hooks.versionChanged?.() ?? false;
+    return this.hooks.continueAsNewSuggested() || this.turnsThisRun >= maxTurns;
   }
 
   /** The main loop has something to do: a message, the end, or a rollover. */

@@ -35,6 +35,8 @@ import { handleInputRequests } from './input-handlers.js';
 import { runTurn } from './turn.js';
 import { Visibility } from './visibility.js';
 
+import { shouldMove } from './version-routing.js';
+
 export { DEFAULT_MAX_TURNS_PER_RUN } from './conversation-core.js';
 
 /** The patch under which a conversation continues as new, between turns, onto a newly current worker version. */
@@ -45,6 +47,13 @@ export const UPGRADE_BETWEEN_TURNS = 'upgrade-between-turns';
 const { findEarlierRun } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   scheduleToCloseTimeout: '1 minute',
+  retry: { initialInterval: '500 milliseconds' },
+});
+
+// Local, short: if the deployment cannot be read, the run stays on its version and looks again after the next turn.
+const { readDeploymentRouting } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '5 seconds',
+  scheduleToCloseTimeout: '15 seconds',
   retry: { initialInterval: '500 milliseconds' },
 });
 
@@ -59,9 +68,6 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const visibility = new Visibility();
   const conversation: ConversationCore = new ConversationCore(input, {
     continueAsNewSuggested: () => workflowInfo().continueAsNewSuggested,
-    // Set only for a run pinned to a Worker Deployment Version that is no longer current: never without versioning, so
-    // the patch (and its marker) comes into play only then.
-    versionChanged: () => workflowInfo().targetWorkerDeploymentVersionChanged && patched(UPGRADE_BETWEEN_TURNS),
     changed: () => visibility.describe(conversation.status()),
     warn: (message, attributes) => log.warn(message, attributes),
     // The phase goes between `running` and `awaiting_approval`: the search attribute too, so lists find it.
@@ -145,22 +151,14 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       return close('idle');
     }
     if (conversation.ended) break;
+    // Between turns a run pinned to a Worker Deployment Version that is no longer the target moves to the target: it
+    // continues as new there. Without versioning the flag is never set, and nothing here runs.
+    if (targetMayHaveChanged() && (await targetChanged())) return await moveToTarget();
     const message = conversation.nextMessage();
     if (message === undefined) {
-      // Moving to the current version: the next run starts on it (then pinned there), not on this run's version.
-      const upgrade = conversation.versionChanged;
       conversation.handOver();
       await handlersFinished();
-      const next = upgrade
-        ? makeContinueAsNewFunc<typeof conversationWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })
-        : continueAsNew<typeof conversationWorkflow>;
-      return next({
-        conversationId,
-        settings,
-        closeWhenIdle: input.closeWhenIdle,
-        state: conversation.state(),
-        previousRunId: info.runId,
-      });
+      return continueAsNew<typeof conversationWorkflow>(nextRunInput());
     }
     // Inline, not in a function of its own: an extra await here could reorder commands against the recorded histories
     // when one activation resolves several things at once.
@@ -170,10 +168,53 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     const result = await scope.run(() => runTurn({ ...turn, workflowId: info.workflowId, runId: info.runId }));
     conversation.finishTurn(result);
     publish();
+    // Nothing queued: move now rather than at the next message, so the old version drains.
+    if (conversation.queued === 0 && targetMayHaveChanged() && (await targetChanged())) return await moveToTarget();
   }
 
   await handlersFinished();
   return close('ended');
+
+  function nextRunInput(): ConversationInput {
+    return {
+      conversationId,
+      settings,
+      closeWhenIdle: input.closeWhenIdle,
+      state: conversation.state(),
+      previousRunId: info.runId,
+    };
+  }
+
+  /** Temporal says this pinned run's target version may have changed (see version-routing.ts for why only "may"). */
+  function targetMayHaveChanged(): boolean {
+    const { targetWorkerDeploymentVersionChanged, currentDeploymentVersion } = workflowInfo();
+    return (
+      targetWorkerDeploymentVersionChanged && currentDeploymentVersion !== undefined && patched(UPGRADE_BETWEEN_TURNS)
+    );
+  }
+
+  async function targetChanged(): Promise<boolean> {
+    const pinned = workflowInfo().currentDeploymentVersion!;
+    try {
+      return shouldMove(pinned, await readDeploymentRouting({ deploymentName: pinned.deploymentName }));
+    } catch (error) {
+      log.warn('could not read the worker deployment; staying on this version for now', {
+        conversationId,
+        error: String(error),
+      });
+      return false;
+    }
+  }
+
+  /** Continue as new on the deployment's target version (then pinned there), not on this run's version. */
+  async function moveToTarget(): Promise<never> {
+    conversation.handOver();
+    await handlersFinished();
+    const continueOnTarget = makeContinueAsNewFunc<typeof conversationWorkflow>({
+      initialVersioningBehavior: 'AUTO_UPGRADE',
+    });
+    return await continueOnTarget(nextRunInput());
+  }
 
   async function lookForEarlierRun(): Promise<EarlierRun> {
     try {
