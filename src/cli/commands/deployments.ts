@@ -1,7 +1,10 @@
 import { Command, Option } from '@commander-js/extra-typings';
 import type { DeploymentReport, DeploymentVersionReport } from '../../client/deployments.js';
-import { jsonOption, printJson, withClient } from '../client-command.js';
+import { ExitCode } from '../../shared/exit-codes.js';
+import { CliError, jsonOption, printJson, withClient } from '../client-command.js';
 import { printTable } from '../table.js';
+
+const GRPC_NOT_FOUND = 5;
 
 /** What a version's last column says: whether its workers can stop, and if not, what they still wait for. */
 function verdict(version: DeploymentVersionReport): string {
@@ -42,7 +45,17 @@ export function deploymentsCommand() {
       const reports = await withClient(async ({ client }) => {
         const { describeDeployment, listDeploymentNames } = await import('../../client/deployments.js');
         const names = options.name === undefined ? await listDeploymentNames(client) : [options.name];
-        return await Promise.all(names.map((name) => describeDeployment(client, name)));
+        try {
+          return await Promise.all(names.map((name) => describeDeployment(client, name)));
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== GRPC_NOT_FOUND || options.name === undefined) throw error;
+          throw new CliError(
+            `No Worker Deployment named ${options.name} in namespace ${client.options.namespace}: a deployment exists ` +
+              'once a worker with DURABLE_AGENT_DEPLOYMENT_NAME has polled. `durable-agent deployments` lists them all.',
+            ExitCode.NotFound,
+            { cause: error },
+          );
+        }
       });
       if (options.json) return printJson(reports);
       if (reports.length === 0) {
