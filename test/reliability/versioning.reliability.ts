@@ -164,10 +164,9 @@ async function runsOf(conversationId: string): Promise<RunRecord[]> {
       const handle = env.client.workflow.getHandle(workflowId, runId);
       const events = await historyEvents(handle);
       const completed = events.filter((event) => event.workflowTaskCompletedEventAttributes);
-      const continued = events.find((event) => event.workflowExecutionContinuedAsNewEventAttributes);
-      const firstCommand = events.find(
-        (event, index) => index > 0 && completed[0] && event.eventId! > completed[0].eventId!,
-      );
+      // B's memo is the first command of a run's first workflow task, the event right after that task completed.
+      const firstTask = completed[0];
+      const firstCommand = firstTask && events.find((event) => Number(event.eventId) === Number(firstTask.eventId) + 1);
       return {
         runId,
         buildIds: [
