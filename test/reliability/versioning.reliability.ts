@@ -19,18 +19,9 @@ import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
 import type { ScriptStep } from '../../src/testing/scripted-model/script.js';
 import { conversationWorkflowId, statusQuery, type ConversationStatus } from '../../src/workflows/definitions.js';
-import {
-  callsPerTool,
-  CLI,
-  historyEvents,
-  killLeftovers,
-  requireBuild,
-  ResultRows,
-  TEST_SERVER,
-  until,
-  within,
-  WorkerProcess,
-} from './helpers.js';
+// The processes this run starts, then what it reads and records.
+import { CLI, killLeftovers, requireBuild, TEST_SERVER, WorkerProcess } from './helpers.js';
+import { callsPerTool, historyEvents, ResultRows, until, within } from './helpers.js';
 
 /**
  * Worker Versioning: version A (the worker as users run it, `durable-agent worker` with DURABLE_AGENT_DEPLOYMENT_NAME

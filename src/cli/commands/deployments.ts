@@ -1,10 +1,14 @@
-import { Command, Option } from '@commander-js/extra-typings';
+import { Command } from '@commander-js/extra-typings';
 import type { DeploymentReport, DeploymentVersionReport } from '../../client/deployments.js';
 import { ExitCode } from '../../shared/exit-codes.js';
 import { CliError, jsonOption, printJson, withClient } from '../client-command.js';
 import { printTable } from '../table.js';
 
 const GRPC_NOT_FOUND = 5;
+
+const DESCRIPTION =
+  "List the Worker Deployments' versions (current, ramping, draining, drained), the open conversations pinned to " +
+  'each, and whether its workers can be shut down (docs/upgrading.md).';
 
 /** What a version's last column says: whether its workers can stop, and if not, what they still wait for. */
 function verdict(version: DeploymentVersionReport): string {
@@ -35,11 +39,8 @@ function printReport(report: DeploymentReport): void {
 
 export function deploymentsCommand() {
   return new Command('deployments')
-    .description(
-      "List the Worker Deployments' versions (current, ramping, draining, drained), the open conversations pinned to " +
-        'each, and whether its workers can be shut down (docs/upgrading.md).',
-    )
-    .addOption(new Option('--name <deployment>', 'only this Worker Deployment (default: all in the namespace)'))
+    .description(DESCRIPTION)
+    .option('--name <deployment>', 'only this Worker Deployment (default: all in the namespace)')
     .addOption(jsonOption())
     .action(async (options) => {
       const reports = await withClient(async ({ client }) => {
