@@ -33,9 +33,8 @@ import { continuedInput, lookBack, type EarlierRun } from './earlier-runs.js';
 import { handleEventStream } from './event-polls.js';
 import { handleInputRequests } from './input-handlers.js';
 import { runTurn } from './turn.js';
-import { Visibility } from './visibility.js';
-
 import { shouldMove } from './version-routing.js';
+import { Visibility } from './visibility.js';
 
 export { DEFAULT_MAX_TURNS_PER_RUN } from './conversation-core.js';
 

@@ -47,6 +47,14 @@ export function printWorkerReady(info: WorkerReadyInfo): void {
     `Worker: polling task queue ${info.taskQueue} in namespace ${info.namespace} at ${info.address}${version}. ` +
       'Press Ctrl-C to stop.',
   );
+  if (info.deploymentVersion) {
+    const { deploymentName, buildId } = info.deploymentVersion;
+    // A version that is not current gets no new conversations: say how to make it so, once, where it is started.
+    console.log(
+      `Worker: new conversations come to this version once it is current (\`durable-agent deployments\` shows it): ` +
+        `temporal worker deployment set-current-version --deployment-name ${deploymentName} --build-id ${buildId}`,
+    );
+  }
 }
 
 export function workerCommand() {
