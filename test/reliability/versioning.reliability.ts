@@ -135,6 +135,8 @@ interface RunRecord {
   /** Build ids of the workers that completed the run's workflow tasks. */
   buildIds: string[];
   failedWorkflowTasks: number;
+  /** Activity types the run scheduled, in order: which turns' work ran in it. */
+  activities: string[];
   /** The run was started by a continue-as-new with `initialVersioningBehavior: AUTO_UPGRADE`. */
   upgraded: boolean;
   /** The first command of the run was B's memo. */
@@ -166,6 +168,7 @@ async function runsOf(conversationId: string): Promise<RunRecord[]> {
           ),
         ],
         failedWorkflowTasks: events.filter((event) => event.workflowTaskFailedEventAttributes).length,
+        activities: events.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []),
         upgraded:
           events[0]?.workflowExecutionStartedEventAttributes?.inheritedAutoUpgradeInfo
             ?.continueAsNewInitialVersioningBehavior === AUTO_UPGRADE,
@@ -278,6 +281,10 @@ describe('Worker Versioning: a new, incompatible version becomes current', () =>
         `${name}: failed workflow tasks`,
       ).toEqual(conversationRuns.map(() => 0));
     }
+    // Each first turn's work ran on A (the approved tool call too), each second turn's on B.
+    expect(runs.held[0]!.activities).toEqual(['callModel']);
+    expect(runs.approval[0]!.activities).toEqual(['callModel', 'callTool', 'callModel']);
+    for (const conversationRuns of Object.values(runs)) expect(conversationRuns[1]!.activities).toEqual(['callModel']);
     // B is incompatible: A's histories do not replay on it, so only continue-as-new could have brought them there.
     for (const conversationRuns of Object.values(runs)) {
       const history = await conversationRuns[0]!.handle.fetchHistory();
