@@ -129,6 +129,53 @@ export function readEncryptionKeys(env: Env = process.env): EncryptionKey[] {
   return parsed.keys;
 }
 
+export const DEFAULT_DEPLOYMENT_NAME = 'durable-agent';
+/** Deployment names: what a version string (`name:build` in visibility, `name.build` in the SDK) cannot confuse. */
+const DEPLOYMENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,254}$/;
+/** Build ids: a package version, a git commit, or both (`0.2.0+1a2b3c4d5e6f`). */
+const BUILD_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,254}$/;
+
+/**
+ * Worker Versioning (docs/upgrading.md): on when `DURABLE_AGENT_DEPLOYMENT_NAME` or `DURABLE_AGENT_BUILD_ID` is set,
+ * or `DURABLE_AGENT_WORKER_VERSIONING` is true; `DURABLE_AGENT_WORKER_VERSIONING=false` turns it off whatever else is
+ * set. Off (undefined) by default: the worker polls its task queue unversioned, as before.
+ */
+export function readWorkerVersioning(env: Env): WorkerVersioningConfig | undefined {
+  const deploymentName = read(env, 'DURABLE_AGENT_DEPLOYMENT_NAME');
+  const buildId = read(env, 'DURABLE_AGENT_BUILD_ID');
+  const enabled = readBoolean(
+    env,
+    'DURABLE_AGENT_WORKER_VERSIONING',
+    deploymentName !== undefined || buildId !== undefined,
+  );
+  if (!enabled) return undefined;
+  if (deploymentName !== undefined && !DEPLOYMENT_NAME_PATTERN.test(deploymentName)) {
+    throw invalid(
+      'DURABLE_AGENT_DEPLOYMENT_NAME',
+      deploymentName,
+      'a name of letters, digits, "-" and "_" (at most 255), such as durable-agent',
+    );
+  }
+  if (buildId !== undefined && !BUILD_ID_PATTERN.test(buildId)) {
+    throw invalid(
+      'DURABLE_AGENT_BUILD_ID',
+      buildId,
+      'letters, digits, ".", "+", "-" and "_" (at most 255), starting with a letter or digit, such as 0.2.0 or a git commit',
+    );
+  }
+  return { deploymentName: deploymentName ?? DEFAULT_DEPLOYMENT_NAME, buildId };
+}
+
+export interface WorkerVersioningConfig {
+  /** `DURABLE_AGENT_DEPLOYMENT_NAME`, default `durable-agent`: the Worker Deployment (one for all task queues). */
+  deploymentName: string;
+  /**
+   * `DURABLE_AGENT_BUILD_ID`: this worker's version in the deployment. Default (undefined here): the package version
+   * and, in a git checkout, its commit (see `defaultBuildId`).
+   */
+  buildId: string | undefined;
+}
+
 export interface TemporalConfig {
   /** `TEMPORAL_ADDRESS`: the cluster to connect to. Unset: `durable-agent dev` starts an embedded dev server. */
   address: string | undefined;
@@ -181,6 +228,11 @@ export interface Config {
   codecToken: string | undefined;
   /** `DURABLE_AGENT_CODEC_PORT`, default 8234: port of the codec server `durable-agent dev` starts when keys are set. */
   codecPort: number;
+  /**
+   * `DURABLE_AGENT_DEPLOYMENT_NAME`, `DURABLE_AGENT_BUILD_ID`, `DURABLE_AGENT_WORKER_VERSIONING`: run the worker as a
+   * Worker Deployment Version, conversations pinned to it. Default undefined: versioning off.
+   */
+  workerVersioning: WorkerVersioningConfig | undefined;
   /** `TEMPORAL_CLI_PATH`: use this `temporal` binary instead of provisioning one. */
   temporalCliPath: string | undefined;
   /** `TEMPORAL_TEST_SERVER_PATH`: use this time-skipping test server launcher instead of provisioning one. */
@@ -234,6 +286,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     encryptionKeys: readEncryptionKeys(env),
     codecToken: read(env, 'DURABLE_AGENT_CODEC_TOKEN'),
     codecPort: readPort(env, 'DURABLE_AGENT_CODEC_PORT', 8234),
+    workerVersioning: readWorkerVersioning(env),
     temporalCliPath: read(env, 'TEMPORAL_CLI_PATH'),
     testServerPath: read(env, 'TEMPORAL_TEST_SERVER_PATH'),
   };

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import {
   bundleWorkflowCode,
   NativeConnection,
@@ -19,6 +20,7 @@ import type { Config } from './config.js';
 import { loadMcpConfig } from './mcp/config.js';
 import { McpPool } from './mcp/pool.js';
 import { looksSecret, Redactor } from './shared/redaction.js';
+import { deploymentVersion as versionOf, workerDeploymentOptions } from './worker-versioning.js';
 
 /** The workflows module: `.ts` when running from source (tests), `.js` once built. */
 export const workflowsPath = new URL(
@@ -69,13 +71,18 @@ export interface AgentWorkerOptions extends ActivityDependencies {
    * Default none: payloads and failures are plain JSON.
    */
   encryptionKeys?: readonly EncryptionKey[];
+  /**
+   * Run as this Worker Deployment Version (docs/upgrading.md): conversations are pinned to the version that runs their
+   * turns and move to the deployment's current version between turns. Default none: an unversioned worker.
+   */
+  deploymentVersion?: WorkerDeploymentVersion;
   /** Any other Temporal worker option (e.g. `workflowBundle`, `maxCachedWorkflows`); these win over ours. */
   worker?: Partial<WorkerOptions>;
 }
 
 /** A Temporal worker running the conversation workflow and durable-agent's activities. */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
-  const { connection, taskQueue, namespace, worker, encryptionKeys, ...dependencies } = options;
+  const { connection, taskQueue, namespace, worker, encryptionKeys, deploymentVersion, ...dependencies } = options;
   if (encryptionKeys !== undefined) {
     // The activities signal and query their own workflow: those payloads are encrypted with the worker's keys too.
     const { temporal } = dependencies;
@@ -99,6 +106,7 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     // Cancellation reaches an activity with its next heartbeat: flush heartbeats often so an interrupt or the time
     // limit aborts a model or MCP request within a second or two, not at 80% of the heartbeat timeout.
     maxHeartbeatThrottleInterval: '1 second',
+    ...(deploymentVersion === undefined ? {} : workerDeploymentOptions(deploymentVersion)),
     ...worker,
   });
 }
@@ -113,12 +121,20 @@ export function createOpenAIClient(config: Config): OpenAI {
   });
 }
 
+export interface WorkerReadyInfo {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  /** The Worker Deployment Version the worker runs as; absent when versioning is off. */
+  deploymentVersion?: WorkerDeploymentVersion;
+}
+
 export interface RunWorkerOptions {
   config: Config;
   /** host:port of the Temporal frontend; defaults to `config.temporal.address` or {@link DEFAULT_TEMPORAL_ADDRESS}. */
   address?: string;
   /** Called once the worker is polling, e.g. to print where it runs. */
-  onReady?: (info: { address: string; namespace: string; taskQueue: string }) => void;
+  onReady?: (info: WorkerReadyInfo) => void;
   /**
    * The worker's secrets, e.g. the registry its Runtime logger redacts with ({@link installWorkerRuntime}). Default:
    * the secret-looking variables of `process.env`. The configured keys and the MCP servers' secrets are added to it.
@@ -159,6 +175,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     apiKey: config.temporal.apiKey,
   });
   const clientConnection = await Connection.connect(clientOptions);
+  const deploymentVersion = config.workerVersioning === undefined ? undefined : versionOf(config.workerVersioning);
   try {
     const worker = await createAgentWorker({
       connection,
@@ -171,8 +188,14 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       toolResultMaxChars: config.toolResultMaxChars,
       secrets,
       encryptionKeys: config.encryptionKeys,
+      deploymentVersion,
     });
-    options.onReady?.({ address, namespace, taskQueue: config.taskQueue });
+    options.onReady?.({
+      address,
+      namespace,
+      taskQueue: config.taskQueue,
+      ...(deploymentVersion ? { deploymentVersion } : {}),
+    });
     await worker.run();
   } finally {
     await mcp.close();

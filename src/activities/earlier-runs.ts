@@ -3,6 +3,7 @@ import { log } from '@temporalio/activity';
 import { causeChain, errorMessage } from '../shared/errors.js';
 import { statusQuery, type ConversationOutcome } from '../workflows/definitions.js';
 import type { EarlierRun, FindEarlierRunInput } from '../workflows/earlier-runs.js';
+import { quoteQueryValue } from '../shared/visibility-query.js';
 
 /** Said once per process: a test server without visibility would say it for every conversation. */
 let warnedUnavailable = false;
@@ -26,7 +27,7 @@ export function createEarlierRunActivities(client: Client) {
       try {
         let looked = 0;
         for await (const execution of client.workflow.list({
-          query: `WorkflowId = ${quote(workflowId)}`,
+          query: `WorkflowId = ${quoteQueryValue(workflowId)}`,
           pageSize: PAGE_SIZE,
         })) {
           if (execution.runId !== runId && (!newest || execution.startTime > newest.startTime)) {
@@ -85,11 +86,6 @@ async function nextRunOf(client: Client, workflowId: string, runId: string): Pro
   const next = response.history?.events?.[0]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
   if (!next) throw new Error(`${workflowId}: run ${runId} continued as new, but its last event names no next run.`);
   return next;
-}
-
-/** A visibility-query string literal. */
-function quote(value: string): string {
-  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
 function isUnimplemented(error: unknown): boolean {

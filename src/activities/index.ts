@@ -5,6 +5,8 @@ import type { Redactor } from '../shared/redaction.js';
 import type { CallToolInput, ModelCallInput, ModelCallResult } from '../shared/types.js';
 import { modelContextQuery, requestInputUpdate, streamSignal } from '../workflows/definitions.js';
 import type { FindEarlierRunInput } from '../workflows/earlier-runs.js';
+import type { ReadDeploymentRoutingInput } from '../workflows/version-routing.js';
+import { createDeploymentRoutingActivities } from './deployment-routing.js';
 import { createEarlierRunActivities } from './earlier-runs.js';
 import { FinishedWork, type KeepFinishedOptions } from './keep-finished.js';
 import { createModelActivities, type ChatCompletionsClient } from './model.js';
@@ -76,6 +78,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     dependencies.keepFinished,
   );
   const earlierRuns = createEarlierRunActivities(dependencies.temporal);
+  const routing = createDeploymentRoutingActivities(dependencies.temporal);
   // Redacted inside `finished.run`: a result kept through an outage is delivered later as it was kept.
   return {
     callModel: (input: ModelCallInput) =>
@@ -91,6 +94,7 @@ export function createActivities(dependencies: ActivityDependencies) {
         redactOutcome(secrets, () => tools.callTool(input)),
       ),
     findEarlierRun: (input: FindEarlierRunInput) => redactOutcome(secrets, () => earlierRuns.findEarlierRun(input)),
+    readDeploymentRouting: (input: ReadDeploymentRoutingInput) => routing.readDeploymentRouting(input),
   };
 }
 

@@ -3,6 +3,7 @@ import { approvalsCommand } from './commands/approvals.js';
 import { askCommand } from './commands/ask.js';
 import { chatCommand } from './commands/chat.js';
 import { approveCommand, denyCommand } from './commands/decide.js';
+import { deploymentsCommand } from './commands/deployments.js';
 import { endCommand } from './commands/end.js';
 import { historyCommand } from './commands/history.js';
 import { answerCommand, inputsCommand } from './commands/inputs.js';
@@ -88,6 +89,7 @@ export async function buildProgram(argv: readonly string[]): Promise<Command> {
     approvalsCommand(),
     approveCommand(),
     denyCommand(),
+    deploymentsCommand(),
     serveCommand(),
     tokenCommand(),
   ]) {

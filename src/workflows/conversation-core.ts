@@ -1,6 +1,7 @@
 import { expectedFailure, FailureType } from '../shared/errors.js';
 import type { ChatMessage, ModelContextPage, ToolDefinition } from '../shared/types.js';
 import { Approvals } from './approvals.js';
+import { CARRIED_STATE_FORMAT, readCarriedState } from './carried-state.js';
 import { carriedResults, carriedTranscript, page, RecentIds, validateMessage } from './conversation-state.js';
 import type {
   ConversationInput,
@@ -76,7 +77,7 @@ export class ConversationCore {
     input: ConversationInput,
     private readonly hooks: ConversationHooks,
   ) {
-    const carried = input.state;
+    const carried = readCarriedState(input.state);
     this.conversationId = input.conversationId;
     this.settings = input.settings ?? {};
     this.previousRunId = input.previousRunId;
@@ -361,6 +362,7 @@ export class ConversationCore {
     // An ended conversation is never reopened: its events would only add to the history.
     const streamEvents = this.ending ? [] : this.events.carried();
     return {
+      formatVersion: CARRIED_STATE_FORMAT,
       transcript: kept.messages,
       transcriptOffset: this.transcriptOffset + kept.dropped,
       turns: this.turns,

@@ -4,6 +4,8 @@ import {
   condition,
   continueAsNew,
   log,
+  makeContinueAsNewFunc,
+  patched,
   proxyLocalActivities,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -31,15 +33,26 @@ import { handleEventStream } from './event-polls.js';
 import { handleInputRequests } from './input-handlers.js';
 import { runTurn } from './turn.js';
 import { refuseUndecodableInput, refusingUndecodable } from './undecodable-guard.js';
+import { shouldMove } from './version-routing.js';
 import { Visibility } from './visibility.js';
 
 export { DEFAULT_MAX_TURNS_PER_RUN } from './conversation-core.js';
+
+/** The patch under which a conversation continues as new, between turns, onto a newly current worker version. */
+export const UPGRADE_BETWEEN_TURNS = 'upgrade-between-turns';
 
 // Local: a visibility list and a describe or two, before the run answers anything; no task queue round trip. Retried
 // for a minute; if it still fails, the run goes on as if it found nothing (and says so in the log).
 const { findEarlierRun } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   scheduleToCloseTimeout: '1 minute',
+  retry: { initialInterval: '500 milliseconds' },
+});
+
+// Local, short: if the deployment cannot be read, the run stays on its version and looks again after the next turn.
+const { readDeploymentRouting } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '5 seconds',
+  scheduleToCloseTimeout: '15 seconds',
   retry: { initialInterval: '500 milliseconds' },
 });
 
@@ -137,17 +150,14 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       return close('idle');
     }
     if (conversation.ended) break;
+    // Between turns a run pinned to a Worker Deployment Version that is no longer the target moves to the target: it
+    // continues as new there. Without versioning the flag is never set, and nothing here runs.
+    if (targetMayHaveChanged() && (await targetChanged())) return await moveToTarget();
     const message = conversation.nextMessage();
     if (message === undefined) {
       conversation.handOver();
       await handlersFinished();
-      return continueAsNew<typeof conversationWorkflow>({
-        conversationId,
-        settings,
-        closeWhenIdle: input.closeWhenIdle,
-        state: conversation.state(),
-        previousRunId: info.runId,
-      });
+      return continueAsNew<typeof conversationWorkflow>(nextRunInput());
     }
     // Inline, not in a function of its own: an extra await here could reorder commands against the recorded histories
     // when one activation resolves several things at once.
@@ -157,10 +167,53 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     const result = await scope.run(() => runTurn({ ...turn, workflowId: info.workflowId, runId: info.runId }));
     conversation.finishTurn(result);
     publish();
+    // Nothing queued: move now rather than at the next message, so the old version drains.
+    if (conversation.queued === 0 && targetMayHaveChanged() && (await targetChanged())) return await moveToTarget();
   }
 
   await handlersFinished();
   return close('ended');
+
+  function nextRunInput(): ConversationInput {
+    return {
+      conversationId,
+      settings,
+      closeWhenIdle: input.closeWhenIdle,
+      state: conversation.state(),
+      previousRunId: info.runId,
+    };
+  }
+
+  /** Temporal says this pinned run's target version may have changed (see version-routing.ts for why only "may"). */
+  function targetMayHaveChanged(): boolean {
+    const { targetWorkerDeploymentVersionChanged, currentDeploymentVersion } = workflowInfo();
+    return (
+      targetWorkerDeploymentVersionChanged && currentDeploymentVersion !== undefined && patched(UPGRADE_BETWEEN_TURNS)
+    );
+  }
+
+  async function targetChanged(): Promise<boolean> {
+    const pinned = workflowInfo().currentDeploymentVersion!;
+    try {
+      return shouldMove(pinned, await readDeploymentRouting({ deploymentName: pinned.deploymentName }));
+    } catch (error) {
+      log.warn('could not read the worker deployment; staying on this version for now', {
+        conversationId,
+        error: String(error),
+      });
+      return false;
+    }
+  }
+
+  /** Continue as new on the deployment's target version (then pinned there), not on this run's version. */
+  async function moveToTarget(): Promise<never> {
+    conversation.handOver();
+    await handlersFinished();
+    const continueOnTarget = makeContinueAsNewFunc<typeof conversationWorkflow>({
+      initialVersioningBehavior: 'AUTO_UPGRADE',
+    });
+    return await continueOnTarget(nextRunInput());
+  }
 
   async function lookForEarlierRun(): Promise<EarlierRun> {
     try {

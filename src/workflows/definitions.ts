@@ -233,6 +233,13 @@ export interface EndRequest {
 
 /** What a run hands to the next (continue-as-new) or returns when it closes, so the conversation can go on. */
 export interface ConversationState {
+  /**
+   * The format of this state (see carried-state.ts): absent is format 1, what release 0.1.0 wrote. A run reads every
+   * older format; runs write the newest.
+   * @asType integer
+   * @minimum 1
+   */
+  formatVersion?: number;
   transcript: ChatMessage[];
   /**
    * Index of `transcript[0]` in the whole conversation.

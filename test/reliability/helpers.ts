@@ -82,6 +82,8 @@ export interface WorkerEnvironment {
   mcpConfigPath: string;
   /** The worker's stdout and stderr are appended here. */
   logFile: string;
+  /** More environment variables, e.g. `DURABLE_AGENT_DEPLOYMENT_NAME` and `DURABLE_AGENT_BUILD_ID`. */
+  extraEnvironment?: Record<string, string>;
 }
 
 /** `node dist/cli/index.js worker`: the durable-agent worker as users run it, in its own process. */
@@ -109,6 +111,7 @@ export class WorkerProcess {
       OPENAI_API_KEY: 'test',
       DURABLE_AGENT_MODEL: 'scripted-model',
       DURABLE_AGENT_MCP_CONFIG: options.mcpConfigPath,
+      ...options.extraEnvironment,
     });
     const child = spawn(process.execPath, [CLI, 'worker'], {
       cwd: REPO_ROOT,

@@ -4,7 +4,8 @@ import { checkConfigFiles, loadConfig, type Config } from '../../config.js';
 import { loadMcpConfig } from '../../mcp/config.js';
 import { ServerUnavailableError } from '../../servers/index.js';
 import { environmentSecrets, type Redactor } from '../../shared/redaction.js';
-import { runWorker } from '../../worker.js';
+import { runWorker, type WorkerReadyInfo } from '../../worker.js';
+import { versionString } from '../../worker-versioning.js';
 import { installWorkerRuntime } from '../../worker-logger.js';
 
 /**
@@ -38,11 +39,22 @@ export async function runWorkerAgainstCluster(config: Config, secrets: Redactor)
   }
 }
 
-export function printWorkerReady(info: { address: string; namespace: string; taskQueue: string }): void {
+export function printWorkerReady(info: WorkerReadyInfo): void {
+  const version = info.deploymentVersion
+    ? ` as Worker Deployment Version ${versionString(info.deploymentVersion)}`
+    : '';
   console.log(
-    `Worker: polling task queue ${info.taskQueue} in namespace ${info.namespace} at ${info.address}. ` +
+    `Worker: polling task queue ${info.taskQueue} in namespace ${info.namespace} at ${info.address}${version}. ` +
       'Press Ctrl-C to stop.',
   );
+  if (info.deploymentVersion) {
+    const { deploymentName, buildId } = info.deploymentVersion;
+    // A version that is not current gets no new conversations: say how to make it so, once, where it is started.
+    console.log(
+      `Worker: new conversations come to this version once it is current (\`durable-agent deployments\` shows it): ` +
+        `temporal worker deployment set-current-version --deployment-name ${deploymentName} --build-id ${buildId}`,
+    );
+  }
 }
 
 export function workerCommand() {
@@ -60,6 +72,11 @@ Environment:
   DURABLE_AGENT_TASK_QUEUE  task queue (default durable-agent)
   DURABLE_AGENT_MCP_CONFIG  the mcpServers file (docs/mcp.md), checked before connecting
   DURABLE_AGENT_ENCRYPTION_KEYS  encrypt payloads: id:base64-of-32-bytes, comma-separated (docs/security.md)
+
+Worker Versioning (off by default; docs/upgrading.md):
+  DURABLE_AGENT_DEPLOYMENT_NAME   run as a version of this Worker Deployment (default durable-agent); turns versioning on
+  DURABLE_AGENT_BUILD_ID          this version's build id (default: the package version, +commit in a git checkout)
+  DURABLE_AGENT_WORKER_VERSIONING true turns versioning on with the defaults, false turns it off
 
   DURABLE_AGENT_TOKEN_DIR   where \`durable-agent mcp login\` keeps OAuth tokens (default ~/.config/durable-agent/mcp-tokens)`,
     )
