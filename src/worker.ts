@@ -12,6 +12,7 @@ import { createActivities, type ActivityDependencies } from './activities/index.
 import {
   ENCODED_FAILURE_CONVERTER_PATH,
   encryptionDataConverter,
+  STACKLESS_FAILURE_CONVERTER_PATH,
   workerDataConverter,
 } from './codec/data-converter.js';
 import type { EncryptionKey } from './codec/keys.js';
@@ -33,8 +34,8 @@ const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 /**
  * The workflow bundle, built once per process (bundling takes seconds and every worker can share it) and quietly:
  * the bundler's progress lines would bury the worker's own output. With `encodeFailures` (what a worker with
- * encryption keys runs), the workflow's own failures (e.g. a refused message) carry their message and stack trace in
- * an encoded payload, which the codec encrypts: see {@link encryptionDataConverter}.
+ * encryption keys runs), the workflow's own failures (e.g. a refused message) carry their message in an encoded
+ * payload, which the codec encrypts: see {@link encryptionDataConverter}. No failure carries a stack trace.
  */
 export function bundleWorkflows(options: { encodeFailures?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
   const encodeFailures = options.encodeFailures ?? false;
@@ -43,7 +44,9 @@ export function bundleWorkflows(options: { encodeFailures?: boolean } = {}): Pro
     bundle = bundleWorkflowCode({
       workflowsPath,
       logger: quietBundlerLogger,
-      ...(encodeFailures ? { failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH } : {}),
+      // The converter a worker's data converter names: the bundle's own failures (e.g. a refused message) must be
+      // converted the same way (encoded with keys; never with a stack trace).
+      failureConverterPath: encodeFailures ? ENCODED_FAILURE_CONVERTER_PATH : STACKLESS_FAILURE_CONVERTER_PATH,
     });
     bundles.set(encodeFailures, bundle);
   }

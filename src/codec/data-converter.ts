@@ -12,6 +12,19 @@ import { WorkerPayloadCodec } from './worker-codec.js';
 export const ENCODED_FAILURE_CONVERTER_PATH = fileURLToPath(new URL('./failure-converter.cjs', import.meta.url));
 
 /**
+ * The failure converter module without keys: Temporal's default, with no stack traces in failures (a stack names the
+ * worker's install directory, and a failure reaches every client and stays in history). The worker's log keeps them.
+ */
+export const STACKLESS_FAILURE_CONVERTER_PATH = fileURLToPath(
+  new URL('./stackless-failure-converter.cjs', import.meta.url),
+);
+
+/** The failure converter a data converter with these keys names, and a workflow bundle for it must be built with. */
+export function failureConverterPath(keys: readonly EncryptionKey[] = []): string {
+  return keys.length === 0 ? STACKLESS_FAILURE_CONVERTER_PATH : ENCODED_FAILURE_CONVERTER_PATH;
+}
+
+/**
  * The data converter of every durable-agent client: the default JSON payloads, encrypted when keys are given. With
  * keys, failures' messages and stack traces are moved into a payload (Temporal's `encodeCommonAttributes`) so the codec
  * encrypts them too. Without keys nothing is encrypted, and an encrypted payload met on the way in fails by name
@@ -31,6 +44,5 @@ export function workerDataConverter(keys: readonly EncryptionKey[] = []): DataCo
 }
 
 function withFailures(keys: readonly EncryptionKey[], codec: PayloadCodec): DataConverter {
-  const converter = { payloadCodecs: [codec] };
-  return keys.length === 0 ? converter : { ...converter, failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH };
+  return { payloadCodecs: [codec], failureConverterPath: failureConverterPath(keys) };
 }

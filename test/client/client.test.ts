@@ -320,4 +320,22 @@ describe('failures that reach clients and histories name no path of the machine'
     }
     expect(machinePathsIn(allText(history))).toEqual([]);
   });
+
+  it("a failed model call: the activity's failure in history, and its causes, carry no stack trace", async () => {
+    // A dropped stream fails inside the openai SDK: an unexpected error, whose stack names the install directory.
+    const id = book.conversation('model-fails', [{ content: 'one two three', failAfterChunks: 1 }]);
+    const result = await client.ask(id, 'hello', { settings: { modelAttempts: 1 } });
+    expect(result.stopReason).toMatch(/^error:/);
+    const history = await env.client.workflow.getHandle(conversationWorkflowId(id)).fetchHistory();
+    const failures = (history.events ?? []).flatMap((event) => {
+      const failure = event.activityTaskFailedEventAttributes?.failure;
+      return failure ? [failure] : [];
+    });
+    expect(failures.length).toBeGreaterThan(0);
+    for (let failure = failures[0]; failure; failure = failure.cause ?? undefined) {
+      expect(failure.stackTrace ?? '', failure.message ?? '').toBe('');
+    }
+    expect(machinePathsIn(allText(history))).toEqual([]);
+    await client.end(id);
+  });
 });

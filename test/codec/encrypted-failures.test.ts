@@ -98,7 +98,15 @@ function activityFailures(history: unknown): RawFailure[] {
 
 describe('failures with encryption keys set', () => {
   it("the data converter names the failure converter that moves a failure's message into a payload, only with keys", () => {
-    expect(encryptionDataConverter([]).failureConverterPath).toBeUndefined();
+    // Without keys: the message stays plain; no stack trace either way.
+    const plainPath = encryptionDataConverter([]).failureConverterPath!;
+    const plain = (createRequire(import.meta.url)(plainPath) as { failureConverter: FailureConverter })
+      .failureConverter;
+    const refusal = ApplicationFailure.create({ type: FailureType.InvalidMessage, message: 'Refused: too long' });
+    expect(plain.errorToFailure(refusal, defaultPayloadConverter)).toMatchObject({
+      message: 'Refused: too long',
+      stackTrace: '',
+    });
     const path = encryptionDataConverter([key]).failureConverterPath!;
     // As Temporal loads it: require() by path.
     const { failureConverter } = createRequire(import.meta.url)(path) as { failureConverter: FailureConverter };

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { FailureType } from '../../src/shared/errors.js';
 import { machinePathsIn } from '../helpers/machine-paths.js';
 
-const modulePath = fileURLToPath(new URL('../../src/shared/stackless-failure-converter.cjs', import.meta.url));
+const modulePath = fileURLToPath(new URL('../../src/codec/stackless-failure-converter.cjs', import.meta.url));
 // As Temporal loads a failure converter: require() by path.
 const loaded = createRequire(import.meta.url)(modulePath) as {
   failureConverter: FailureConverter;

@@ -5,8 +5,8 @@
  * worker's install directory), and a failure travels to every client and stays in the workflow's history. The
  * worker's log keeps the stacks: Temporal logs an activity's error ("Activity failed") before converting it.
  *
- * `new StacklessFailureConverter({ encodeCommonAttributes: true })` is the same with encryption keys set (the message
- * moves into a payload the codec encrypts, as src/codec/failure-converter.cjs does). CommonJS for the same reason as
+ * The failure converter of every durable-agent worker, client and workflow bundle without encryption keys
+ * ({@link encryptionDataConverter} names this file); ./failure-converter.cjs builds on it with keys set. CommonJS for the same reason as
  * that module: Temporal loads a failure converter by path with `require()` and bundles it into the workflow code.
  */
 const { DefaultFailureConverter } = require('@temporalio/common');
