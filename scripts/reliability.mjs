@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The fault runs (test/reliability/*.reliability.ts: worker crashes, server restart, MCP faults, the Web UI and the
-// chat page of `serve` in headless Chromium), then the results table in docs/reliability.md, rendered from the rows
-// the tests measured (test-results/reliability/<file>.json), and the browser screenshots copied to docs/screenshots.
+// chat page of `serve` in headless Chromium, the in-place upgrade from each release in releases.json), then the results
+// table in docs/reliability.md, rendered from the rows the tests measured (test-results/reliability/<file>.json), and the
+// browser screenshots copied to docs/screenshots.
 //
 //   npm run build && node scripts/reliability.mjs                     # run, then render (a few minutes)
 //   node scripts/reliability.mjs --render-only                       # render from the last run's results
@@ -22,8 +23,11 @@ const runFile = path.join(resultsDir, 'run.json');
 const docsFile = path.join(root, 'docs/reliability.md');
 const START = '<!-- results:start -->';
 const END = '<!-- results:end -->';
-/** Table order: the issue's order (worker, server, MCP, Web UI, chat page), whatever order the files finished in. */
-const FILES = ['worker-crash', 'approval-crash', 'server-restart', 'mcp-faults', 'web-ui', 'chat-page'];
+/**
+ * Table order: the issue's order (worker, server, MCP, Web UI, chat page), then the in-place upgrade from each release,
+ * whatever order the files finished in.
+ */
+const FILES = ['worker-crash', 'approval-crash', 'server-restart', 'mcp-faults', 'web-ui', 'chat-page', 'upgrade'];
 /** The browser tests save their screenshots here (CI keeps test-results/); a run copies them to docs/screenshots. */
 const screenshotsDir = path.join(root, 'test-results/screenshots');
 const docsScreenshotsDir = path.join(root, 'docs/screenshots');

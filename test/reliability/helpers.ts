@@ -82,6 +82,8 @@ export interface WorkerEnvironment {
   mcpConfigPath: string;
   /** The worker's stdout and stderr are appended here. */
   logFile: string;
+  /** The CLI to run, e.g. an earlier release's build; default this tree's `dist/cli/index.js`. */
+  cli?: string;
 }
 
 /** `node dist/cli/index.js worker`: the durable-agent worker as users run it, in its own process. */
@@ -110,8 +112,9 @@ export class WorkerProcess {
       DURABLE_AGENT_MODEL: 'scripted-model',
       DURABLE_AGENT_MCP_CONFIG: options.mcpConfigPath,
     });
-    const child = spawn(process.execPath, [CLI, 'worker'], {
-      cwd: REPO_ROOT,
+    const cli = options.cli ?? CLI;
+    const child = spawn(process.execPath, [cli, 'worker'], {
+      cwd: path.resolve(path.dirname(cli), '../..'),
       env: environment,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -139,6 +142,13 @@ export class WorkerProcess {
   async kill(): Promise<void> {
     this.killNow();
     await this.exited;
+  }
+
+  /** SIGTERM, as a deploy stops a process: the worker drains and exits. Resolves with how it exited. */
+  async stop(): Promise<string> {
+    if (this.alive()) this.child.kill('SIGTERM');
+    await this.exited;
+    return this.child.signalCode ?? `exit code ${this.child.exitCode}`;
   }
 
   /** True while the process runs. */
