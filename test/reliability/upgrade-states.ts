@@ -1,4 +1,5 @@
 import type { DurableAgentClient } from '../../src/client/index.js';
+import { errorMessage } from '../../src/shared/errors.js';
 import type { ScriptStep, StepFunction } from '../../src/testing/scripted-model/index.js';
 import type { ConversationSettings, ConversationStatus } from '../../src/workflows/definitions.js';
 import { callsPerTool, until } from './helpers.js';
@@ -75,19 +76,37 @@ export class HeldAnswer {
   }
 }
 
+/**
+ * Polls the status query until `done`. A failing query is polled again, not fatal: a history that does not replay
+ * fails every query, and the run waits on, so that the workflow tasks it fails meanwhile are counted; the timeout then
+ * names the query's last error.
+ */
 export async function statusWhen(
   context: StateContext,
   done: (status: ConversationStatus) => boolean,
   what: string,
 ): Promise<ConversationStatus> {
-  return await until(
-    async () => {
-      const status = await context.client.status(context.conversationId);
-      return done(status) ? status : undefined;
-    },
-    `${context.conversationId}: ${what}`,
-    WAIT,
-  );
+  let lastError: unknown;
+  try {
+    return await until(
+      async () => {
+        try {
+          const status = await context.client.status(context.conversationId);
+          return done(status) ? status : undefined;
+        } catch (error) {
+          lastError = error;
+          return undefined;
+        }
+      },
+      `${context.conversationId}: ${what}`,
+      WAIT,
+    );
+  } catch (error) {
+    if (lastError === undefined) throw error;
+    throw new Error(`${errorMessage(error)}; the last status query failed: ${errorMessage(lastError)}`, {
+      cause: error,
+    });
+  }
 }
 
 const nextAnswer = (name: StateName) => `Second answer (${name}).`;
@@ -177,8 +196,12 @@ export function upgradeStates(held: HeldAnswer): UpgradeState[] {
         return {};
       },
       async letGo(context) {
-        const [pending] = await context.client.pendingApprovals(context.conversationId);
-        if (!pending) throw new Error(`${context.conversationId}: no call awaits approval on the new worker`);
+        const status = await statusWhen(
+          context,
+          (current) => (current.pendingApprovals?.length ?? 0) > 0,
+          'the pending call, shown by the new worker',
+        );
+        const pending = status.pendingApprovals![0]!;
         await context.client.approve(context.conversationId, pending.callId, { by: 'ops@example.com' });
         return `ops@example.com approved ${pending.tool}`;
       },
