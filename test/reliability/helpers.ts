@@ -144,11 +144,21 @@ export class WorkerProcess {
     await this.exited;
   }
 
-  /** SIGTERM, as a deploy stops a process: the worker drains and exits. Resolves with how it exited. */
-  async stop(): Promise<string> {
+  /**
+   * SIGTERM, as a deploy stops a process: the worker drains and exits. A process still running after `graceMs` gets
+   * SIGKILL, as a deploy then does (`docker compose` waits 10 s). Resolves with how it exited.
+   */
+  async stop(graceMs: number): Promise<string> {
     if (this.alive()) this.child.kill('SIGTERM');
-    await this.exited;
-    return this.child.signalCode ?? `exit code ${this.child.exitCode}`;
+    const timer = new AbortController();
+    const inTime = await Promise.race([
+      this.exited.then(() => true),
+      sleep(graceMs, false, { signal: timer.signal }).catch(() => true),
+    ]);
+    timer.abort();
+    if (inTime) return this.child.signalCode ?? `exit code ${this.child.exitCode}`;
+    await this.kill();
+    return `SIGKILL at the end of the ${graceMs / 1000} s grace period`;
   }
 
   /** True while the process runs. */
