@@ -1,5 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -354,6 +363,16 @@ export class ResultRows {
       `${JSON.stringify({ file: this.name, recordedAt: new Date().toISOString(), rows }, null, 2)}\n`,
     );
   }
+}
+
+/** Copies the `.log` files of a run's temporary directory where CI keeps results (prefixed), then removes it. */
+export function keepLogsAndRemove(tmp: string, prefix: string): void {
+  const logs = path.join(RESULTS_DIR, 'logs');
+  mkdirSync(logs, { recursive: true });
+  for (const file of readdirSync(tmp).filter((name) => name.endsWith('.log'))) {
+    copyFileSync(path.join(tmp, file), path.join(logs, `${prefix}.${file}`));
+  }
+  rmSync(tmp, { recursive: true, force: true });
 }
 
 /** The last lines of a log file, for a failure message. */

@@ -1,6 +1,6 @@
 import type { DurableAgentClient } from '../../src/client/index.js';
 import { errorMessage } from '../../src/shared/errors.js';
-import type { ScriptStep, StepFunction } from '../../src/testing/scripted-model/index.js';
+import type { ScriptStep, ScriptToolCall, StepFunction } from '../../src/testing/scripted-model/index.js';
 import type { ConversationSettings, ConversationStatus } from '../../src/workflows/definitions.js';
 import { callsPerTool, until } from './helpers.js';
 
@@ -30,21 +30,26 @@ export interface UpgradeState {
   name: StateName;
   /** The results table's first column. */
   fault: string;
-  /** The model's answers, in order: the first turn's steps, then the answer to the next message. */
-  steps: (ScriptStep | StepFunction)[];
-  /** The first turn's expected answer. */
+  /** The tool call the model asks for in the first turn, on the state's own server. */
+  toolCall: ScriptToolCall;
+  /** The first turn's expected answer, which the model gives once the tool's result is in. */
   answer: string;
-  /** The next message's expected answer. */
-  nextAnswer: string;
+  /** How the model gives `answer`, when not at once (held back, or made of the tool's result). */
+  answerStep?: StepFunction;
   settings?: ConversationSettings;
   /** Tool runs over the whole run (both workers), with why when a run is repeated by design. */
   calls: Record<string, number>;
   /** Reached after the others, right before the old worker stops, because its call must still be in flight then. */
   reachLast?: boolean;
-  /** Send the first message and wait, on the old worker, until the conversation is in the state. */
-  reach(context: StateContext): Promise<Reached>;
-  /** On the new worker: what a person (or the model) does so that the first turn finishes; a sentence. */
-  letGo(context: StateContext, reached: Reached): Promise<string>;
+  /** The first message. */
+  message: string;
+  /** Waits, on the old worker, until the conversation is in the state (its first message sent). */
+  reached(context: StateContext): Promise<Reached | void>;
+  /**
+   * On the new worker, what lets the first turn finish: what a person or the model does (returning a sentence saying
+   * so), or a sentence saying what the worker does by itself.
+   */
+  letGo: string | ((context: StateContext, reached: Reached) => Promise<string>);
 }
 
 /** How long the slow tool sleeps, on each of its two runs: long enough to be in flight when the deploy stops it. */
@@ -109,7 +114,23 @@ export async function statusWhen(
   }
 }
 
-const nextAnswer = (name: StateName) => `Second answer (${name}).`;
+/** Sends the first message and waits, on the old worker, until the conversation is in the state. */
+export async function reachState(state: UpgradeState, context: StateContext): Promise<Reached> {
+  await context.client.send(context.conversationId, state.message, { settings: state.settings });
+  return (await state.reached(context)) ?? {};
+}
+
+/** The next message's answer. */
+export const nextAnswer = (state: UpgradeState) => `Second answer (${state.name}).`;
+
+/** The model's steps in the state's conversation: the tool call, the first turn's answer, the next message's answer. */
+export function scriptOf(state: UpgradeState): (ScriptStep | StepFunction)[] {
+  return [
+    { toolCalls: [state.toolCall] },
+    state.answerStep ?? { content: state.answer },
+    { content: nextAnswer(state) },
+  ];
+}
 
 /** The five states; the model state's answer is held by `held` until the test lets it go. */
 export function upgradeStates(held: HeldAnswer): UpgradeState[] {
@@ -117,39 +138,24 @@ export function upgradeStates(held: HeldAnswer): UpgradeState[] {
     {
       name: 'idle',
       fault: 'idle after one turn (which ran a tool call: increment)',
-      steps: [
-        { toolCalls: [{ name: 'idle__increment', arguments: { key: 'idle' } }] },
-        { content: 'Counted: idle = 1.' },
-        { content: nextAnswer('idle') },
-      ],
+      toolCall: { name: 'idle__increment', arguments: { key: 'idle' } },
       answer: 'Counted: idle = 1.',
-      nextAnswer: nextAnswer('idle'),
       calls: { increment: 1 },
-      async reach(context) {
-        await context.client.send(context.conversationId, 'Count this.');
+      message: 'Count this.',
+      async reached(context) {
         await statusWhen(context, (status) => status.phase === 'idle' && status.turns === 1, 'the first turn');
-        return {};
       },
-      async letGo() {
-        return 'nothing was in flight';
-      },
+      letGo: 'nothing was in flight',
     },
     {
       name: 'model',
       fault: 'mid-model-call (round 2 held back by the model, after an echo call)',
-      steps: [
-        { toolCalls: [{ name: 'model__echo', arguments: { text: 'before the deploy' } }] },
-        held.step('Held answer.'),
-        { content: nextAnswer('model') },
-      ],
+      toolCall: { name: 'model__echo', arguments: { text: 'before the deploy' } },
       answer: 'Held answer.',
-      nextAnswer: nextAnswer('model'),
+      answerStep: held.step('Held answer.'),
       calls: { echo: 1 },
-      async reach(context) {
-        await context.client.send(context.conversationId, 'Echo, then think.');
-        await held.arrived;
-        return {};
-      },
+      message: 'Echo, then think.',
+      reached: () => held.arrived,
       async letGo() {
         held.release();
         return 'the model let its held answer go';
@@ -158,42 +164,28 @@ export function upgradeStates(held: HeldAnswer): UpgradeState[] {
     {
       name: 'tool',
       fault: `mid-tool-call (slow, ${SLOW_MS / 1000} s, read-only)`,
-      steps: [
-        { toolCalls: [{ name: 'tool__slow', arguments: { delayMs: SLOW_MS } }] },
-        { content: 'Slept.' },
-        { content: nextAnswer('tool') },
-      ],
+      toolCall: { name: 'tool__slow', arguments: { delayMs: SLOW_MS } },
       answer: 'Slept.',
-      nextAnswer: nextAnswer('tool'),
       // The deploy cancels the call in flight; slow is read-only, so the new worker runs it again (docs/mcp.md).
       calls: { slow: 2 },
       reachLast: true,
-      async reach(context) {
-        await context.client.send(context.conversationId, 'Take your time.');
+      message: 'Take your time.',
+      async reached(context) {
         await until(() => (callsPerTool(context.counterFile).slow ?? 0) >= 1, 'the slow call', WAIT);
-        return {};
       },
-      async letGo() {
-        return 'the new worker ran the cancelled call again';
-      },
+      letGo: 'the new worker ran the cancelled call again',
     },
     {
       name: 'approval',
       fault: 'awaiting approval (increment, settings.approval.require)',
-      steps: [
-        { toolCalls: [{ name: 'approval__increment', arguments: { key: 'approval' } }] },
-        { content: 'Approved and counted.' },
-        { content: nextAnswer('approval') },
-      ],
+      toolCall: { name: 'approval__increment', arguments: { key: 'approval' } },
       answer: 'Approved and counted.',
-      nextAnswer: nextAnswer('approval'),
       // A per-conversation policy (docs/approvals.md): the mcpServers file stays one that every release's worker reads.
       settings: { approval: { require: ['approval__increment'] } },
       calls: { increment: 1 },
-      async reach(context) {
-        await context.client.send(context.conversationId, 'Count this, once approved.', { settings: this.settings });
+      message: 'Count this, once approved.',
+      async reached(context) {
         await statusWhen(context, (status) => status.phase === 'awaiting_approval', 'the call to await approval');
-        return {};
       },
       async letGo(context) {
         const status = await statusWhen(
@@ -209,21 +201,17 @@ export function upgradeStates(held: HeldAnswer): UpgradeState[] {
     {
       name: 'input',
       fault: "awaiting an elicitation answer (ask_user's question)",
-      steps: [
-        { toolCalls: [{ name: 'input__ask_user', arguments: { message: 'Who are you?' } }] },
-        (request) => {
-          const last = request.messages.at(-1);
-          return { content: `the tool said: ${typeof last?.content === 'string' ? last.content : ''}` };
-        },
-        { content: nextAnswer('input') },
-      ],
+      toolCall: { name: 'input__ask_user', arguments: { message: 'Who are you?' } },
       answer: 'the tool said: accept {"name":"Ada"}',
-      nextAnswer: nextAnswer('input'),
+      answerStep: (request) => {
+        const last = request.messages.at(-1);
+        return { content: `the tool said: ${typeof last?.content === 'string' ? last.content : ''}` };
+      },
       // The deploy drops the server's request; ask_user is read-only, so the new worker calls it again and the server
       // asks again, under a new request id (docs/mcp.md).
       calls: { ask_user: 2 },
-      async reach(context) {
-        await context.client.send(context.conversationId, 'Ask me who I am.');
+      message: 'Ask me who I am.',
+      async reached(context) {
         const status = await statusWhen(context, (current) => (current.pendingInputs?.length ?? 0) > 0, 'the question');
         return { requestId: status.pendingInputs![0]!.requestId };
       },

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,9 +16,9 @@ import {
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import {
   callsPerTool,
+  keepLogsAndRemove,
   killLeftovers,
   requireBuild,
-  RESULTS_DIR,
   ResultRows,
   TEST_SERVER,
   within,
@@ -26,6 +26,9 @@ import {
 } from './helpers.js';
 import { buildRelease, releasesToUpgradeFrom, type Release } from './release-build.js';
 import {
+  nextAnswer,
+  reachState,
+  scriptOf,
   HeldAnswer,
   statusWhen,
   upgradeStates,
@@ -80,19 +83,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   rows.write();
-  await Promise.allSettled(workers.map((worker) => worker.kill()));
+  await Promise.allSettled([...workers.map((worker) => worker.kill()), model?.close()]);
   killLeftovers(counterFiles);
-  await model?.close();
   await env?.teardown();
-  if (tmp) {
-    // The workers' logs say what each did with the histories: keep them where CI keeps results.
-    const logs = path.join(RESULTS_DIR, 'logs');
-    mkdirSync(logs, { recursive: true });
-    for (const file of readdirSync(tmp).filter((name) => name.endsWith('.log'))) {
-      copyFileSync(path.join(tmp, file), path.join(logs, `upgrade.${file}`));
-    }
-    rmSync(tmp, { recursive: true, force: true });
-  }
+  // The workers' logs say what each did with the histories.
+  if (tmp) keepLogsAndRemove(tmp, 'upgrade');
 });
 
 interface Conversation {
@@ -147,7 +142,7 @@ describe.each(releases)('in-place upgrade from $version', (release: Release) => 
         env: { MCP_TEST_COUNTER_FILE: counterFile },
       };
       const conversationId = `upgrade-${slug}-${state.name}`;
-      scripts.set(conversationWorkflowId(conversationId), state.steps);
+      scripts.set(conversationWorkflowId(conversationId), scriptOf(state));
       return { state, context: { client, conversationId, counterFile }, order: rows.slot() };
     });
     const mcpConfigPath = path.join(tmp, `${slug}.mcp.json`);
@@ -170,7 +165,7 @@ describe.each(releases)('in-place upgrade from $version', (release: Release) => 
     const reached = new Map<UpgradeState, Promise<Reached>>();
     const reach = async (last: boolean) => {
       const states = conversations.filter(({ state }) => (state.reachLast ?? false) === last);
-      for (const { state, context } of states) reached.set(state, state.reach(context));
+      for (const { state, context } of states) reached.set(state, reachState(state, context));
       await Promise.allSettled(states.map(({ state }) => reached.get(state)!));
     };
     await reach(false);
@@ -186,7 +181,7 @@ describe.each(releases)('in-place upgrade from $version', (release: Release) => 
         const before = await reached.get(state)!.catch((error: unknown) => {
           throw new Error(`not reached on the old worker: ${firstLine(error)}`);
         });
-        const what = await state.letGo(context, before);
+        const what = typeof state.letGo === 'string' ? state.letGo : await state.letGo(context, before);
         const done = await statusWhen(
           context,
           (status) => status.phase === 'idle' && status.turns === 1 && status.lastResult !== undefined,
@@ -202,7 +197,7 @@ describe.each(releases)('in-place upgrade from $version', (release: Release) => 
           AFTER_UPGRADE_MS,
           `${context.conversationId}: the next message's answer`,
         );
-        expect(next.answer, `${state.name}: the next message`).toBe(state.nextAnswer);
+        expect(next.answer, `${state.name}: the next message`).toBe(nextAnswer(state));
         const calls = callsPerTool(context.counterFile);
         expect(calls, `${state.name}: tool runs`).toEqual(state.calls);
         await client.end(context.conversationId);
@@ -231,7 +226,7 @@ describe.each(releases)('in-place upgrade from $version', (release: Release) => 
           fault: state.fault,
           outcome:
             outcome.status === 'fulfilled'
-              ? `today's worker took over: ${outcome.value.what}; the turn completed "${state.answer}", the next message got "${state.nextAnswer}"`
+              ? `today's worker took over: ${outcome.value.what}; the turn completed "${state.answer}", the next message got "${nextAnswer(state)}"`
               : `FAILED: ${firstLine(outcome.reason)}`,
           counts: `failed workflow tasks: ${failed} · tool runs: ${runs} (expected ${Object.entries(state.calls)
             .map(([tool, count]) => `${tool} ${count}`)
