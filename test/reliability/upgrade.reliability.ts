@@ -100,10 +100,12 @@ interface Conversation {
 /** Failed workflow tasks in every run of every workflow on the task queue, with the first failure's message. */
 async function failedWorkflowTasks(client: Client, taskQueue: string) {
   const perWorkflow = new Map<string, number>();
+  const listed = new Set<string>();
   let histories = 0;
   let firstFailure: string | undefined;
   for await (const execution of client.workflow.list({ query: `TaskQueue = "${taskQueue}"` })) {
     histories += 1;
+    listed.add(execution.workflowId);
     const { events } = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
     for (const event of events ?? []) {
       const failed = event.workflowTaskFailedEventAttributes;
@@ -119,7 +121,7 @@ async function failedWorkflowTasks(client: Client, taskQueue: string) {
     await sleep(250);
     running = (await client.workflow.count(runningQuery)).count;
   }
-  return { perWorkflow, histories, firstFailure, running };
+  return { perWorkflow, listed, histories, firstFailure, running };
 }
 
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0];
@@ -228,7 +230,9 @@ describe.each(releases)('in-place upgrade from $version', (release: Release) => 
             outcome.status === 'fulfilled'
               ? `today's worker took over: ${outcome.value.what}; the turn completed "${state.answer}", the next message got "${nextAnswer(state)}"`
               : `FAILED: ${firstLine(outcome.reason)}`,
-          counts: `failed workflow tasks: ${failed} · tool runs: ${runs} (expected ${Object.entries(state.calls)
+          counts: `failed workflow tasks: ${failed} · model requests: ${model.requestsFor(conversationWorkflowId(context.conversationId)).length} · tool runs: ${runs} (expected ${Object.entries(
+            state.calls,
+          )
             .map(([tool, count]) => `${tool} ${count}`)
             .join(', ')})`,
           ...(outcome.status === 'fulfilled' ? { recoverySeconds: outcome.value.recoverySeconds } : {}),
@@ -253,7 +257,12 @@ describe.each(releases)('in-place upgrade from $version', (release: Release) => 
         outcome.status === 'rejected' ? `${conversations[index]!.state.name}: ${firstLine(outcome.reason)}` : undefined,
       )
       .filter(Boolean);
-    expect({ failedTasks, firstFailure: tasks.firstFailure, running: tasks.running, failures }).toEqual({
+    // Every conversation's history was counted: a list that missed them would count no failures.
+    const counted = conversations.every(({ context }) =>
+      tasks.listed.has(conversationWorkflowId(context.conversationId)),
+    );
+    expect({ counted, failedTasks, firstFailure: tasks.firstFailure, running: tasks.running, failures }).toEqual({
+      counted: true,
       failedTasks: 0,
       firstFailure: undefined,
       running: 0,
