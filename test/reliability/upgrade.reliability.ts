@@ -130,7 +130,7 @@ describe.each(releases)('in-place upgrade from $version', (release: Release) => 
   const slug = release.version.replace(/[^0-9a-z.]+/gi, '-');
   const group = `In-place upgrade: the worker of ${release.version} (${release.commit.slice(0, 7)}) stopped (SIGTERM), today's started on its task queue`;
 
-  it('conversations left idle, mid-model-call, mid-tool-call, awaiting approval and awaiting an answer all go on under today’s worker', async () => {
+  it("conversations left idle, mid-model-call, mid-tool-call, awaiting approval and awaiting an answer all go on under today's worker", async () => {
     const taskQueue = `upgrade-${slug}`;
     const client = new DurableAgentClient({ client: env.client, taskQueue });
     const held = new HeldAnswer();
