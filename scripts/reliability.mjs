@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The fault runs (test/reliability/*.reliability.ts: worker crashes, server restart, MCP faults, a new Worker Deployment
-// Version made current, the Web UI and the chat page of `serve` in headless Chromium), then the results table in
-// docs/reliability.md, rendered from the rows the tests measured (test-results/reliability/<file>.json), and the
+// Version made current, the Web UI and the chat page of `serve` in headless Chromium, the in-place upgrade from each
+// release in releases.json), then the results table in docs/reliability.md, rendered from the rows the tests measured
+// (test-results/reliability/<file>.json), and the
 // browser screenshots copied to docs/screenshots.
 //
 //   npm run build && node scripts/reliability.mjs                     # run, then render (a few minutes)
@@ -23,8 +24,20 @@ const runFile = path.join(resultsDir, 'run.json');
 const docsFile = path.join(root, 'docs/reliability.md');
 const START = '<!-- results:start -->';
 const END = '<!-- results:end -->';
-/** Table order: worker, server, MCP, Worker Versioning, Web UI, chat page, whatever order the files finished in. */
-const FILES = ['worker-crash', 'approval-crash', 'server-restart', 'mcp-faults', 'versioning', 'web-ui', 'chat-page'];
+/**
+ * Table order: worker, server, MCP, the Web UI, the chat page, then the deploys (the in-place upgrade from each release,
+ * a new Worker Deployment Version made current), whatever order the files finished in.
+ */
+const FILES = [
+  'worker-crash',
+  'approval-crash',
+  'server-restart',
+  'mcp-faults',
+  'web-ui',
+  'chat-page',
+  'upgrade',
+  'versioning',
+];
 /** The browser tests save their screenshots here (CI keeps test-results/); a run copies them to docs/screenshots. */
 const screenshotsDir = path.join(root, 'test-results/screenshots');
 const docsScreenshotsDir = path.join(root, 'docs/screenshots');

@@ -59,8 +59,10 @@ export function createActivities(dependencies: ActivityDependencies) {
     pool: dependencies.mcp,
     maxResultChars: dependencies.toolResultMaxChars,
     secrets,
-    askInput: ({ workflowId, runId }, poll) =>
-      dependencies.temporal.workflow.getHandle(workflowId, runId).executeUpdate(requestInputUpdate, { args: [poll] }),
+    askInput: ({ workflowId, runId }, poll, signal) =>
+      dependencies.temporal.withAbortSignal(signal, () =>
+        dependencies.temporal.workflow.getHandle(workflowId, runId).executeUpdate(requestInputUpdate, { args: [poll] }),
+      ),
   });
   const model = createModelActivities({
     openai: dependencies.openai,

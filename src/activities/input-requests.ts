@@ -9,8 +9,11 @@ import type { StreamTarget } from './text-publisher.js';
  * comes, heartbeating meanwhile (the call's periodic heartbeat goes on), and hands the answer to the server.
  */
 
-/** Sends one poll to the run (by default the `requestInput` update). */
-export type InputPoller = (target: StreamTarget, poll: InputPoll) => Promise<InputPollResult>;
+/**
+ * Sends one poll to the run (by default the `requestInput` update). `signal` aborts when the call is cancelled: the
+ * poll's request must stop then too, since a worker that shuts down closes its client while a poll may still wait.
+ */
+export type InputPoller = (target: StreamTarget, poll: InputPoll, signal: AbortSignal) => Promise<InputPollResult>;
 
 /** How long one poll waits in the workflow before it answers with no answer yet. */
 export const INPUT_POLL_WAIT_MS = 30_000;
@@ -43,7 +46,7 @@ export function askTheConversation(poller: InputPoller, call: CallIdentity, poll
     const aborted = AbortSignal.any([signal, call.cancelled]);
     for (;;) {
       aborted.throwIfAborted();
-      const { answer } = await untilAborted(poller(call.target, poll), aborted);
+      const { answer } = await untilAborted(poller(call.target, poll, aborted), aborted);
       if (answer !== undefined) {
         return answer.content === undefined
           ? { action: answer.action }

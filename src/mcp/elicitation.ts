@@ -93,6 +93,7 @@ export class PausableDeadline {
   private left: number;
   private startedAt = 0;
   private paused = 0;
+  private cleared = false;
 
   constructor(
     timeoutMs: number,
@@ -114,11 +115,16 @@ export class PausableDeadline {
   }
 
   resume(): void {
-    if (--this.paused > 0 || this.controller.signal.aborted) return;
+    if (--this.paused > 0 || this.controller.signal.aborted || this.cleared) return;
     this.start();
   }
 
+  /**
+   * The call is over: the timer stops for good. A question still being asked resumes the deadline as it gives up
+   * (a cancelled call gives up after the call), and a timer started then would keep a stopping worker alive.
+   */
   clear(): void {
+    this.cleared = true;
     clearTimeout(this.timer);
     this.timer = undefined;
   }

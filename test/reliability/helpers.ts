@@ -1,5 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -84,6 +93,8 @@ export interface WorkerEnvironment {
   logFile: string;
   /** More environment variables, e.g. `DURABLE_AGENT_DEPLOYMENT_NAME` and `DURABLE_AGENT_BUILD_ID`. */
   extraEnvironment?: Record<string, string>;
+  /** The CLI to run, e.g. an earlier release's build; default this tree's `dist/cli/index.js`. */
+  cli?: string;
 }
 
 /** `node dist/cli/index.js worker`: the durable-agent worker as users run it, in its own process. */
@@ -113,8 +124,9 @@ export class WorkerProcess {
       DURABLE_AGENT_MCP_CONFIG: options.mcpConfigPath,
       ...options.extraEnvironment,
     });
-    const child = spawn(process.execPath, [CLI, 'worker'], {
-      cwd: REPO_ROOT,
+    const cli = options.cli ?? CLI;
+    const child = spawn(process.execPath, [cli, 'worker'], {
+      cwd: path.resolve(path.dirname(cli), '../..'),
       env: environment,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -142,6 +154,23 @@ export class WorkerProcess {
   async kill(): Promise<void> {
     this.killNow();
     await this.exited;
+  }
+
+  /**
+   * SIGTERM, as a deploy stops a process: the worker drains and exits. A process still running after `graceMs` gets
+   * SIGKILL, as a deploy then does (`docker compose` waits 10 s). Resolves with how it exited.
+   */
+  async stop(graceMs: number): Promise<string> {
+    if (this.alive()) this.child.kill('SIGTERM');
+    const timer = new AbortController();
+    const inTime = await Promise.race([
+      this.exited.then(() => true),
+      sleep(graceMs, false, { signal: timer.signal }).catch(() => true),
+    ]);
+    timer.abort();
+    if (inTime) return this.child.signalCode ?? `exit code ${this.child.exitCode}`;
+    await this.kill();
+    return `SIGKILL at the end of the ${graceMs / 1000} s grace period`;
   }
 
   /** True while the process runs. */
@@ -337,6 +366,16 @@ export class ResultRows {
       `${JSON.stringify({ file: this.name, recordedAt: new Date().toISOString(), rows }, null, 2)}\n`,
     );
   }
+}
+
+/** Copies the `.log` files of a run's temporary directory where CI keeps results (prefixed), then removes it. */
+export function keepLogsAndRemove(tmp: string, prefix: string): void {
+  const logs = path.join(RESULTS_DIR, 'logs');
+  mkdirSync(logs, { recursive: true });
+  for (const file of readdirSync(tmp).filter((name) => name.endsWith('.log'))) {
+    copyFileSync(path.join(tmp, file), path.join(logs, `${prefix}.${file}`));
+  }
+  rmSync(tmp, { recursive: true, force: true });
 }
 
 /** The last lines of a log file, for a failure message. */

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,9 +23,9 @@ import {
   callsPerTool,
   DevServerProcess,
   historyEvents,
+  keepLogsAndRemove,
   killLeftovers,
   requireBuild,
-  RESULTS_DIR,
   ResultRows,
   until,
   within,
@@ -89,15 +89,8 @@ afterAll(async () => {
   killLeftovers(counterFiles);
   await model?.close();
   await outageModel?.close();
-  if (tmp) {
-    // The logs of the workers and the server say what happened to each result: keep them where CI keeps results.
-    const logs = path.join(RESULTS_DIR, 'logs');
-    mkdirSync(logs, { recursive: true });
-    for (const file of readdirSync(tmp).filter((name) => name.endsWith('.log'))) {
-      copyFileSync(path.join(tmp, file), path.join(logs, `server-restart.${file}`));
-    }
-    rmSync(tmp, { recursive: true, force: true });
-  }
+  // The logs of the workers and the server say what happened to each result.
+  if (tmp) keepLogsAndRemove(tmp, 'server-restart');
 });
 
 interface Restart {

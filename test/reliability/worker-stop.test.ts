@@ -1,0 +1,70 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DurableAgentClient } from '../../src/client/index.js';
+import { createLocalEnvironment } from '../../src/testing/environment.js';
+import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
+import { killLeftovers, requireBuild, TEST_SERVER, until, WorkerProcess } from './helpers.js';
+
+/**
+ * A deploy stops the worker process with SIGTERM. While a tool call waits for a person's answer to a server's question,
+ * its activity long-polls the conversation; the poll must end with the call. Before, it went on after the worker had
+ * closed its client: the process outlived its shutdown by up to a poll's wait and then died retrying the poll on the
+ * closed connection ("Channel has been shut down", exit code 1).
+ */
+
+let env: TestWorkflowEnvironment;
+let model: ScriptedModel;
+let tmp: string;
+const counterFile = () => path.join(tmp, 'stop.counter.jsonl');
+
+beforeAll(async () => {
+  requireBuild();
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-worker-stop-'));
+  env = await createLocalEnvironment();
+  model = await startScriptedModel({
+    name: 'a question in flight',
+    script: [{ toolCalls: [{ name: 'test__ask_user', arguments: { message: 'Who are you?' } }] }],
+  });
+});
+
+afterAll(async () => {
+  killLeftovers([counterFile()]);
+  await model?.close();
+  await env?.teardown();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('a worker stopped with SIGTERM', () => {
+  it('while a server waits for an answer: the worker exits with code 0, its poll of the conversation ended', async () => {
+    const taskQueue = 'worker-stop';
+    const mcpConfigPath = path.join(tmp, 'stop.mcp.json');
+    const logFile = path.join(tmp, 'stop.worker.log');
+    // A call timeout far beyond the wait below: a timer of the cancelled call left running would hold the process.
+    const server = { command: process.execPath, args: [TEST_SERVER], env: { MCP_TEST_COUNTER_FILE: counterFile() } };
+    writeFileSync(mcpConfigPath, JSON.stringify({ mcpServers: { test: { ...server, timeoutMs: 600_000 } } }));
+    const worker = await WorkerProcess.start({
+      temporalAddress: env.address,
+      taskQueue,
+      modelBaseUrl: model.baseUrl,
+      mcpConfigPath,
+      logFile,
+    });
+    const client = new DurableAgentClient({ client: env.client, taskQueue });
+    await client.send('stopped-while-asking', 'Ask me who I am.');
+    await until(
+      async () => (await client.pendingInputs('stopped-while-asking')).length > 0,
+      'the server to ask its question',
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+
+    // A grace period longer than the server's long poll of an update (20 s): a poll left running ends within it and
+    // then fails, and shorter than the call's timeout.
+    const exit = await worker.stop(30_000);
+
+    expect(exit).toBe('exit code 0');
+    expect(readFileSync(logFile, 'utf8')).not.toContain('Channel has been shut down');
+  }, 150_000);
+});
