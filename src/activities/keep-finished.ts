@@ -2,6 +2,7 @@ import { CompleteAsyncError, Context } from '@temporalio/activity';
 import { ActivityNotFoundError, type Client, type FullActivityId } from '@temporalio/client';
 import { errorMessage } from '../shared/errors.js';
 import { CompletionGate, type CompletionGateOptions } from './completion-gate.js';
+import { AttemptHeartbeat } from './heartbeat.js';
 import {
   DEFAULT_RESULT_CACHE,
   ResultCache,
@@ -160,8 +161,9 @@ export class FinishedWork {
     const running = this.running.get(keyOf(key)) as Promise<T> | undefined;
     if (running) {
       context.log.info('an earlier attempt of this call still runs on this worker: waiting for its result', {});
-      const value = await this.heartbeating(
-        context,
+      // Heartbeating with the details the earlier attempts recorded: this attempt may be lost while it waits, and the
+      // next one must still find the count of failed attempts and a "request not sent" record.
+      const value = await AttemptHeartbeat.of(context).during(
         Promise.race([
           running.then(
             (result) => ({ result }),
@@ -181,8 +183,7 @@ export class FinishedWork {
       const until = Date.now() + this.holderWaitMs;
       // The other worker's delivery closes the activity: this attempt's next heartbeat gets "not found", the worker
       // cancels the attempt, and the sleep throws. An earlier attempt on this worker may finish meanwhile too.
-      const late = await this.heartbeating(
-        context,
+      const late = await AttemptHeartbeat.of(context).during(
         (async () => {
           while (Date.now() < until) {
             await context.sleep(Math.min(250, until - Date.now()));
@@ -195,16 +196,6 @@ export class FinishedWork {
       if (late) return late;
     }
     return undefined;
-  }
-
-  /** Wait for `promise`, heartbeating every second so that Temporal does not time this attempt out meanwhile. */
-  private async heartbeating<R>(context: Context, promise: Promise<R>): Promise<R> {
-    const heartbeat = setInterval(() => context.heartbeat(), 1_000);
-    try {
-      return await promise;
-    } finally {
-      clearInterval(heartbeat);
-    }
   }
 
   /**
