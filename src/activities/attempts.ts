@@ -1,5 +1,5 @@
 import { Context, type Info } from '@temporalio/activity';
-import { ApplicationFailure, ensureApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CompleteAsyncError, ensureApplicationFailure } from '@temporalio/common';
 import { AttemptHeartbeat, failedAttemptsIn } from './heartbeat.js';
 
 /**
@@ -23,10 +23,12 @@ export function failedAttemptsBefore(info: Pick<Info, 'heartbeatDetails'>): numb
  * Record that this attempt failed with `error` (in its last heartbeat, with the attempt's current details) and return
  * what to throw: `error` itself while fewer than `allowed` attempts have failed, then the same failure made
  * non-retryable. A cancellation (an interrupt, the turn's time limit, the worker shutting down) is not a failure of the
- * call: it is neither counted nor changed, and nor is a failure that is non-retryable already.
+ * call: it is neither counted nor changed, and nor is a failure that is non-retryable already, nor an attempt that
+ * ends without a report (`CompleteAsyncError`: Temporal has closed it, or its result is delivered later).
  */
 export function failedAttempt(context: Context, allowed: number, error: unknown): unknown {
   if (context.cancellationSignal.aborted) return error;
+  if (error instanceof CompleteAsyncError) return error;
   if (error instanceof ApplicationFailure && error.nonRetryable) return error;
   const failedAttempts = AttemptHeartbeat.of(context).countFailure();
   if (failedAttempts < allowed) return error;

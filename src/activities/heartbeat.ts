@@ -1,4 +1,11 @@
 import { Context } from '@temporalio/activity';
+import {
+  ActivityCancelledError,
+  ActivityNotFoundError,
+  ActivityPausedError,
+  ActivityResetError,
+} from '@temporalio/client';
+import { CompleteAsyncError } from '@temporalio/common';
 
 /**
  * The one heartbeat of an activity attempt. Every heartbeat replaces the details Temporal keeps for the call, and the
@@ -45,6 +52,9 @@ export class AttemptHeartbeat {
   private failedAttempts: number;
   private timer: ReturnType<typeof setInterval> | undefined;
   private waiting = 0;
+  /** When Temporal last confirmed that this attempt runs: its start, then the last {@link confirmRunning}. */
+  private confirmedAt = Date.now();
+  private readonly startedAt = this.confirmedAt;
 
   private constructor(private readonly context: Context) {
     this.intervalMs = heartbeatIntervalMs(context.info.heartbeatTimeoutMs);
@@ -104,9 +114,83 @@ export class AttemptHeartbeat {
       if (--this.waiting === 0) clearInterval(this.timer);
     }
   }
+
+  /**
+   * Before a step that must not run for an attempt that is over (a paid model request): make sure Temporal still
+   * waits for this attempt. A heartbeat reports nothing back to the activity unless it is cancelled, and during an
+   * outage it does not reach the server at all, which then times the attempt out and runs a retry; so once an interval
+   * has passed since the last confirmation, this asks the server itself, with a heartbeat through the worker's client.
+   * Throws when the attempt is over: its cancellation when Temporal cancelled it, else `CompleteAsyncError`, which
+   * ends the attempt without a report (Temporal has closed it, or will time it out). Without a client (a mock
+   * environment) only the cancellation and the start-to-close timeout are checked.
+   */
+  async confirmRunning(): Promise<void> {
+    const { context } = this;
+    const { info } = context;
+    throwIfCancelled(context);
+    const now = Date.now();
+    if (info.startToCloseTimeoutMs > 0 && now - this.startedAt >= info.startToCloseTimeoutMs) {
+      throw attemptOver(context, 'its start-to-close timeout has passed');
+    }
+    if (now - this.confirmedAt < this.intervalMs) return;
+    let client: Context['client'];
+    try {
+      client = context.client;
+    } catch {
+      return;
+    }
+    try {
+      await client.activity.heartbeat(info.taskToken, this.details);
+      this.confirmedAt = Date.now();
+      return;
+    } catch (error) {
+      throwIfCancelled(context);
+      if (error instanceof ActivityNotFoundError) throw attemptOver(context, 'Temporal no longer has it (timed out)');
+      if (
+        error instanceof ActivityCancelledError ||
+        error instanceof ActivityPausedError ||
+        error instanceof ActivityResetError
+      ) {
+        throw await cancellation(context, this.intervalMs * HEARTBEATS_PER_TIMEOUT);
+      }
+      const heartbeatTimeoutMs = info.heartbeatTimeoutMs ?? 0;
+      // Temporal did not answer: past the heartbeat timeout since it last confirmed, the attempt has timed out unless a
+      // heartbeat of ours reached it, which nothing tells.
+      if (heartbeatTimeoutMs > 0 && Date.now() - this.confirmedAt >= heartbeatTimeoutMs) {
+        throw attemptOver(context, 'Temporal did not answer within its heartbeat timeout');
+      }
+    }
+  }
 }
 
 /** The earlier attempt's details, to carry on as they are. */
 function carried(details: unknown): object | undefined {
   return typeof details === 'object' && details !== null ? details : undefined;
+}
+
+function throwIfCancelled(context: Context): void {
+  if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason ?? new Error('cancelled');
+}
+
+function attemptOver(context: Context, why: string): CompleteAsyncError {
+  context.log.warn(`This attempt is over (${why}): not sending its request; Temporal runs the call again`, {
+    attempt: context.info.attempt,
+  });
+  return new CompleteAsyncError();
+}
+
+/**
+ * Temporal cancelled the attempt: wait for the worker to learn it too (its next heartbeat brings it), so the attempt
+ * ends as cancelled, which is what the workflow asked for; if it does not come in time, end without a report.
+ */
+async function cancellation(context: Context, waitAtMostMs: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([context.cancelled, new Promise((resolve) => (timer = setTimeout(resolve, waitAtMostMs)))]);
+  } catch (reason) {
+    return reason;
+  } finally {
+    clearTimeout(timer);
+  }
+  return attemptOver(context, 'Temporal cancelled it');
 }

@@ -109,6 +109,8 @@ export class FinishedWork {
    */
   async run<T>(call: KeepFinishedCall<T>, attempt: () => Promise<T>): Promise<T> {
     const context = Context.current();
+    // Made now, so the attempt's clock (./heartbeat.ts) starts at its first moment, before any wait here.
+    AttemptHeartbeat.of(context);
     const { info } = context;
     // Activities started by a workflow only (a standalone activity has no run to key its result by).
     const runId = info.workflowExecution?.runId;
@@ -131,7 +133,9 @@ export class FinishedWork {
     } catch (error) {
       this.gate.leave();
       if (id && this.running.get(id) === running) this.running.delete(id);
-      if (call.deliverFailures && !context.cancellationSignal.aborted) {
+      // An attempt that ended without a report (Temporal closed it) has nothing to deliver.
+      const reportable = !context.cancellationSignal.aborted && !(error instanceof CompleteAsyncError);
+      if (call.deliverFailures && reportable) {
         if (!(await this.answers())) this.handOff(context, { kind: 'failed', error });
         this.handOver(context, { kind: 'failed', error });
       }

@@ -125,6 +125,9 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
           })
         : undefined;
 
+      // A request sent for an attempt Temporal has timed out (its heartbeats did not get through while the transcript was
+      // rebuilt, e.g. in an outage) is paid for and never used: the retry sends its own.
+      await AttemptHeartbeat.of(context).confirmRunning();
       let completion: ChatCompletion;
       try {
         const options = {

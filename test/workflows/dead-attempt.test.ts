@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpPool } from '../../src/mcp/pool.js';
+import { registerSearchAttributes } from '../../src/testing/agent.js';
+import { createLocalEnvironment } from '../../src/testing/environment.js';
+import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
+import { createAgentWorker } from '../../src/worker.js';
+import { conversationWorkflow } from '../../src/workflows/conversation.js';
+import { conversationWorkflowId, statusQuery, userMessageSignal } from '../../src/workflows/definitions.js';
+import { Partition } from '../helpers/partition.js';
+import { waitFor } from '../mcp/helpers.js';
+
+/**
+ * A model call whose attempt Temporal timed out while the worker was still rebuilding the transcript must not send
+ * its request: the retry sends its own, and the dead attempt's would be paid for and never used. A dev server; the
+ * worker that runs the first attempt reaches it through a relay the test cuts (a network partition: its transcript
+ * query waits, its heartbeats do not get through), so Temporal times the attempt out after the model call's 30 s
+ * heartbeat timeout and another worker runs the retry. Then the path is restored and the query answers.
+ */
+
+let env: TestWorkflowEnvironment;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  env = await createLocalEnvironment();
+  await registerSearchAttributes(env);
+});
+
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  await env?.teardown();
+});
+
+/** A worker of the project whose model requests carry `x-worker: <name>`; `native` and `client` connect it. */
+async function startWorker(
+  name: string,
+  model: ScriptedModel,
+  taskQueue: string,
+  connections: { native: NativeConnection; client: Client },
+): Promise<Worker> {
+  const mcp = new McpPool([]);
+  const worker = await createAgentWorker({
+    defaultModel: 'scripted-model',
+    connection: connections.native,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    openai: new OpenAI({
+      baseURL: model.baseUrl,
+      apiKey: 'test',
+      maxRetries: 0,
+      defaultHeaders: { 'x-worker': name },
+    }),
+    temporal: connections.client,
+    mcp,
+  });
+  const running = worker.run();
+  cleanups.push(async () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running;
+    await mcp.close();
+  });
+  return worker;
+}
+
+describe('a model call timed out while its transcript is rebuilt', () => {
+  it('dead attempt: the attempt Temporal timed out during a slow transcript query sends no request; the retry answers', async () => {
+    const model = await startScriptedModel({ script: [{ content: 'First.' }, { content: 'Second.' }] });
+    cleanups.push(() => model.close());
+    const taskQueue = `dead-attempt-${randomUUID()}`;
+    const conversationId = randomUUID();
+    const workflowId = conversationWorkflowId(conversationId);
+    const direct = { native: env.nativeConnection, client: env.client };
+
+    // The first turn on a worker that then stops: the next worker has no copy of the transcript.
+    const first = await startWorker('first', model, taskQueue, direct);
+    const handle = await env.client.workflow.start(conversationWorkflow, {
+      taskQueue,
+      workflowId,
+      args: [{ conversationId, messages: [{ id: 'm-1', content: 'One.' }] }],
+    });
+    await waitFor(
+      async () => (await handle.query(statusQuery)).lastResult?.messageId === 'm-1',
+      60_000,
+      'the first turn',
+    );
+    first.shutdown();
+    await waitFor(() => first.getState() === 'STOPPED', 30_000, 'the first worker to stop');
+
+    // The worker of the dead attempt: its worker connection and its client each through a relay.
+    const workerPath = await Partition.open(env.address);
+    const queryPath = await Partition.open(env.address);
+    cleanups.push(
+      () => workerPath.close(),
+      () => queryPath.close(),
+    );
+    const native = await NativeConnection.connect({ address: workerPath.address });
+    const clientConnection = await Connection.connect({ address: queryPath.address });
+    cleanups.push(
+      () => native.close(),
+      () => clientConnection.close(),
+    );
+    const partitioned = await startWorker('partitioned', model, taskQueue, {
+      native,
+      client: new Client({ connection: clientConnection, namespace: env.namespace ?? 'default' }),
+    });
+
+    // Its transcript query waits in the relay; once the model call has started, its heartbeats stop getting through.
+    queryPath.hold();
+    await handle.signal(userMessageSignal, { id: 'm-2', content: 'Two.' });
+    await waitFor(
+      async () => {
+        const pending = (await handle.describe()).raw.pendingActivities ?? [];
+        return pending.some((activity) => activity.activityType?.name === 'callModel' && Number(activity.state) === 2);
+      },
+      30_000,
+      'the second turn’s model call to start',
+    );
+    workerPath.cut();
+
+    // Temporal times the attempt out (no heartbeat for 30 s) and another worker runs the retry.
+    await startWorker('retry', model, taskQueue, direct);
+    const fromRetry = () =>
+      model.requestsFor(workflowId).filter((request) => request.headers['x-worker'] === 'retry').length;
+    await waitFor(() => fromRetry() === 1, 90_000, 'the retry’s request');
+
+    // The query's path is back first: the query answers at once, while the worker's heartbeats (which would bring
+    // the news that the attempt is over, as a cancellation) still do not get through for a few seconds.
+    queryPath.restore();
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    workerPath.restore();
+    await waitFor(() => partitioned.getStatus().numInFlightActivities === 0, 60_000, 'the dead attempt to end');
+    await waitFor(
+      async () => (await handle.query(statusQuery)).lastResult?.messageId === 'm-2',
+      60_000,
+      'the second turn',
+    );
+
+    expect((await handle.query(statusQuery)).lastResult).toMatchObject({ answer: 'Second.', stopReason: 'completed' });
+    const requests = model.requestsFor(workflowId).map((request) => request.headers['x-worker']);
+    expect(requests).toEqual(['first', 'retry']);
+  }, 240_000);
+});
