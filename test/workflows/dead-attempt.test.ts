@@ -66,81 +66,107 @@ async function startWorker(
   return worker;
 }
 
+/**
+ * A conversation whose first turn ran on a worker that then stopped, and a second worker (`partitioned`, no copy of the
+ * transcript) whose worker connection and client each reach Temporal through a relay. The second message is sent with
+ * the client's path held, so that worker's model call waits for its transcript query once it has started.
+ */
+async function secondTurnWaitingForItsQuery() {
+  const model = await startScriptedModel({ script: [{ content: 'First.' }, { content: 'Second.' }] });
+  cleanups.push(() => model.close());
+  const taskQueue = `dead-attempt-${randomUUID()}`;
+  const conversationId = randomUUID();
+  const workflowId = conversationWorkflowId(conversationId);
+  const direct = { native: env.nativeConnection, client: env.client };
+
+  const first = await startWorker('first', model, taskQueue, direct);
+  const handle = await env.client.workflow.start(conversationWorkflow, {
+    taskQueue,
+    workflowId,
+    args: [{ conversationId, messages: [{ id: 'm-1', content: 'One.' }] }],
+  });
+  await waitFor(async () => (await handle.query(statusQuery)).lastResult?.messageId === 'm-1', 60_000, 'turn 1');
+  first.shutdown();
+  await waitFor(() => first.getState() === 'STOPPED', 30_000, 'the first worker to stop');
+
+  const workerPath = await Partition.open(env.address);
+  const queryPath = await Partition.open(env.address);
+  cleanups.push(
+    () => workerPath.close(),
+    () => queryPath.close(),
+  );
+  const native = await NativeConnection.connect({ address: workerPath.address });
+  const clientConnection = await Connection.connect({ address: queryPath.address });
+  cleanups.push(
+    () => native.close(),
+    () => clientConnection.close(),
+  );
+  const partitioned = await startWorker('partitioned', model, taskQueue, {
+    native,
+    client: new Client({ connection: clientConnection, namespace: env.namespace ?? 'default' }),
+  });
+
+  queryPath.hold();
+  await handle.signal(userMessageSignal, { id: 'm-2', content: 'Two.' });
+  await waitFor(
+    async () => {
+      const pending = (await handle.describe()).raw.pendingActivities ?? [];
+      return pending.some((activity) => activity.activityType?.name === 'callModel' && Number(activity.state) === 2);
+    },
+    30_000,
+    'the second turn’s model call to start',
+  );
+  const secondTurn = async () => {
+    await waitFor(async () => (await handle.query(statusQuery)).lastResult?.messageId === 'm-2', 60_000, 'turn 2');
+    return (await handle.query(statusQuery)).lastResult;
+  };
+  const workers = () => model.requestsFor(workflowId).map((request) => request.headers['x-worker']);
+  return { model, taskQueue, handle, workflowId, direct, workerPath, queryPath, partitioned, secondTurn, workers };
+}
+
+/** The attempts of `callModel` that started, in order, from the run's history. */
+async function modelAttemptsStarted(handle: Awaited<ReturnType<typeof secondTurnWaitingForItsQuery>>['handle']) {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const modelCalls = new Set(
+    events
+      .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
+      .map((event) => String(event.eventId)),
+  );
+  return events
+    .filter((event) => modelCalls.has(String(event.activityTaskStartedEventAttributes?.scheduledEventId)))
+    .map((event) => event.activityTaskStartedEventAttributes?.attempt ?? 0);
+}
+
 describe('a model call timed out while its transcript is rebuilt', () => {
   it('dead attempt: the attempt Temporal timed out during a slow transcript query sends no request; the retry answers', async () => {
-    const model = await startScriptedModel({ script: [{ content: 'First.' }, { content: 'Second.' }] });
-    cleanups.push(() => model.close());
-    const taskQueue = `dead-attempt-${randomUUID()}`;
-    const conversationId = randomUUID();
-    const workflowId = conversationWorkflowId(conversationId);
-    const direct = { native: env.nativeConnection, client: env.client };
-
-    // The first turn on a worker that then stops: the next worker has no copy of the transcript.
-    const first = await startWorker('first', model, taskQueue, direct);
-    const handle = await env.client.workflow.start(conversationWorkflow, {
-      taskQueue,
-      workflowId,
-      args: [{ conversationId, messages: [{ id: 'm-1', content: 'One.' }] }],
-    });
-    await waitFor(
-      async () => (await handle.query(statusQuery)).lastResult?.messageId === 'm-1',
-      60_000,
-      'the first turn',
-    );
-    first.shutdown();
-    await waitFor(() => first.getState() === 'STOPPED', 30_000, 'the first worker to stop');
-
-    // The worker of the dead attempt: its worker connection and its client each through a relay.
-    const workerPath = await Partition.open(env.address);
-    const queryPath = await Partition.open(env.address);
-    cleanups.push(
-      () => workerPath.close(),
-      () => queryPath.close(),
-    );
-    const native = await NativeConnection.connect({ address: workerPath.address });
-    const clientConnection = await Connection.connect({ address: queryPath.address });
-    cleanups.push(
-      () => native.close(),
-      () => clientConnection.close(),
-    );
-    const partitioned = await startWorker('partitioned', model, taskQueue, {
-      native,
-      client: new Client({ connection: clientConnection, namespace: env.namespace ?? 'default' }),
-    });
-
-    // Its transcript query waits in the relay; once the model call has started, its heartbeats stop getting through.
-    queryPath.hold();
-    await handle.signal(userMessageSignal, { id: 'm-2', content: 'Two.' });
-    await waitFor(
-      async () => {
-        const pending = (await handle.describe()).raw.pendingActivities ?? [];
-        return pending.some((activity) => activity.activityType?.name === 'callModel' && Number(activity.state) === 2);
-      },
-      30_000,
-      'the second turn’s model call to start',
-    );
-    workerPath.cut();
+    const run = await secondTurnWaitingForItsQuery();
+    // Its heartbeats stop getting through too.
+    run.workerPath.cut();
 
     // Temporal times the attempt out (no heartbeat for 30 s) and another worker runs the retry.
-    await startWorker('retry', model, taskQueue, direct);
-    const fromRetry = () =>
-      model.requestsFor(workflowId).filter((request) => request.headers['x-worker'] === 'retry').length;
-    await waitFor(() => fromRetry() === 1, 90_000, 'the retry’s request');
+    await startWorker('retry', run.model, run.taskQueue, run.direct);
+    await waitFor(() => run.workers().includes('retry'), 90_000, 'the retry’s request');
 
     // The query's path is back first: the query answers at once, while the worker's heartbeats (which would bring
     // the news that the attempt is over, as a cancellation) still do not get through for a few seconds.
-    queryPath.restore();
+    run.queryPath.restore();
     await new Promise((resolve) => setTimeout(resolve, 3_000));
-    workerPath.restore();
-    await waitFor(() => partitioned.getStatus().numInFlightActivities === 0, 60_000, 'the dead attempt to end');
-    await waitFor(
-      async () => (await handle.query(statusQuery)).lastResult?.messageId === 'm-2',
-      60_000,
-      'the second turn',
-    );
+    run.workerPath.restore();
+    await waitFor(() => run.partitioned.getStatus().numInFlightActivities === 0, 60_000, 'the dead attempt to end');
 
-    expect((await handle.query(statusQuery)).lastResult).toMatchObject({ answer: 'Second.', stopReason: 'completed' });
-    const requests = model.requestsFor(workflowId).map((request) => request.headers['x-worker']);
-    expect(requests).toEqual(['first', 'retry']);
+    expect(await run.secondTurn()).toMatchObject({ answer: 'Second.', stopReason: 'completed' });
+    expect(run.workers()).toEqual(['first', 'retry']);
+  }, 240_000);
+
+  it('dead attempt: an attempt whose heartbeats get through stays alive through a query slower than its heartbeat timeout, and sends once', async () => {
+    const run = await secondTurnWaitingForItsQuery();
+    // Longer than the model call's 30 s heartbeat timeout, counted from its start.
+    await new Promise((resolve) => setTimeout(resolve, 35_000));
+    run.queryPath.restore();
+
+    expect(await run.secondTurn()).toMatchObject({ answer: 'Second.', stopReason: 'completed' });
+    expect(run.workers()).toEqual(['first', 'partitioned']);
+    // Turn 1's call, then turn 2's on its first attempt: Temporal never timed it out.
+    expect(await modelAttemptsStarted(run.handle)).toEqual([1, 1]);
   }, 240_000);
 });
