@@ -4,10 +4,12 @@ import net from 'node:net';
  * A TCP relay in front of the Temporal server that can cut the path, as a network partition does, and restore it. While
  * held, bytes in either direction wait in the relay (a call in flight neither answers nor fails) and new connections
  * wait to be relayed; `cut` also closes the connections open now (the server then drops the polls that came through
- * them, as it does for a worker that is gone). `restore` relays everything that waited, in order.
+ * them, as it does for a worker that is gone). `down` closes them and every new one at once, as a server that is
+ * down does. `restore` relays everything that waited, in order.
  */
 export class Partition {
   private held = false;
+  private refusing = false;
   private readonly links = new Set<Link>();
 
   private constructor(
@@ -41,9 +43,16 @@ export class Partition {
     for (const link of this.links) link.close();
   }
 
+  /** Close every connection, and each new one at once: the server seems down. */
+  down(): void {
+    this.refusing = true;
+    this.cut();
+  }
+
   /** Relay again, what waited first. */
   restore(): void {
     this.held = false;
+    this.refusing = false;
     for (const link of this.links) link.flush();
   }
 
@@ -53,6 +62,10 @@ export class Partition {
   }
 
   private accept(client: net.Socket): void {
+    if (this.refusing) {
+      client.destroy();
+      return;
+    }
     const link = new Link(client, () => this.held, this.target);
     this.links.add(link);
     client.on('close', () => this.links.delete(link));

@@ -15,11 +15,15 @@ import { Partition } from '../helpers/partition.js';
 import { waitFor } from '../mcp/helpers.js';
 
 /**
+ * Workers that reach the Temporal dev server through a relay the test cuts and restores (a network partition).
+ *
  * A model call whose attempt Temporal timed out while the worker was still rebuilding the transcript must not send
- * its request: the retry sends its own, and the dead attempt's would be paid for and never used. A dev server; the
- * worker that runs the first attempt reaches it through a relay the test cuts (a network partition: its transcript
- * query waits, its heartbeats do not get through), so Temporal times the attempt out after the model call's 30 s
- * heartbeat timeout and another worker runs the retry. Then the path is restored and the query answers.
+ * its request: the retry sends its own, and the dead attempt's would be paid for and never used. The worker of the
+ * first attempt loses its path (its transcript query waits, its heartbeats do not get through), so Temporal times the
+ * attempt out after the model call's 30 s heartbeat timeout and another worker runs the retry.
+ *
+ * A retry that reaches a worker right after an outage waits for the worker that may hold an earlier attempt's result;
+ * lost while it waits, it must not erase the count of failed attempts: `modelAttempts` holds.
  */
 
 let env: TestWorkflowEnvironment;
@@ -124,8 +128,8 @@ async function secondTurnWaitingForItsQuery() {
   return { model, taskQueue, handle, workflowId, direct, workerPath, queryPath, partitioned, secondTurn, workers };
 }
 
-/** The attempts of `callModel` that started, in order, from the run's history. */
-async function modelAttemptsStarted(handle: Awaited<ReturnType<typeof secondTurnWaitingForItsQuery>>['handle']) {
+/** The attempt on which each `callModel` of the run completed or failed for good (history records only that one). */
+async function modelCallFinalAttempts(handle: Awaited<ReturnType<typeof secondTurnWaitingForItsQuery>>['handle']) {
   const events = (await handle.fetchHistory()).events ?? [];
   const modelCalls = new Set(
     events
@@ -167,6 +171,61 @@ describe('a model call timed out while its transcript is rebuilt', () => {
     expect(await run.secondTurn()).toMatchObject({ answer: 'Second.', stopReason: 'completed' });
     expect(run.workers()).toEqual(['first', 'partitioned']);
     // Turn 1's call, then turn 2's on its first attempt: Temporal never timed it out.
-    expect(await modelAttemptsStarted(run.handle)).toEqual([1, 1]);
+    expect(await modelCallFinalAttempts(run.handle)).toEqual([1, 1]);
+  }, 240_000);
+});
+
+describe('a retry lost while it waits for an earlier attempt’s result', () => {
+  it('lost while waiting: error, a retry lost while it waits after an outage, error: modelAttempts: 2 ends the turn', async () => {
+    const model = await startScriptedModel({
+      script: [{ error: { status: 500 } }, { error: { status: 500 } }, { content: 'Too late.' }],
+    });
+    cleanups.push(() => model.close());
+    const taskQueue = `waiting-retry-${randomUUID()}`;
+    const conversationId = randomUUID();
+    const workflowId = conversationWorkflowId(conversationId);
+
+    // A worker that saw Temporal unreachable moments ago (its probes go through the relay, retried for up to 10 s).
+    const workerPath = await Partition.open(env.address);
+    cleanups.push(() => workerPath.close());
+    const native = await NativeConnection.connect({ address: workerPath.address });
+    cleanups.push(() => native.close());
+    const waiting = await startWorker('waiting', model, taskQueue, { native, client: env.client });
+    workerPath.down();
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    workerPath.restore();
+
+    const handle = await env.client.workflow.start(conversationWorkflow, {
+      taskQueue,
+      workflowId,
+      args: [{ conversationId, settings: { modelAttempts: 2 }, messages: [{ id: 'm-1', content: 'Go.' }] }],
+    });
+    // Attempt 1 fails with an error; attempt 2 waits for a holder of an earlier result, heartbeating, and is lost.
+    await waitFor(
+      async () => {
+        const pending = (await handle.describe()).raw.pendingActivities ?? [];
+        return pending.some((activity) => activity.attempt === 2 && Number(activity.state) === 2);
+      },
+      30_000,
+      'the second attempt to start',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(model.requestsFor(workflowId)).toHaveLength(1);
+    waiting.shutdown();
+    await waitFor(() => waiting.getState() === 'STOPPED', 30_000, 'the waiting worker to stop');
+
+    await startWorker('next', model, taskQueue, { native: env.nativeConnection, client: env.client });
+    await waitFor(
+      async () => (await handle.query(statusQuery)).lastResult?.messageId === 'm-1',
+      90_000,
+      'the turn to end',
+    );
+    expect((await handle.query(statusQuery)).lastResult).toMatchObject({
+      stopReason: 'error:ModelServerError',
+      answer: null,
+    });
+    expect(model.requestsFor(workflowId).map((request) => request.status)).toEqual([500, 500]);
+    // Attempt 3 failed for good: the lost attempt 2 was not counted, and its wait did not erase attempt 1's error.
+    expect(await modelCallFinalAttempts(handle)).toEqual([3]);
   }, 240_000);
 });
