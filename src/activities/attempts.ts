@@ -1,5 +1,6 @@
 import { Context, type Info } from '@temporalio/activity';
-import { ApplicationFailure, ensureApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CompleteAsyncError, ensureApplicationFailure } from '@temporalio/common';
+import { AttemptHeartbeat, failedAttemptsIn } from './heartbeat.js';
 
 /**
  * The activities count their own failed attempts, because Temporal's attempt number counts every attempt alike, also
@@ -8,43 +9,28 @@ import { ApplicationFailure, ensureApplicationFailure } from '@temporalio/common
  * its heartbeat details as it fails (the worker sends an attempt's last heartbeat with its failure, and Temporal hands
  * the last recorded details to the next attempt as `info.heartbeatDetails`); once the count reaches the budget, the
  * failure is thrown non-retryable. An attempt lost to the infrastructure records nothing, so it is not counted. Every
- * heartbeat of an attempt carries the count on, since a heartbeat replaces the details.
+ * heartbeat of an attempt carries the count on (./heartbeat.ts), since a heartbeat replaces the details.
  */
 
-/** The field of an activity's heartbeat details that holds the count. */
-export interface FailedAttemptsRecord {
-  /** Attempts of this call that failed with an error so far. */
-  failedAttempts?: number;
-}
+export type { FailedAttemptsRecord } from './heartbeat.js';
 
 /** Attempts that failed with an error before this one, as the attempts before it recorded. */
 export function failedAttemptsBefore(info: Pick<Info, 'heartbeatDetails'>): number {
-  const details: unknown = info.heartbeatDetails;
-  const count = typeof details === 'object' && details !== null ? (details as FailedAttemptsRecord).failedAttempts : 0;
-  return typeof count === 'number' && Number.isInteger(count) && count > 0 ? count : 0;
+  return failedAttemptsIn(info.heartbeatDetails);
 }
 
 /**
- * Heartbeat with `details` (none: no details) and the count of failed attempts carried on, so this heartbeat does not
- * erase it. Until an attempt has failed the details are exactly `details`.
+ * Record that this attempt failed with `error` (in its last heartbeat, with the attempt's current details) and return
+ * what to throw: `error` itself while fewer than `allowed` attempts have failed, then the same failure made
+ * non-retryable. A cancellation (an interrupt, the turn's time limit, the worker shutting down) is not a failure of the
+ * call: it is neither counted nor changed, and nor is a failure that is non-retryable already, nor an attempt that
+ * ends without a report (`CompleteAsyncError`: Temporal has closed it, or its result is delivered later).
  */
-export function heartbeatKeepingCount(context: Context, details?: object): void {
-  const failedAttempts = failedAttemptsBefore(context.info);
-  if (failedAttempts === 0) context.heartbeat(details);
-  else context.heartbeat({ ...details, failedAttempts } satisfies FailedAttemptsRecord);
-}
-
-/**
- * Record that this attempt failed with `error` (in its last heartbeat, with `details`) and return what to throw:
- * `error` itself while fewer than `allowed` attempts have failed, then the same failure made non-retryable. A
- * cancellation (an interrupt, the turn's time limit, the worker shutting down) is not a failure of the call: it is
- * neither counted nor changed, and nor is a failure that is non-retryable already.
- */
-export function failedAttempt(context: Context, allowed: number, error: unknown, details?: object): unknown {
+export function failedAttempt(context: Context, allowed: number, error: unknown): unknown {
   if (context.cancellationSignal.aborted) return error;
+  if (error instanceof CompleteAsyncError) return error;
   if (error instanceof ApplicationFailure && error.nonRetryable) return error;
-  const failedAttempts = failedAttemptsBefore(context.info) + 1;
-  context.heartbeat({ ...details, failedAttempts } satisfies FailedAttemptsRecord);
+  const failedAttempts = AttemptHeartbeat.of(context).countFailure();
   if (failedAttempts < allowed) return error;
   const failure = ensureApplicationFailure(error);
   return ApplicationFailure.create({

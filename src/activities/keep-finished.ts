@@ -2,6 +2,7 @@ import { CompleteAsyncError, Context } from '@temporalio/activity';
 import { ActivityNotFoundError, type Client, type FullActivityId } from '@temporalio/client';
 import { errorMessage } from '../shared/errors.js';
 import { CompletionGate, type CompletionGateOptions } from './completion-gate.js';
+import { AttemptHeartbeat } from './heartbeat.js';
 import {
   DEFAULT_RESULT_CACHE,
   ResultCache,
@@ -108,6 +109,8 @@ export class FinishedWork {
    */
   async run<T>(call: KeepFinishedCall<T>, attempt: () => Promise<T>): Promise<T> {
     const context = Context.current();
+    // Made now, so the attempt's clock (./heartbeat.ts) starts at its first moment, before any wait here.
+    AttemptHeartbeat.of(context);
     const { info } = context;
     // Activities started by a workflow only (a standalone activity has no run to key its result by).
     const runId = info.workflowExecution?.runId;
@@ -130,7 +133,9 @@ export class FinishedWork {
     } catch (error) {
       this.gate.leave();
       if (id && this.running.get(id) === running) this.running.delete(id);
-      if (call.deliverFailures && !context.cancellationSignal.aborted) {
+      // An attempt that ended without a report (Temporal closed it) has nothing to deliver.
+      const reportable = !context.cancellationSignal.aborted && !(error instanceof CompleteAsyncError);
+      if (call.deliverFailures && reportable) {
         if (!(await this.answers())) this.handOff(context, { kind: 'failed', error });
         this.handOver(context, { kind: 'failed', error });
       }
@@ -160,8 +165,9 @@ export class FinishedWork {
     const running = this.running.get(keyOf(key)) as Promise<T> | undefined;
     if (running) {
       context.log.info('an earlier attempt of this call still runs on this worker: waiting for its result', {});
-      const value = await this.heartbeating(
-        context,
+      // Heartbeating with the details the earlier attempts recorded: this attempt may be lost while it waits, and the
+      // next one must still find the count of failed attempts and a "request not sent" record.
+      const value = await AttemptHeartbeat.of(context).during(
         Promise.race([
           running.then(
             (result) => ({ result }),
@@ -181,8 +187,7 @@ export class FinishedWork {
       const until = Date.now() + this.holderWaitMs;
       // The other worker's delivery closes the activity: this attempt's next heartbeat gets "not found", the worker
       // cancels the attempt, and the sleep throws. An earlier attempt on this worker may finish meanwhile too.
-      const late = await this.heartbeating(
-        context,
+      const late = await AttemptHeartbeat.of(context).during(
         (async () => {
           while (Date.now() < until) {
             await context.sleep(Math.min(250, until - Date.now()));
@@ -195,16 +200,6 @@ export class FinishedWork {
       if (late) return late;
     }
     return undefined;
-  }
-
-  /** Wait for `promise`, heartbeating every second so that Temporal does not time this attempt out meanwhile. */
-  private async heartbeating<R>(context: Context, promise: Promise<R>): Promise<R> {
-    const heartbeat = setInterval(() => context.heartbeat(), 1_000);
-    try {
-      return await promise;
-    } finally {
-      clearInterval(heartbeat);
-    }
   }
 
   /**

@@ -24,7 +24,8 @@ import { DEFAULT_MODEL_ATTEMPTS, errorAttemptsAllowed } from '../workflows/attem
 import type { ModelStreamOptions } from '../workflows/stream-events.js';
 import type { ToolListing } from '../mcp/pool.js';
 import type { Redactor } from '../shared/redaction.js';
-import { countingFailedAttempts, heartbeatKeepingCount } from './attempts.js';
+import { countingFailedAttempts } from './attempts.js';
+import { AttemptHeartbeat } from './heartbeat.js';
 import { toModelFailure } from './model-errors.js';
 import { redactModelAnswer } from './outbound.js';
 import { checkModelResult, fitModelAnswer, fitToolListOnce } from './payload-limits.js';
@@ -59,8 +60,6 @@ export interface ModelActivityDependencies {
   listTools?: () => Promise<ToolListing>;
   /** Model used when the conversation names none. */
   defaultModel: string;
-  /** How often to heartbeat while waiting for the model. Default 2 seconds. */
-  heartbeatIntervalMs?: number;
   /** Delivers streamed text to the workflow; default: signals through the activity context's Temporal client. */
   publish?: StreamPublisher;
   /** Least time between two text batches of one model call, after the first (sent at once). Default 250 ms. */
@@ -80,7 +79,6 @@ export function idempotencyKey(input: Pick<ModelCallInput, 'workflowId' | 'runId
 export function createModelActivities(dependencies: ModelActivityDependencies) {
   const { openai, transcripts, defaultModel, secrets } = dependencies;
   const fitToolList = fitToolListOnce();
-  const heartbeatIntervalMs = dependencies.heartbeatIntervalMs ?? 2_000;
   const listTools = dependencies.listTools ?? (async (): Promise<ToolListing> => ({ tools: [], unavailable: [] }));
   const endpoint = (openai as { baseURL?: string }).baseURL ?? 'the model endpoint';
   const toolOffers = new ToolOffers();
@@ -128,9 +126,9 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
           })
         : undefined;
 
-      // The first heartbeat comes after an interval, not at once: most calls finish before it, and a heartbeat is a
-      // server write. The heartbeat timeout (30 s) leaves room for several intervals.
-      const heartbeat = setInterval(() => heartbeatKeepingCount(context), heartbeatIntervalMs);
+      // A request sent for an attempt Temporal has timed out (its heartbeats did not get through while the transcript was
+      // rebuilt, e.g. in an outage) is paid for and never used: the retry sends its own.
+      await AttemptHeartbeat.of(context).confirmRunning();
       let completion: ChatCompletion;
       try {
         const options = {
@@ -157,8 +155,6 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
         // Cancelled (interrupt or the turn's time limit): report the cancellation itself, not the aborted request.
         if (context.cancellationSignal.aborted) throw (context.cancellationSignal.reason as unknown) ?? error;
         throw toModelFailure(error, endpoint, offered);
-      } finally {
-        clearInterval(heartbeat);
       }
 
       // Bounded like every activity result (src/shared/payload-limits.ts): an endpoint may send megabytes.
@@ -184,7 +180,9 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
     /** One model call; an attempt that fails with an error counts against `modelAttempts` (see ./attempts.ts). */
     callModel: (input: ModelCallInput & ModelStreamOptions): Promise<ModelCallResult> =>
       countingFailedAttempts(errorAttemptsAllowed(input.modelAttempts, DEFAULT_MODEL_ATTEMPTS), () =>
-        oneAttempt.callModel(input),
+        // From the attempt's first moment, not from its request: rebuilding the transcript (a query) and listing the
+        // tools take time too, and an attempt that does not heartbeat meanwhile is timed out and run again.
+        AttemptHeartbeat.of().during(oneAttempt.callModel(input)),
       ),
   };
 }

@@ -9,7 +9,8 @@ import type { Redactor } from '../shared/redaction.js';
 import { formatBytes, MAX_PART_BYTES } from '../shared/payload-limits.js';
 import { DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed } from '../workflows/attempts.js';
 import { isSafeToRepeat, outcomeUnknownText } from '../workflows/tool-calls.js';
-import { failedAttempt, heartbeatKeepingCount, type FailedAttemptsRecord } from './attempts.js';
+import { failedAttempt } from './attempts.js';
+import { AttemptHeartbeat, type FailedAttemptsRecord } from './heartbeat.js';
 import { askTheConversation, type InputPoller } from './input-requests.js';
 import { boundProgress, boundToolResult } from './payload-limits.js';
 
@@ -22,9 +23,6 @@ import { boundProgress, boundToolResult } from './payload-limits.js';
  * Every error text here comes from the pool with the servers' secrets already redacted (src/mcp/redaction.ts); what the
  * activity returns or throws is redacted again with all of the worker's secrets (./outbound.ts).
  */
-
-/** How often a running tool call heartbeats; well inside the ~10 s heartbeat timeout the workflow sets. */
-export const TOOL_HEARTBEAT_INTERVAL_MS = 2_000;
 
 /**
  * Heartbeat details of a tool call. An attempt that fails before its request left records `not_sent` with its attempt
@@ -47,8 +45,6 @@ export interface ToolActivityDependencies {
    * `config.toolResultMaxChars`. Whatever it is, a result is also cut to fit a Temporal payload.
    */
   maxResultChars?: number;
-  /** Heartbeat interval while a call runs. Default {@link TOOL_HEARTBEAT_INTERVAL_MS}. */
-  heartbeatIntervalMs?: number;
   /** The worker's secrets, redacted from a progress message before it is recorded in a heartbeat. Default: none. */
   secrets?: Redactor;
   /**
@@ -60,7 +56,6 @@ export interface ToolActivityDependencies {
 
 export function createToolActivities(deps: ToolActivityDependencies) {
   const maxResultChars = deps.maxResultChars ?? DEFAULT_TOOL_RESULT_MAX_CHARS;
-  const heartbeatIntervalMs = deps.heartbeatIntervalMs ?? TOOL_HEARTBEAT_INTERVAL_MS;
 
   return {
     /**
@@ -82,23 +77,22 @@ export function createToolActivities(deps: ToolActivityDependencies) {
           'an earlier attempt of this call was interrupted and may have sent the request (the worker stopped or the attempt timed out)',
         );
       }
-      let heartbeat: ToolCallHeartbeat = { phase: 'connecting' };
+      const heartbeat = AttemptHeartbeat.of(context);
+      heartbeat.set({ phase: 'connecting' } satisfies ToolCallHeartbeat);
       // The conversation's run: a server's question goes to it (./input-requests.ts).
       const run = context.info.workflowExecution;
-      const timer = setInterval(() => heartbeatKeepingCount(context, heartbeat), heartbeatIntervalMs);
       try {
-        const result = await deps.pool.callTool(input.tool, input.arguments, {
+        const calling = deps.pool.callTool(input.tool, input.arguments, {
           signal: context.cancellationSignal,
           timeoutMs: tool.timeoutMs,
           // No heartbeat of its own: one server write per call is what a step's overhead is made of, and a retry's
           // safety rests on `not_sent` (below), not on this. The periodic heartbeat shows it.
-          beforeSend: () => {
-            heartbeat = { phase: 'sent' };
-          },
-          onProgress: (progress) => {
-            heartbeat = { phase: 'sent', progress: boundProgress(deps.secrets?.value(progress) ?? progress) };
-            heartbeatKeepingCount(context, heartbeat);
-          },
+          beforeSend: () => heartbeat.set({ phase: 'sent' } satisfies ToolCallHeartbeat),
+          onProgress: (progress) =>
+            heartbeat.beat({
+              phase: 'sent',
+              progress: boundProgress(deps.secrets?.value(progress) ?? progress),
+            } satisfies ToolCallHeartbeat),
           onElicitation:
             deps.askInput &&
             run &&
@@ -110,6 +104,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
               cancelled: context.cancellationSignal,
             }),
         });
+        const result = await heartbeat.during(calling);
         // Cut to the setting and, whatever the setting, to what a Temporal payload may carry (src/shared/payload-limits.ts).
         const { text, truncated, limitedBy } = toolResultToText(result, maxResultChars);
         if (limitedBy === 'bytes') {
@@ -123,15 +118,12 @@ export function createToolActivities(deps: ToolActivityDependencies) {
         if (error instanceof McpTransportError && !error.requestSent) {
           // Tell the next attempt that this one's request never left, so it calls the tool again. The worker sends
           // the last heartbeat of an attempt with its failure.
-          heartbeat = { phase: 'not_sent', attempt: context.info.attempt };
-          heartbeatKeepingCount(context, heartbeat);
+          heartbeat.beat({ phase: 'not_sent', attempt: context.info.attempt } satisfies ToolCallHeartbeat);
         }
         const result = callToolFailure(error, tool);
         // A failure (not a result for the model) counts against `toolAttempts`, recorded with the heartbeat above.
-        if (result instanceof Error) throw failedAttempt(context, toolAttemptsAllowed(input), result, heartbeat);
+        if (result instanceof Error) throw failedAttempt(context, toolAttemptsAllowed(input), result);
         return boundToolResult(result, maxResultChars);
-      } finally {
-        clearInterval(timer);
       }
     },
   };

@@ -9,7 +9,12 @@ import {
 import { causeChain, FailureType } from '../shared/errors.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
 import { askUpdate, statusQuery, type IncomingMessage, type TurnResult } from '../workflows/definitions.js';
-import { CONVERSATION_WORKFLOW_TYPE, rejectInvalidMessage, type ConversationRuns } from './conversation-runs.js';
+import {
+  CONVERSATION_WORKFLOW_TYPE,
+  isValidMessage,
+  rejectInvalidMessage,
+  type ConversationRuns,
+} from './conversation-runs.js';
 import {
   AskTimeoutError,
   ConversationEndedError,
@@ -80,18 +85,25 @@ async function askUntilAnswered(
   const rollingOverUntil = Date.now() + (options.rollingOverWaitMs ?? DEFAULT_ROLLING_OVER_WAIT_MS);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await runs.withTarget(conversationId, options.settings, async (target, start) => {
-        if (target.kind !== 'running') rejectInvalidMessage(conversationId, message, target.input.settings);
-        return await runs.client.workflow.executeUpdateWithStart(askUpdate, {
-          args: [message],
-          // The same message asked again reaches the same update (on the same run) instead of a second one.
-          updateId: message.id,
-          startWorkflowOperation: new WithStartWorkflowOperation<typeof conversationWorkflow>(
-            CONVERSATION_WORKFLOW_TYPE,
-            start,
-          ),
-        });
-      });
+      return await runs.withTarget(
+        conversationId,
+        options.settings,
+        async (target, start) => {
+          if (target.kind !== 'running') rejectInvalidMessage(conversationId, message, target.input.settings);
+          return await runs.client.workflow.executeUpdateWithStart(askUpdate, {
+            args: [message],
+            // The same message asked again reaches the same update (on the same run) instead of a second one.
+            updateId: message.id,
+            startWorkflowOperation: new WithStartWorkflowOperation<typeof conversationWorkflow>(
+              CONVERSATION_WORKFLOW_TYPE,
+              start,
+            ),
+          });
+        },
+        // A running conversation judges a message by its own settings (the update's validator): a message these
+        // settings refuse is sent only once a look shows where it goes.
+        { tryFirst: isValidMessage(message, options.settings) },
+      );
     } catch (error) {
       if (updateFailure(error)?.type === FailureType.ConversationRollingOver) {
         if (Date.now() >= rollingOverUntil) {

@@ -32,9 +32,13 @@ const MAX_ROLLOVER_LOOKS = 10;
 
 export type ConversationHandle = WorkflowHandle<typeof conversationWorkflow>;
 
-/** Where a message to a conversation goes: a new conversation, the running run, or a reopened one. */
+/**
+ * Where a message to a conversation goes: a new conversation, the running run, or a reopened one; or `open-or-new`, a
+ * first try without looking: a new conversation or the running run, whichever Temporal finds.
+ */
 export type Target =
   | { kind: 'new'; input: ConversationInput }
+  | { kind: 'open-or-new'; input: ConversationInput }
   | { kind: 'running'; runId: string; input: ConversationInput }
   | { kind: 'reopen'; runId: string; input: ConversationInput };
 
@@ -69,20 +73,32 @@ export class ConversationRuns {
   /**
    * Run a with-start call against where the conversation is now (`call` gets the target and the workflow options to
    * start it with). When a run closes between the look and the call, the call finds it started or gone: look again.
+   *
+   * With `tryFirst`, the call is made once before any look, as for a new conversation (`open-or-new`): that reaches the
+   * running run or starts the conversation, one round trip for the common case, and Temporal refuses it (already
+   * started) only when the conversation has closed runs only; then the look decides as before (reopen, or ended).
    */
   async withTarget<T>(
     conversationId: string,
     settings: ConversationSettings | undefined,
     call: (target: Target, start: WithStartOptions) => Promise<T>,
-    options: { mustExist?: boolean } = {},
+    options: { mustExist?: boolean; tryFirst?: boolean } = {},
   ): Promise<T> {
+    if (options.tryFirst && !options.mustExist) {
+      const target: Target = { kind: 'open-or-new', input: newInput(conversationId, settings) };
+      try {
+        return await call(target, this.startOptions(target));
+      } catch (error) {
+        // Closed runs only, or the run closed under the call: look.
+        if (!isRaced(error)) throw error;
+      }
+    }
     for (let look = 1; ; look++) {
       const target = await this.resolve(conversationId, settings, options);
       try {
         return await call(target, this.startOptions(target));
       } catch (error) {
-        const raced = error instanceof WorkflowExecutionAlreadyStartedError || error instanceof WorkflowNotFoundError;
-        if (!raced || look >= MAX_LOOKS) throw error;
+        if (!isRaced(error) || look >= MAX_LOOKS) throw error;
       }
     }
   }
@@ -93,7 +109,7 @@ export class ConversationRuns {
     settings: ConversationSettings | undefined,
     options: { mustExist?: boolean } = {},
   ): Promise<Target> {
-    const fresh: ConversationInput = { conversationId, ...(settings ? { settings } : {}) };
+    const fresh = newInput(conversationId, settings);
     for (let look = 1; ; look++) {
       let description: { runId: string; status: string };
       try {
@@ -190,6 +206,26 @@ export class ConversationRuns {
     for (const codec of [...payloadCodecs].reverse()) decoded = await codec.decode(decoded);
     const first = decoded[0];
     return first === undefined ? undefined : payloadConverter.fromPayload<ConversationInput>(first);
+  }
+}
+
+/** A with-start call that found the conversation's runs closed, or its run closing under it. */
+function isRaced(error: unknown): boolean {
+  return error instanceof WorkflowExecutionAlreadyStartedError || error instanceof WorkflowNotFoundError;
+}
+
+/** The start argument of a new conversation (and of a with-start call that reaches the running run). */
+function newInput(conversationId: string, settings: ConversationSettings | undefined): ConversationInput {
+  return { conversationId, ...(settings ? { settings } : {}) };
+}
+
+/** True when `message` passes the conversation's checks under `settings` (or the defaults). */
+export function isValidMessage(message: IncomingMessage, settings: ConversationSettings | undefined): boolean {
+  try {
+    validateMessage(message, settings ?? {});
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -22,7 +22,13 @@ import { approveCall, denyCall, listPendingApprovals } from './approvals.js';
 import { askAndWait } from './ask.js';
 import { answerInput, type InputAnswerOptions } from './input-answers.js';
 import { connectTemporal } from './connection.js';
-import { CONVERSATION_WORKFLOW_TYPE, ConversationRuns, rejectInvalidMessage } from './conversation-runs.js';
+import {
+  CONVERSATION_WORKFLOW_TYPE,
+  ConversationRuns,
+  isValidMessage,
+  rejectInvalidMessage,
+} from './conversation-runs.js';
+import { signalWithStartReportingStart } from './signal-with-start.js';
 import { ConversationEndedError } from './errors.js';
 import { listConversations } from './list.js';
 import { TranscriptChain, type ConversationTranscriptPage } from './transcript.js';
@@ -117,21 +123,28 @@ export class DurableAgentClient {
   async send(conversationId: string, content: string, options: SendOptions = {}): Promise<SendResult> {
     const message: IncomingMessage = { id: options.messageId ?? randomUUID(), content };
     const workflowId = conversationWorkflowId(conversationId);
-    return await this.runs.withTarget(conversationId, options.settings, async (target, start) => {
-      rejectInvalidMessage(conversationId, message, target.input.settings ?? options.settings);
-      const handle = await this.client.workflow.signalWithStart<typeof conversationWorkflow, [IncomingMessage]>(
-        CONVERSATION_WORKFLOW_TYPE,
-        { ...start, signal: userMessageSignal, signalArgs: [message] },
-      );
-      return {
-        conversationId,
-        workflowId,
-        runId: handle.signaledRunId,
-        messageId: message.id,
-        created: target.kind === 'new',
-        reopened: target.kind === 'reopen',
-      };
-    });
+    return await this.runs.withTarget(
+      conversationId,
+      options.settings,
+      async (target, start) => {
+        rejectInvalidMessage(conversationId, message, target.input.settings ?? options.settings);
+        const { runId, started } = await signalWithStartReportingStart(this.client, CONVERSATION_WORKFLOW_TYPE, {
+          ...start,
+          signal: userMessageSignal,
+          signalArgs: [message],
+        });
+        return {
+          conversationId,
+          workflowId,
+          runId,
+          messageId: message.id,
+          created: target.kind === 'new' || (target.kind === 'open-or-new' && started),
+          reopened: target.kind === 'reopen',
+        };
+      },
+      // A message these settings refuse may still suit a closed conversation's own: the look decides first.
+      { tryFirst: isValidMessage(message, options.settings) },
+    );
   }
 
   /**

@@ -51,7 +51,7 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
   beforeEach(async () => {
     counterFile = path.join(temporaryDirectory(), 'events.jsonl');
     pool = createPool([testServerStdio('test', counterFile, { timeoutMs: 20_000 })]);
-    activities = createToolActivities({ pool, maxResultChars: 500, heartbeatIntervalMs: 50 });
+    activities = createToolActivities({ pool, maxResultChars: 500 });
     const { tools: listed } = await new MockActivityEnvironment().run(activities.listTools);
     tools = new Map(listed.map((tool) => [tool.originalName, tool]));
   });
@@ -112,15 +112,15 @@ describe('tool activities over stdio (MockActivityEnvironment, our test server)'
   });
 
   test('sends no heartbeat of its own before the request; the periodic heartbeat says { phase: sent } while it runs', async () => {
-    // No periodic heartbeat within the test (a busy machine can make even a quick call outlast 50 ms): any heartbeat
-    // of this call would be one the activity sent itself.
-    const unhurried = createToolActivities({ pool, heartbeatIntervalMs: 60_000 });
+    // No heartbeat timeout: the interval is the longest (10 s), no periodic heartbeat comes within the test, and any
+    // heartbeat of this call would be one the activity sent itself.
     const { environment, heartbeats } = activityEnvironment();
-    await environment.run(unhurried.callTool, input('echo', { text: 'quick' }));
+    await environment.run(activities.callTool, input('echo', { text: 'quick' }));
     expect(heartbeats).toEqual([]);
 
-    const slow = activityEnvironment();
-    await slow.environment.run(activities.callTool, input('slow', { delayMs: 400 }));
+    // A third of the heartbeat timeout: every 100 ms.
+    const slow = activityEnvironment({ heartbeatTimeoutMs: 300 });
+    await slow.environment.run(activities.callTool, input('slow', { delayMs: 800 }));
     expect(slow.heartbeats.length).toBeGreaterThanOrEqual(4);
     expect(slow.heartbeats.every((details) => details.phase === 'sent')).toBe(true);
   });

@@ -3,12 +3,8 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import {
-  countingFailedAttempts,
-  failedAttempt,
-  failedAttemptsBefore,
-  heartbeatKeepingCount,
-} from '../../src/activities/attempts.js';
+import { countingFailedAttempts, failedAttempt, failedAttemptsBefore } from '../../src/activities/attempts.js';
+import { AttemptHeartbeat } from '../../src/activities/heartbeat.js';
 import {
   DEFAULT_MODEL_ATTEMPTS,
   errorAttemptsAllowed,
@@ -49,7 +45,8 @@ describe('the error attempts of a call', () => {
 
   it('attempts: a failed attempt records the count in its last heartbeat and stays retryable below the budget', async () => {
     const { outcome, lastHeartbeat } = await runAttempt({ attempt: 1 }, async () => {
-      throw failedAttempt(Context.current(), 3, serverError(), { phase: 'not_sent', attempt: 1 });
+      AttemptHeartbeat.of().set({ phase: 'not_sent', attempt: 1 });
+      throw failedAttempt(Context.current(), 3, serverError());
     });
     expect(outcome).toMatchObject({ type: 'ModelServerError', nonRetryable: false });
     expect(lastHeartbeat).toEqual({ phase: 'not_sent', attempt: 1, failedAttempts: 1 });
@@ -110,13 +107,13 @@ describe('the error attempts of a call', () => {
 
   it('attempts: heartbeats carry the count on, so an attempt that heartbeats and is then lost erases nothing', async () => {
     const { lastHeartbeat } = await runAttempt({ attempt: 3, heartbeatDetails: { failedAttempts: 2 } }, async () => {
-      heartbeatKeepingCount(Context.current(), { phase: 'sent' });
+      AttemptHeartbeat.of().beat({ phase: 'sent' });
       return 'lost after this';
     });
     expect(lastHeartbeat).toEqual({ phase: 'sent', failedAttempts: 2 });
     // Before any attempt failed, the details are exactly what the activity heartbeats (none: none).
     const first = await runAttempt({ attempt: 1 }, async () => {
-      heartbeatKeepingCount(Context.current());
+      AttemptHeartbeat.of().beat();
       return 'ok';
     });
     expect(first.lastHeartbeat).toBeUndefined();
@@ -133,7 +130,7 @@ describe('the error attempts of a call', () => {
     for (const [index, kind] of plan.entries()) {
       const result = await runAttempt({ attempt: index + 1, heartbeatDetails }, () =>
         countingFailedAttempts(budget, async () => {
-          heartbeatKeepingCount(Context.current());
+          AttemptHeartbeat.of().beat();
           if (kind === 'error') throw serverError();
           return 'the worker died here';
         }),

@@ -1,9 +1,10 @@
 import type { Info } from '@temporalio/activity';
 import { ActivityNotFoundError, type Client, type FullActivityId } from '@temporalio/client';
-import { CompleteAsyncError, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CompleteAsyncError, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { countingFailedAttempts } from '../../src/activities/attempts.js';
 import { FinishedWork, type KeepFinishedCall } from '../../src/activities/keep-finished.js';
 
 /**
@@ -13,13 +14,14 @@ import { FinishedWork, type KeepFinishedCall } from '../../src/activities/keep-f
 
 const TOKEN = new Uint8Array([1, 2, 3]);
 
-function info(attempt: number, activityId = '7'): Partial<Info> {
+function info(attempt: number, more: Partial<Info> = {}): Partial<Info> {
   return {
     attempt,
-    activityId,
+    activityId: '7',
     taskToken: TOKEN,
     startToCloseTimeoutMs: 60_000,
     workflowExecution: { workflowId: 'conversation-1', runId: 'run-1' },
+    ...more,
   };
 }
 
@@ -65,8 +67,13 @@ function setup(options: { holderWaitMs?: number } = {}) {
     holderWaitMs: options.holderWaitMs ?? 10_000,
   });
   created.push(finished);
-  const run = <T>(attempt: number, call: Partial<KeepFinishedCall<T>>, work: () => Promise<T>) => {
-    const environment = new MockActivityEnvironment(info(attempt), { logger: new DefaultLogger('ERROR') });
+  const run = <T>(
+    attempt: number,
+    call: Partial<KeepFinishedCall<T>>,
+    work: () => Promise<T>,
+    more?: Partial<Info>,
+  ) => {
+    const environment = new MockActivityEnvironment(info(attempt, more), { logger: new DefaultLogger('ERROR') });
     return {
       environment,
       result: environment.run<[], T, () => Promise<T>>(() => finished.run({ size: () => 10, ...call }, work)),
@@ -234,7 +241,7 @@ describe('FinishedWork: finished results survive a Temporal outage', () => {
     const { run, temporal, finished } = setup({ holderWaitMs: 60_000 });
     await sawOutage(temporal, finished);
     const work = vi.fn(async () => 'ran again');
-    const retry = run(2, {}, work);
+    const retry = run(2, {}, work, { heartbeatTimeoutMs: 150 });
     const heartbeats: unknown[] = [];
     retry.environment.on('heartbeat', (details) => heartbeats.push(details));
     await until(() => heartbeats.length > 0);
@@ -242,5 +249,65 @@ describe('FinishedWork: finished results survive a Temporal outage', () => {
     retry.environment.cancel('NOT_FOUND');
     await expect(retry.result).rejects.toBeInstanceOf(CancelledFailure);
     expect(work).not.toHaveBeenCalled();
+  });
+
+  it('a retry waiting for an earlier attempt heartbeats what the attempts before it recorded: the count, not_sent', async () => {
+    const recorded = { phase: 'not_sent', attempt: 1, failedAttempts: 1 };
+    // Right after an outage: waiting for the worker that may hold the result.
+    const afterOutage = setup({ holderWaitMs: 60_000 });
+    await sawOutage(afterOutage.temporal, afterOutage.finished);
+    const waiting = afterOutage.run(2, {}, async () => 'ran', { heartbeatDetails: recorded, heartbeatTimeoutMs: 150 });
+    const heartbeats: unknown[] = [];
+    waiting.environment.on('heartbeat', (details) => heartbeats.push(details));
+    await until(() => heartbeats.length >= 2);
+    waiting.environment.cancel('NOT_FOUND');
+    await expect(waiting.result).rejects.toBeInstanceOf(CancelledFailure);
+    expect(heartbeats.slice(0, 2)).toEqual([recorded, recorded]);
+
+    // The earlier attempt still runs on this worker.
+    const { run } = setup();
+    let finish: (value: string) => void = () => undefined;
+    const first = run(1, {}, () => new Promise<string>((resolve) => (finish = resolve)));
+    const retry = run(2, {}, async () => 'ran again', { heartbeatDetails: recorded, heartbeatTimeoutMs: 150 });
+    const retryHeartbeats: unknown[] = [];
+    retry.environment.on('heartbeat', (details) => retryHeartbeats.push(details));
+    await until(() => retryHeartbeats.length >= 2);
+    finish('first answer');
+    expect(await retry.result).toBe('first answer');
+    expect(await first.result).toBe('first answer');
+    expect(retryHeartbeats.slice(0, 2)).toEqual([recorded, recorded]);
+  });
+
+  it('modelAttempts: 2 holds across a retry lost while it waited: error, lost while waiting, error is final', async () => {
+    const { run, temporal, finished } = setup({ holderWaitMs: 3_000 });
+    const failing = () =>
+      countingFailedAttempts(2, async (): Promise<string> => {
+        throw ApplicationFailure.create({ type: 'ModelServerError', message: 'HTTP 500' });
+      });
+    // What Temporal keeps between attempts: the last heartbeat details an attempt recorded.
+    let kept: unknown;
+    const record = (environment: MockActivityEnvironment) =>
+      environment.on('heartbeat', (details: unknown) => (kept = details));
+
+    const first = run(1, {}, failing, { heartbeatTimeoutMs: 150 });
+    record(first.environment);
+    await expect(first.result).rejects.toMatchObject({ nonRetryable: false });
+    expect(kept).toEqual({ failedAttempts: 1 });
+
+    // The second attempt reaches the worker right after an outage and waits; its worker dies meanwhile (the test stops
+    // it after its first heartbeat: nothing more of it reaches Temporal).
+    await sawOutage(temporal, finished);
+    const lost = run(2, {}, failing, { heartbeatDetails: kept, heartbeatTimeoutMs: 150 });
+    let beats = 0;
+    lost.environment.on('heartbeat', (details: unknown) => {
+      if (++beats === 1) kept = details;
+    });
+    await until(() => beats >= 1);
+    lost.environment.cancel('NOT_FOUND');
+    await expect(lost.result).rejects.toBeInstanceOf(CancelledFailure);
+
+    // The third attempt's error is the second: the call fails for good.
+    const third = run(3, {}, failing, { heartbeatDetails: kept, heartbeatTimeoutMs: 150 });
+    await expect(third.result).rejects.toMatchObject({ type: 'ModelServerError', nonRetryable: true });
   });
 });

@@ -211,7 +211,7 @@ describe('callModel against the scripted model', () => {
   async function setUp(
     script: Script,
     source: StubSource,
-    heartbeatIntervalMs?: number,
+    heartbeatTimeoutMs?: number,
     listTools?: () => Promise<ToolListing>,
   ) {
     const model = await startScriptedModel({ script });
@@ -221,11 +221,10 @@ describe('callModel against the scripted model', () => {
       openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
       transcripts,
       defaultModel: 'gpt-default',
-      heartbeatIntervalMs,
       listTools,
     });
     // The failures these tests provoke are expected: keep the worker's "Activity failed" warnings out of the output.
-    const environment = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+    const environment = new MockActivityEnvironment({ heartbeatTimeoutMs }, { logger: new DefaultLogger('ERROR') });
     let heartbeats = 0;
     environment.on('heartbeat', () => heartbeats++);
     const callModel = (input: ModelCallInput): Promise<ModelCallResult> =>
@@ -317,9 +316,9 @@ describe('callModel against the scripted model', () => {
     expect(source.pages).toBe(pagesAfterFirst);
   });
 
-  it('model: heartbeats every interval while it waits for a slow model', async () => {
+  it('model: heartbeats every third of its heartbeat timeout while it waits for a slow model', async () => {
     const source = new StubSource([system, question], []);
-    const { callModel, heartbeats } = await setUp([{ content: 'Slowly.', delayMs: 400 }], source, 50);
+    const { callModel, heartbeats } = await setUp([{ content: 'Slowly.', delayMs: 800 }], source, 300);
     const result = await callModel(modelInput([system, question], []));
     expect(result.message.content).toBe('Slowly.');
     expect(heartbeats()).toBeGreaterThanOrEqual(4);

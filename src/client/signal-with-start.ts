@@ -1,0 +1,33 @@
+import type { Client, WorkflowClient } from '@temporalio/client';
+
+type SignalWithStartOptions = Parameters<WorkflowClient['signalWithStart']>[1];
+type WorkflowService = Client['workflowService'];
+
+/**
+ * Signal-with-start that also says whether it started a run. Temporal's answer says so (`started`), but the SDK passes
+ * on only the run id; knowing it lets a message go in one call, without first looking whether the conversation is
+ * open. The call is the SDK's own (its encoding, codecs and interceptors), made through a view of the client whose
+ * workflow service keeps that field of the answer.
+ * @internal
+ */
+export async function signalWithStartReportingStart(
+  client: Client,
+  workflowType: string,
+  options: SignalWithStartOptions,
+): Promise<{ runId: string; started: boolean }> {
+  let started = false;
+  const service = client.workflow.workflowService;
+  const observed = new Proxy(service, {
+    get(target, property, receiver) {
+      if (property !== 'signalWithStartWorkflowExecution') return Reflect.get(target, property, receiver) as unknown;
+      return async (request: Parameters<WorkflowService['signalWithStartWorkflowExecution']>[0]) => {
+        const response = await target.signalWithStartWorkflowExecution(request);
+        started = response.started === true;
+        return response;
+      };
+    },
+  });
+  const workflow = Object.create(client.workflow, { workflowService: { value: observed } }) as WorkflowClient;
+  const handle = await workflow.signalWithStart(workflowType, options);
+  return { runId: handle.signaledRunId, started };
+}
