@@ -26,8 +26,12 @@ export interface FailedAttemptsRecord {
 const HEARTBEATS_PER_TIMEOUT = 3;
 /** The shortest interval, whatever the timeout: a heartbeat costs a timer here (sdk-core throttles server writes). */
 export const MIN_HEARTBEAT_INTERVAL_MS = 100;
-/** The longest interval, and the interval of an activity without a heartbeat timeout (cancellations come with it). */
-export const MAX_HEARTBEAT_INTERVAL_MS = 10_000;
+/**
+ * The longest interval, and the interval of an activity without a heartbeat timeout. A cancellation (an interrupt, the
+ * turn's time limit) reaches an attempt only in the answer to a heartbeat, so this bounds how long a model or MCP
+ * request runs on after the turn gave it up: 2 s, whatever the heartbeat timeout.
+ */
+export const MAX_HEARTBEAT_INTERVAL_MS = 2_000;
 
 /** How often an activity with this heartbeat timeout heartbeats. */
 export function heartbeatIntervalMs(heartbeatTimeoutMs: number | undefined): number {
