@@ -6,7 +6,6 @@ import {
   type WorkflowHandle,
   type WorkflowIdReusePolicy,
 } from '@temporalio/client';
-import type { Payload } from '@temporalio/common';
 import { errorMessage } from '../shared/errors.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
 import { validateMessage } from '../workflows/conversation-state.js';
@@ -175,10 +174,9 @@ export class ConversationRuns {
     if (outcome.closedBecause === 'ended' || outcome.state.ended) {
       throw new ConversationEndedError(conversationId, 'ended');
     }
-    // The outcome carries the run's settings; runs closed by workers before it did are read from their first event.
-    const previous = outcome.settings === undefined ? await this.startInput(conversationId, runId) : undefined;
-    const reopenSettings = settings ?? outcome.settings ?? previous?.settings;
-    const closeWhenIdle = outcome.closeWhenIdle ?? previous?.closeWhenIdle;
+    // Every release's outcome carries the run's settings (0.1.0 on); new ones, when given, replace them.
+    const reopenSettings = settings ?? outcome.settings;
+    const { closeWhenIdle } = outcome;
     return {
       kind: 'reopen',
       runId,
@@ -190,22 +188,6 @@ export class ConversationRuns {
         previousRunId: runId,
       },
     };
-  }
-
-  /** The input a run was started with (its settings), from the first event of its history. */
-  private async startInput(conversationId: string, runId: string): Promise<ConversationInput | undefined> {
-    const response = await this.client.workflowService.getWorkflowExecutionHistory({
-      namespace: this.client.options.namespace,
-      execution: { workflowId: conversationWorkflowId(conversationId), runId },
-      maximumPageSize: 1,
-    });
-    const payloads = response.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
-    if (!payloads?.length) return undefined;
-    const { payloadConverter, payloadCodecs } = this.client.options.loadedDataConverter;
-    let decoded = payloads as Payload[];
-    for (const codec of [...payloadCodecs].reverse()) decoded = await codec.decode(decoded);
-    const first = decoded[0];
-    return first === undefined ? undefined : payloadConverter.fromPayload<ConversationInput>(first);
   }
 }
 
