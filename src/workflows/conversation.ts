@@ -139,7 +139,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
       if (conversation.queued === 0) return close('completed');
     }
     const ready = () => conversation.hasWork;
-    // `condition(fn, undefined)` would time out at once: pass a timeout only when one is configured.
+    // `condition(fn, undefined)` waits with no timer but resolves to `undefined`, which would read as "idle": pass a
+    // timeout only when one is configured.
     const woke =
       settings.idleTimeoutMs === undefined
         ? (await condition(ready), true)

@@ -122,7 +122,8 @@ export async function awaitApproval(
   limit.pause();
   try {
     const decided = () => approvals.isDecided(call.id);
-    // `condition(fn, undefined)` would time out at once: pass a timeout only when one is set.
+    // `condition(fn, undefined)` waits with no timer but resolves to `undefined`, which would read as timed out: pass a
+    // timeout only when one is set.
     if (timeoutMs === undefined) await condition(decided);
     else if (!(await condition(decided, timeoutMs))) onTimeout(context, call, timeoutMs);
   } catch (error) {
