@@ -28,7 +28,7 @@ import {
   isValidMessage,
   rejectInvalidMessage,
 } from './conversation-runs.js';
-import { signalWithStartReportingStart } from './signal-with-start.js';
+import { reportsStarted, signalWithStartReportingStart } from './signal-with-start.js';
 import { ConversationEndedError } from './errors.js';
 import { listConversations } from './list.js';
 import { TranscriptChain, type ConversationTranscriptPage } from './transcript.js';
@@ -61,6 +61,8 @@ export class DurableAgentClient {
   readonly taskQueue: string;
   private readonly runs: ConversationRuns;
   private readonly ownedConnection: Connection | undefined;
+  /** Whether the server says if a signal-with-start started a run: `send` needs that to go in one call. */
+  private startedReported: Promise<boolean> | undefined;
 
   constructor(options: DurableAgentClientOptions, ownedConnection?: Connection) {
     this.client = options.client;
@@ -142,9 +144,14 @@ export class DurableAgentClient {
           reopened: target.kind === 'reopen',
         };
       },
-      // A message these settings refuse may still suit a closed conversation's own: the look decides first.
-      { tryFirst: isValidMessage(message, options.settings) },
+      // A message these settings refuse may still suit a closed conversation's own: the look decides first. So it does
+      // on a server that does not say whether the call started a run (`created` would be unknown).
+      { tryFirst: isValidMessage(message, options.settings) && (await this.serverReportsStarted()) },
     );
+  }
+  private serverReportsStarted(): Promise<boolean> {
+    this.startedReported ??= reportsStarted(this.client);
+    return this.startedReported;
   }
 
   /**

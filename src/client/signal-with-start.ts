@@ -31,3 +31,19 @@ export async function signalWithStartReportingStart(
   const handle = await workflow.signalWithStart(workflowType, options);
   return { runId: handle.signaledRunId, started };
 }
+
+/**
+ * Whether the server's signal-with-start answer says `started` at all. Every Temporal Server release does (and reports
+ * its version); the time-skipping test server answers with the run id alone, so there a `false` means nothing and the
+ * caller must look first. Asked once per client.
+ * @internal
+ */
+export async function reportsStarted(client: Client): Promise<boolean> {
+  try {
+    const info = await client.workflowService.getSystemInfo({});
+    return Boolean(info.serverVersion);
+  } catch {
+    // Not answered: look first, as for a server that does not say.
+    return false;
+  }
+}
