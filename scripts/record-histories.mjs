@@ -196,6 +196,15 @@ async function waitForHistory(handle, ready) {
   throw new Error(`the history of ${handle.workflowId} never got to the state to capture`);
 }
 
+/**
+ * A recorded history names the recording checkout in the stack traces of its failures (0.1.0's workers wrote stacks):
+ * they become paths relative to the repository, `./src/…`, so no fixture names a path of the machine that recorded it.
+ * Stack traces play no part in replay.
+ */
+export function withoutMachinePaths(json, checkout) {
+  return json.split(`file://${checkout}/`).join('./').split(`${checkout}/`).join('./');
+}
+
 /** Write the histories and add their entries to the manifest (entries of files written before stay as they are). */
 function writeCorpus(target, recorded) {
   mkdirSync(target.directory, { recursive: true });
@@ -220,7 +229,7 @@ function writeCorpus(target, recorded) {
   manifest.recordedAtCommit ??= git('rev-parse', 'HEAD');
   const kept = manifest.histories.filter((entry) => !recorded.some((item) => item.file === entry.file));
   for (const { file, history } of recorded) {
-    writeFileSync(path.join(target.directory, file), `${historyToJSON(history)}\n`);
+    writeFileSync(path.join(target.directory, file), `${withoutMachinePaths(historyToJSON(history), root)}\n`);
   }
   manifest.histories = [...kept, ...recorded.map(({ file, entry }) => ({ file, ...entry }))].sort((a, b) =>
     a.file.localeCompare(b.file),
