@@ -105,6 +105,7 @@ export async function awaitApproval(
 ): Promise<ApprovalOutcome> {
   const { approvals, settings } = context;
   const timeoutMs = approvalTimeout(settings.approval);
+  // Workflow time (the sandbox's clock, from history): the request's time and its deadline replay the same.
   const now = Date.now();
   approvals.request(
     {

@@ -1,3 +1,5 @@
+import os from 'node:os';
+import path from 'node:path';
 import { ApplicationFailure, defaultFailureConverter, defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, test } from 'vitest';
 import { TextPublisher } from '../../src/activities/text-publisher.js';
@@ -8,6 +10,10 @@ import { environmentSecrets, Redactor } from '../../src/shared/redaction.js';
 import type { StreamBatch } from '../../src/workflows/stream-events.js';
 import { RedactingLogger } from '../../src/worker-logger.js';
 import { allText, canary, occurrences } from '../helpers/secrets.js';
+
+/** Paths are not secrets, however long: absolute paths (under the temp directory) that must pass untouched. */
+const keyPath = path.join(os.tmpdir(), 'keys', 'client.key');
+const home = path.join(os.tmpdir(), 'someone-long-enough');
 
 /** The rules of src/shared/redaction.ts, one by one; what-leaves-the-worker.test.ts runs them end to end. */
 
@@ -21,15 +27,13 @@ describe('which secrets the worker knows', () => {
       DB_PASSWORD: 'correct horse battery',
       SHORT_SECRET: 'tiny',
       FEATURE_KEY_ENABLED: 'true',
-      TEMPORAL_TLS_CLIENT_KEY_PATH: '/etc/keys/client.key',
-      HOME: '/home/someone-long-enough',
+      TEMPORAL_TLS_CLIENT_KEY_PATH: keyPath,
+      HOME: home,
     });
     expect(secrets.text('sk-proj-abcdefgh ghp_0123456789 correct horse battery tiny true disabled 86400000')).toBe(
       '${OPENAI_API_KEY} ${GITHUB_TOKEN} ${DB_PASSWORD} tiny true disabled 86400000',
     );
-    expect(secrets.text('/etc/keys/client.key /home/someone-long-enough')).toBe(
-      '/etc/keys/client.key /home/someone-long-enough',
-    );
+    expect(secrets.text(`${keyPath} ${home}`)).toBe(`${keyPath} ${home}`);
   });
 
   test("the model client's key, the MCP servers' secrets, and a token registered later", () => {
