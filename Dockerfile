@@ -5,7 +5,7 @@ COPY package.json package-lock.json ./
 # `prepare` would build before the sources are copied; the build runs explicitly below.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
-# The build copies serve's chat page (src/streaming/page) to dist with this script.
+# The build copies serve's chat page (src/bridge/page) to dist with this script.
 COPY scripts/copy-page.mjs ./scripts/
 COPY src ./src
 RUN npm run build && npm prune --omit=dev

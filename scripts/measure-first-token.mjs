@@ -2,7 +2,7 @@
 // Measures time to first token: from sending a message until the first `text_delta` reaches a subscriber whose poll
 // was already waiting, against the first content chunk when the same scripted model is asked directly. Runs a real
 // worker on a Temporal dev server; the scripted model takes 300 ms to its first token, as a hosted model does, then
-// writes a word every 20 ms. test/streaming/first-token.test.ts asserts the behaviour; this measures the milliseconds.
+// writes a word every 20 ms. test/bridge/first-token.test.ts asserts the behaviour; this measures the milliseconds.
 //
 // Usage: npm run build && node scripts/measure-first-token.mjs [turns=5]
 // Uses TEMPORAL_CLI_PATH or the provisioned dev server.

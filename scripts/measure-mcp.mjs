@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { createToolActivities } from '../dist/activities/tools.js';
+import { createToolActivities } from '../dist/activities/tools/call.js';
 import { McpPool } from '../dist/mcp/pool.js';
 
 const argument = (name, fallback) => {

@@ -7,7 +7,7 @@
 // Uses TEMPORAL_TEST_SERVER_PATH or the provisioned server (provisioning it first if needed).
 import { spawn } from 'node:child_process';
 import { loadConfig } from '../dist/config.js';
-import { ensureTestServer, findFreePort, isPortOpen } from '../dist/servers/index.js';
+import { ensureTestServer, findFreePort, isPortOpen } from '../dist/temporal-servers/index.js';
 
 const runs = Number(process.argv[2] ?? 10);
 const busyProcesses = Number(process.argv[3] ?? 1);

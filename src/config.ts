@@ -218,6 +218,14 @@ export interface Config {
    * `DURABLE_AGENT_TOOL_RESULT_MAX_CHARS`, default 20000, 100 to 262144: longer tool results are cut with a marker
    * (and any result to what a Temporal payload may carry).
    */
+  /**
+   * `DURABLE_AGENT_KEEP_RESULTS`, default true: keep finished activity results through a Temporal outage
+   * (docs/reliability.md, "Temporal outages"). false saves the worker's probe of the server (one `GetSystemInfo` a
+   * second while activities run) and the kept results' memory, at the price of a result lost when Temporal is
+   * unreachable for more than about 10 s as the call finishes: its call runs again (a second paid model call, or a tool
+   * call that ends as `outcome unknown`).
+   */
+  keepResults: boolean;
   toolResultMaxChars: number;
   /**
    * `DURABLE_AGENT_ENCRYPTION_KEYS`: comma-separated `id:base64-of-32-bytes`; the first encrypts every payload the
@@ -287,6 +295,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     codecToken: read(env, 'DURABLE_AGENT_CODEC_TOKEN'),
     codecPort: readPort(env, 'DURABLE_AGENT_CODEC_PORT', 8234),
     workerVersioning: readWorkerVersioning(env),
+    keepResults: readBoolean(env, 'DURABLE_AGENT_KEEP_RESULTS', true),
     temporalCliPath: read(env, 'TEMPORAL_CLI_PATH'),
     testServerPath: read(env, 'TEMPORAL_TEST_SERVER_PATH'),
   };

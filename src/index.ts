@@ -28,7 +28,7 @@ export {
   type StreamingBridgeOptions,
   type ServeBridgeOptions,
   type ServedBridge,
-} from './streaming/index.js';
+} from './bridge/index.js';
 export {
   createCodecApp,
   EncryptionCodec,

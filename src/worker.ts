@@ -189,6 +189,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       mcp,
       temporal: new Client({ connection: clientConnection, namespace }),
       toolResultMaxChars: config.toolResultMaxChars,
+      keepFinished: config.keepResults ? undefined : false,
       secrets,
       encryptionKeys: config.encryptionKeys,
       deploymentVersion,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS, searchAttributeFlags } from '../src/servers/index.js';
+import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS, searchAttributeFlags } from '../src/temporal-servers/index.js';
 import { load as parseYaml } from 'js-yaml';
 
 interface Service {

@@ -1,6 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { loadConfig } from '../src/config.js';
-import { resolveDevServer, resolveTestServer } from '../src/servers/index.js';
+import { resolveDevServer, resolveTestServer } from '../src/temporal-servers/index.js';
 
 /**
  * Provisions both servers once for the whole run, so parallel test files never race to build them, and hands their

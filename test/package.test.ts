@@ -58,16 +58,16 @@ describe('the built package', () => {
   });
 
   it('ships the chat page of serve: npm pack includes its files in dist/, and the built bridge serves them', () => {
-    const page = readdirSync(new URL('../src/streaming/page/', import.meta.url));
+    const page = readdirSync(new URL('../src/bridge/page/', import.meta.url));
     expect(page).toEqual(expect.arrayContaining(['index.html', 'chat.js', 'chat.css']));
-    expect(packedFiles()).toEqual(expect.arrayContaining(page.map((file) => `dist/streaming/page/${file}`)));
+    expect(packedFiles()).toEqual(expect.arrayContaining(page.map((file) => `dist/bridge/page/${file}`)));
     const served = execFileSync(
       process.execPath,
       [
         '--input-type=module',
         '-e',
         `import { Hono } from 'hono';
-         import { mountChatPage } from './dist/streaming/chat-page.js';
+         import { mountChatPage } from './dist/bridge/chat-page.js';
          const app = new Hono();
          mountChatPage(app);
          const pages = {};
@@ -82,7 +82,7 @@ describe('the built package', () => {
     const pages = JSON.parse(served) as Record<string, { status: number; type: string; text: string }>;
     for (const file of page) {
       expect(pages[file]).toMatchObject({ status: 200 });
-      expect(pages[file]!.text).toBe(readFileSync(new URL(`../src/streaming/page/${file}`, import.meta.url), 'utf8'));
+      expect(pages[file]!.text).toBe(readFileSync(new URL(`../src/bridge/page/${file}`, import.meta.url), 'utf8'));
     }
     expect(pages['index.html']!.type).toBe('text/html; charset=utf-8');
   });

@@ -9,7 +9,7 @@ import { McpPool } from '../../src/mcp/pool.js';
 import { createAgentWorker, workflowsPath } from '../../src/worker.js';
 import { conversationWorkflow } from '../../src/workflows/conversation.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
-import type { ChatCompletionsClient } from '../../src/activities/model.js';
+import type { ChatCompletionsClient } from '../../src/activities/model/call.js';
 import { runMain, serveContender, WorkClock, type ContenderDriver } from '../harness.js';
 import { promptOf, stepsOf, type TurnSpec } from '../workload.js';
 import { parseContenderArguments, type ContenderConfig } from './config.js';

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { toOpenAITool } from '../../src/activities/model.js';
+import { toOpenAITool } from '../../src/activities/model/call.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../../src/mcp/content.js';
 import { McpPool } from '../../src/mcp/pool.js';
 import type { JsonObject } from '../../src/shared/types.js';

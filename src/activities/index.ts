@@ -8,11 +8,11 @@ import type { FindEarlierRunInput } from '../workflows/earlier-runs.js';
 import type { ReadDeploymentRoutingInput } from '../workflows/version-routing.js';
 import { createDeploymentRoutingActivities } from './deployment-routing.js';
 import { createEarlierRunActivities } from './earlier-runs.js';
-import { FinishedWork, type KeepFinishedOptions } from './keep-finished.js';
-import { createModelActivities, type ChatCompletionsClient } from './model.js';
-import { redactModelAnswer, redactOutcome, workerSecrets } from './outbound.js';
-import { createToolActivities } from './tools.js';
-import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './transcript-cache.js';
+import { FinishedWork, type KeepFinishedOptions } from './outages/keep-finished.js';
+import { createModelActivities, type ChatCompletionsClient } from './model/call.js';
+import { redactModelAnswer, redactOutcome, workerSecrets } from './calls/outbound.js';
+import { createToolActivities } from './tools/call.js';
+import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './model/transcript-cache.js';
 
 export interface ActivityDependencies {
   /** An OpenAI client (created with `maxRetries: 0`: Temporal owns retries) or anything with the same `chat.completions.create`. */
@@ -31,8 +31,11 @@ export interface ActivityDependencies {
    * whether Temporal answers before a finished result is handed to the worker. Default: `temporal`'s connection.
    */
   workerConnection?: { workflowService: Pick<WorkflowService, 'getSystemInfo'> };
-  /** Limits of the results kept through a Temporal outage and of their delivery (docs/reliability.md). */
-  keepFinished?: KeepFinishedOptions;
+  /**
+   * Limits of the results kept through a Temporal outage and of their delivery (docs/reliability.md); `false` keeps
+   * none (`DURABLE_AGENT_KEEP_RESULTS=false`): no probe of the server, and a result lost in an outage runs again.
+   */
+  keepFinished?: KeepFinishedOptions | false;
   /**
    * The worker's secrets, redacted from everything its activities send (src/shared/redaction.ts). Default: the
    * secret-looking variables of `process.env`. Either way the model client's API key and the MCP pool's secrets are
@@ -74,11 +77,10 @@ export function createActivities(dependencies: ActivityDependencies) {
       dependencies.temporal.workflow.getHandle(workflowId, runId).signal(streamSignal, batch),
   });
   const { workflowService } = dependencies.workerConnection ?? dependencies.temporal;
-  const finished = new FinishedWork(
-    () => workflowService.getSystemInfo({}),
-    dependencies.temporal,
-    dependencies.keepFinished,
-  );
+  const finished =
+    dependencies.keepFinished === false
+      ? keepingNothing
+      : new FinishedWork(() => workflowService.getSystemInfo({}), dependencies.temporal, dependencies.keepFinished);
   const earlierRuns = createEarlierRunActivities(dependencies.temporal);
   const routing = createDeploymentRoutingActivities(dependencies.temporal);
   // Redacted inside `finished.run`: a result kept through an outage is delivered later as it was kept.
@@ -101,6 +103,9 @@ export function createActivities(dependencies: ActivityDependencies) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/** With kept results turned off, an attempt just runs. */
+const keepingNothing: Pick<FinishedWork, 'run'> = { run: (_call, attempt) => attempt() };
 
 /** Roughly the characters of a model call's result: its message, and the tool list of a turn's first call. */
 function modelResultChars(result: ModelCallResult): number {

@@ -1,6 +1,6 @@
 import { ApplicationFailure, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { FailureType } from '../shared/errors.js';
-import type { ApprovalDecision, ApproveRequest, DenyRequest } from '../workflows/approval-messages.js';
+import type { ApprovalDecision, ApproveRequest, DenyRequest } from '../shared/approval-messages.js';
 import { approveUpdate, denyUpdate } from '../workflows/definitions.js';
 import { ENDED_STATUSES, type ConversationRuns } from './conversation-runs.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../shared/search-attributes.js';

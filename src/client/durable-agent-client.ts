@@ -17,7 +17,7 @@ import {
   type InputRequest,
   type TurnResult,
 } from '../workflows/definitions.js';
-import type { ApprovalDecision } from '../workflows/approval-messages.js';
+import type { ApprovalDecision } from '../shared/approval-messages.js';
 import { approveCall, denyCall, listPendingApprovals } from './approvals.js';
 import { askAndWait } from './ask.js';
 import { answerInput, type InputAnswerOptions } from './input-answers.js';

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { ConfigError } from '../config.js';
 import { describeValue, errorMessage } from '../shared/errors.js';
 import { matchesPattern } from '../shared/tool-patterns.js';
-import type { ApprovalPolicy } from '../workflows/approval-messages.js';
-import { isApprovalPolicy } from '../workflows/approval-policy.js';
+import type { ApprovalPolicy } from '../shared/approval-messages.js';
+import { isApprovalPolicy } from '../shared/approval-policy.js';
 import { parseOAuthConfig, type McpOAuthConfig } from './oauth/config.js';
 import { parseSecretNames } from './secret-names.js';
 

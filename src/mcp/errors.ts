@@ -4,7 +4,7 @@ import { causeChain } from '../shared/errors.js';
 
 /**
  * The errors the pool throws. The pool knows the transports, so it decides whether a request left the worker;
- * the tool activity decides what that means for a retry (see `callToolFailure` in src/activities/tools.ts).
+ * the tool activity decides what that means for a retry (see `callToolFailure` in src/activities/tools/call.ts).
  */
 
 /** No configured, enabled server offers this tool (any more): retrying cannot help. */

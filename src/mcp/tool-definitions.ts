@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject, ToolAnnotations, ToolDefinition } from '../shared/types.js';
-import { serverApproval } from '../workflows/approval-policy.js';
+import { serverApproval } from '../shared/approval-policy.js';
 import { DEFAULT_ELICITATION_TIMEOUT_MS, type McpServerConfig } from './config.js';
 import { assignToolNames } from './names.js';
 

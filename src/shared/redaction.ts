@@ -14,7 +14,7 @@
  *
  * A value is a secret for what it is, never for where it came from: a path, a host or an id expanded from `${HOME}` is
  * none. A tool result or a model answer that contains a secret is redacted too; the arguments of a tool call the model
- * writes are not (src/activities/outbound.ts): they are what the tool receives.
+ * writes are not (src/activities/calls/outbound.ts): they are what the tool receives.
  */
 
 /** Values shorter than this are left alone: no secret is that short, and `1` or `on` would garble every message. */

@@ -8,7 +8,7 @@ import {
   ServerUnavailableError,
   type ProgressLog,
   type ProvisionedServer,
-} from '../servers/index.js';
+} from '../temporal-servers/index.js';
 import { errorMessage } from '../shared/errors.js';
 
 interface EnvironmentOptions {

@@ -1,7 +1,7 @@
 import { type ApplicationFailure, inWorkflowContext, log } from '@temporalio/workflow';
 import { expectedFailure, FailureType } from '../shared/errors.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
-import type { ApprovalDecision, ApproveRequest, DenyRequest, PendingApproval } from './approval-messages.js';
+import type { ApprovalDecision, ApproveRequest, DenyRequest, PendingApproval } from '../shared/approval-messages.js';
 import { argumentErrors } from './argument-schema.js';
 import { RecentIds } from './conversation-state.js';
 import type { EventLog } from './stream-events.js';

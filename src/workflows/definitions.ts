@@ -5,17 +5,17 @@ import type {
   ApprovalSettings,
   ApproveRequest,
   DenyRequest,
-  InputAnswer,
-  InputRequest,
   PendingApproval,
-} from './approval-messages.js';
+} from '../shared/approval-messages.js';
+import type { InputAnswer, InputRequest } from '../shared/input-messages.js';
 import type { TurnBudget } from './budget.js';
 import type { InputPoll, InputPollResult } from './input-requests.js';
 import type { PollEventsRequest, PollEventsResult, StreamBatch, StreamEvent } from './stream-events.js';
 import type { TurnResult } from './turn-result.js';
 
 export type { StopReason, TurnResult } from './turn-result.js';
-export type * from './approval-messages.js';
+export type * from '../shared/approval-messages.js';
+export type * from '../shared/input-messages.js';
 
 /**
  * The conversation workflow's messages, shared by the workflow, the client and the tests.

@@ -1,7 +1,7 @@
 import { condition, type setHandler } from '@temporalio/workflow';
 import type { ConversationCore } from './conversation-core.js';
 import { answerInputUpdate, handlerDescriptions, requestInputUpdate } from './definitions.js';
-import type { InputAnswer } from './approval-messages.js';
+import type { InputAnswer } from '../shared/input-messages.js';
 
 /**
  * Wire a run's questions from MCP servers (elicitation, ./input-requests.ts) to Temporal: the tool activity's internal

@@ -1,6 +1,6 @@
 import type { ApplicationFailure } from '@temporalio/workflow';
 import { expectedFailure, FailureType } from '../shared/errors.js';
-import type { InputAnswer, InputRequest } from './approval-messages.js';
+import type { InputAnswer, InputRequest } from '../shared/input-messages.js';
 import { inputContentProblems } from './input-schema.js';
 import type { EventLog } from './stream-events.js';
 

@@ -1,5 +1,6 @@
 import type { TokenUsage, ToolCall, ToolMessage, ToolOutcome, UnavailableServer } from '../shared/types.js';
-import type { ApprovalDecision, InputAnswer, InputRequest, PendingApproval } from './approval-messages.js';
+import type { ApprovalDecision, PendingApproval } from '../shared/approval-messages.js';
+import type { InputAnswer, InputRequest } from '../shared/input-messages.js';
 import type { StopReason, TurnResult } from './turn-result.js';
 
 /**

@@ -1,7 +1,7 @@
 import { CancellationScope, condition, isCancellation, sleep } from '@temporalio/workflow';
 import type { JsonObject, ToolCall, ToolDefinition, ToolMessage } from '../shared/types.js';
-import type { ApprovalDecision } from './approval-messages.js';
-import { approvalTimeout } from './approval-policy.js';
+import type { ApprovalDecision } from '../shared/approval-messages.js';
+import { approvalTimeout } from '../shared/approval-policy.js';
 import { timeLeft, type TurnBudget, type TurnSpend } from './budget.js';
 import { toolMessage } from './tool-calls.js';
 import type { TurnContext } from './turn-context.js';

@@ -1,5 +1,5 @@
 import type { ToolCall, ToolDefinition, ToolMessage, UnavailableServer } from '../shared/types.js';
-import type { ApprovalDecision, PendingApproval } from './approval-messages.js';
+import type { ApprovalDecision, PendingApproval } from '../shared/approval-messages.js';
 import type { TurnSpend } from './budget.js';
 import type { ConversationSettings } from './definitions.js';
 import type { Transcript } from './transcript.js';

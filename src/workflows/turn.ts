@@ -27,7 +27,7 @@ import { allowToolCalls, type PreparedToolCall, prepareToolCall } from './tool-c
 import { describeFailure, logRefusedPayload, toolFailureMessage } from './turn-failures.js';
 import type { TurnContext } from './turn-context.js';
 import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAnswer } from './turn-result.js';
-import { approvalReason } from './approval-policy.js';
+import { approvalReason } from '../shared/approval-policy.js';
 import { awaitApproval, editedNote, TimeLimit } from './turn-approvals.js';
 
 // Every Date.now() in this file (the loop's budget check, the turn's start and result, tool-call durations) reads

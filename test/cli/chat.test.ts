@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
-import { runChatSession } from '../../src/cli/chat-session.js';
+import { runChatSession } from '../../src/cli/chat/session.js';
 import { DurableAgentClient } from '../../src/client/index.js';
 import type { TestAgent } from '../../src/testing/agent.js';
 import { ScriptBook } from '../client/helpers.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { ExitCode } from '../../src/shared/exit-codes.js';
-import { findFreePort, isPortOpen } from '../../src/servers/index.js';
+import { findFreePort, isPortOpen } from '../../src/temporal-servers/index.js';
 import { killAll, runCli } from './helpers.js';
 
 let directory: string;

@@ -6,7 +6,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import { formatEncryptionKeys } from '../../src/codec/keys.js';
-import { findFreePort } from '../../src/servers/index.js';
+import { findFreePort } from '../../src/temporal-servers/index.js';
 import { newKey } from '../codec/keys.js';
 import { canary } from '../helpers/secrets.js';
 import { cliPath, killAll, runCli, spawnTracked, type RunningProcess } from './helpers.js';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { findFreePort, isPortOpen } from '../../src/servers/index.js';
+import { findFreePort, isPortOpen } from '../../src/temporal-servers/index.js';
 
 // The built CLI, as a user runs it: `npm test` builds before vitest starts.
 const cli = fileURLToPath(new URL('../../dist/cli/index.js', import.meta.url));

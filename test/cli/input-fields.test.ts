@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fieldPrompt, inputFields, jsonAnswer, parseField } from '../../src/cli/input-fields.js';
+import { fieldPrompt, inputFields, jsonAnswer, parseField } from '../../src/cli/chat/input-fields.js';
 import type { InputRequest } from '../../src/workflows/definitions.js';
 
 /** How the chat reads a typed line as a field of a server's form (MCP elicitation's flat schema). */

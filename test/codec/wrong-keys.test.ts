@@ -14,7 +14,7 @@ import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import { droppedSignalPatchId } from '../../src/workflows/undecodable-guard.js';
 import { cliPath, killAll, runCli, spawnTracked } from '../cli/helpers.js';
 import { poll, ScriptBook } from '../client/helpers.js';
-import { readEvents } from '../streaming/sse.js';
+import { readEvents } from '../bridge/sse.js';
 import { canary } from '../helpers/secrets.js';
 import { newKey } from './keys.js';
 

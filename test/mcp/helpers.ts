@@ -137,7 +137,7 @@ export async function waitForHttp(url: string, timeoutMs = 15_000): Promise<void
   );
 }
 
-export { isProcessAlive } from '../../src/servers/processes.js';
+export { isProcessAlive } from '../../src/temporal-servers/processes.js';
 
 /** A tool to call, as the workflow names one: its server and its name there (the pool's `McpToolTarget`). */
 export function mcpTool(server: string, originalName: string): McpToolTarget {

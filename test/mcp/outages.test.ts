@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createToolActivities } from '../../src/activities/tools.js';
+import { createToolActivities } from '../../src/activities/tools/call.js';
 import { McpTransportError } from '../../src/mcp/errors.js';
 import { FailureType } from '../../src/shared/errors.js';
 import type { CallToolInput } from '../../src/shared/types.js';

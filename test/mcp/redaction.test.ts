@@ -2,7 +2,7 @@ import { defaultFailureConverter, defaultPayloadConverter } from '@temporalio/co
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createToolActivities } from '../../src/activities/tools.js';
+import { createToolActivities } from '../../src/activities/tools/call.js';
 import { parseMcpConfig } from '../../src/mcp/config.js';
 import { Redactor, redactorFor } from '../../src/mcp/redaction.js';
 import type { CallToolInput } from '../../src/shared/types.js';

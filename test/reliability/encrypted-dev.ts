@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { formatEncryptionKeys, type EncryptionKey } from '../../src/codec/keys.js';
-import { findFreePort } from '../../src/servers/ports.js';
+import { findFreePort } from '../../src/temporal-servers/ports.js';
 import { CLI, rememberProcess, until } from './helpers.js';
 
 /**

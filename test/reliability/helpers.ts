@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Connection, type Client, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import proto, { type temporal } from '@temporalio/proto';
-import { searchAttributeFlags } from '../../src/servers/search-attributes.js';
+import { searchAttributeFlags } from '../../src/temporal-servers/search-attributes.js';
 import { readTestServerEvents } from '../../src/testing/mcp-test-server.js';
 
 /** Shared by the fault runs: real processes (worker, MCP servers, Temporal server) and what they leave behind. */
@@ -24,7 +24,7 @@ export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = path.join(REPO_ROOT, 'dist/cli/index.js');
 export const TEST_SERVER = path.join(REPO_ROOT, 'dist/testing/mcp-test-server.js');
 /** The chat page `serve` serves: tsc does not copy it, `npm run build` does. */
-export const CHAT_PAGE = path.join(REPO_ROOT, 'dist/streaming/page/index.html');
+export const CHAT_PAGE = path.join(REPO_ROOT, 'dist/bridge/page/index.html');
 /** Where each fault-run file writes its measured rows; scripts/reliability.mjs renders them into docs/reliability.md. */
 export const RESULTS_DIR = path.join(REPO_ROOT, 'test-results/reliability');
 

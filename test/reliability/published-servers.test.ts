@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpServerConfig } from '../../src/mcp/config.js';
-import { findFreePort, isPortOpen } from '../../src/servers/ports.js';
+import { findFreePort, isPortOpen } from '../../src/temporal-servers/ports.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import type { Script } from '../../src/testing/scripted-model/index.js';

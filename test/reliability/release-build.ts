@@ -2,9 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { installIntoCache } from '../../src/servers/cache.js';
-import { Progress, stderrLog } from '../../src/servers/progress.js';
-import { CommandFailedError, runCommand } from '../../src/servers/run-command.js';
+import { installIntoCache } from '../../src/temporal-servers/cache.js';
+import { Progress, stderrLog } from '../../src/temporal-servers/progress.js';
+import { CommandFailedError, runCommand } from '../../src/temporal-servers/run-command.js';
 import { REPO_ROOT } from './helpers.js';
 
 /**

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { findFreePort } from '../../src/servers/ports.js';
+import { findFreePort } from '../../src/temporal-servers/ports.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
 import { DevServerProcess, killLeftovers, requireBuild, type WorkerProcess } from './helpers.js';
 import { expectNothingLost, outageScript, runOutage } from './outage.js';

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../../src/servers/ports.js';
+import { findFreePort } from '../../src/temporal-servers/ports.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import { expectValidToolPairing } from '../helpers/transcript.js';

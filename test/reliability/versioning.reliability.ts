@@ -13,7 +13,7 @@ import { describeDeployment } from '../../src/client/deployments.js';
 import { DurableAgentClient } from '../../src/client/index.js';
 import { loadConfig } from '../../src/config.js';
 import { loadMcpConfig } from '../../src/mcp/config.js';
-import { resolveDevServer } from '../../src/servers/index.js';
+import { resolveDevServer } from '../../src/temporal-servers/index.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';

@@ -8,7 +8,7 @@ import {
   approvalTimeout,
   policyReason,
   serverApproval,
-} from '../../src/workflows/approval-policy.js';
+} from '../../src/shared/approval-policy.js';
 import { formatDuration } from '../../src/workflows/turn-approvals.js';
 
 const FILE = '/etc/durable-agent/mcp.json';

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, test } from 'vitest';
 import { FailureType } from '../../src/shared/errors.js';
 import type { JsonObject, ToolDefinition } from '../../src/shared/types.js';
-import type { PendingApproval } from '../../src/workflows/approval-messages.js';
+import type { PendingApproval } from '../../src/shared/approval-messages.js';
 import { Approvals } from '../../src/workflows/approvals.js';
 import { EventLog } from '../../src/workflows/stream-events.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PausableDeadline } from '../../src/mcp/elicitation.js';
-import { askTheConversation } from '../../src/activities/input-requests.js';
+import { askTheConversation } from '../../src/activities/tools/input-requests.js';
 import type { InputPoll } from '../../src/workflows/input-requests.js';
 
 /**

@@ -10,8 +10,8 @@ import {
   idempotencyKey,
   toOpenAIMessage,
   toOpenAITool,
-} from '../../src/activities/model.js';
-import { TranscriptCache, type TranscriptSource } from '../../src/activities/transcript-cache.js';
+} from '../../src/activities/model/call.js';
+import { TranscriptCache, type TranscriptSource } from '../../src/activities/model/transcript-cache.js';
 import type { ToolListing } from '../../src/mcp/pool.js';
 import { estimateTokens } from '../../src/shared/context.js';
 import { chainDigest, EMPTY_DIGEST, prefixDigests } from '../../src/shared/digest.js';

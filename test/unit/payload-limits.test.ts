@@ -8,7 +8,7 @@ import {
   fitToolListOnce,
   MAX_PROGRESS_MESSAGE_CHARS,
   type PayloadLog,
-} from '../../src/activities/payload-limits.js';
+} from '../../src/activities/calls/payload-limits.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { FailureType } from '../../src/shared/errors.js';
 import {

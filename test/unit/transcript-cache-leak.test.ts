@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { TranscriptCache, type TranscriptSource } from '../../src/activities/transcript-cache.js';
+import { TranscriptCache, type TranscriptSource } from '../../src/activities/model/transcript-cache.js';
 import { prefixDigests } from '../../src/shared/digest.js';
 import type { ChatMessage, ModelCallInput, ModelContextPage } from '../../src/shared/types.js';
 

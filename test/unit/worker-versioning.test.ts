@@ -97,7 +97,9 @@ describe('the default build id', () => {
       deploymentName: 'agent',
       buildId: 'b1',
     });
-    expect(deploymentVersion({ deploymentName: 'agent', buildId: undefined }).buildId).toBe(defaultBuildId(gitCommit()));
+    expect(deploymentVersion({ deploymentName: 'agent', buildId: undefined }).buildId).toBe(
+      defaultBuildId(gitCommit()),
+    );
     expect(workerDeploymentOptions({ deploymentName: 'agent', buildId: 'b1' })).toEqual({
       workerDeploymentOptions: {
         version: { deploymentName: 'agent', buildId: 'b1' },

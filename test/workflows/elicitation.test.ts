@@ -15,7 +15,7 @@ import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import type { Script } from '../../src/testing/scripted-model/script.js';
 import { pollEventsUpdate, type ConversationStatus } from '../../src/workflows/definitions.js';
-import { serveStreamingBridge } from '../../src/streaming/serve.js';
+import { serveStreamingBridge } from '../../src/bridge/serve.js';
 import { httpServer } from '../mcp/helpers.js';
 
 /**

@@ -22,7 +22,7 @@ export function chatCommand() {
   );
   return command.action(async (options) => {
     const { id } = conversationIdOrNew(options.conversation);
-    const { runChatSession } = await import('../chat-session.js');
+    const { runChatSession } = await import('../chat/session.js');
     const exitCode = await withClient((client) =>
       runChatSession({
         client,

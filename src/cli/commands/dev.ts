@@ -1,9 +1,9 @@
 import { Command } from '@commander-js/extra-typings';
 import { startDevCodecServer, type DevCodecServer } from './dev-codec.js';
 import type { Config } from '../../config.js';
-import { DevAlreadyRunningError, acquireDevLock, type DevLock } from '../../servers/dev-lock.js';
-import { devDatabasePath, startDevServer, type RunningDevServer } from '../../servers/dev-server-process.js';
-import { ensureDevServer, isPortOpen, ServerUnavailableError, stderrLog } from '../../servers/index.js';
+import { DevAlreadyRunningError, acquireDevLock, type DevLock } from '../../temporal-servers/dev-lock.js';
+import { devDatabasePath, startDevServer, type RunningDevServer } from '../../temporal-servers/dev-server-process.js';
+import { ensureDevServer, isPortOpen, ServerUnavailableError, stderrLog } from '../../temporal-servers/index.js';
 import { environmentSecrets, type Redactor } from '../../shared/redaction.js';
 import { runWorker } from '../../worker.js';
 import { installWorkerRuntime } from '../../worker-logger.js';

@@ -5,7 +5,7 @@ import {
   ensureTestServer,
   TEMPORAL_CLI_VERSION,
   TEMPORAL_TEST_SERVER_VERSION,
-} from '../../servers/index.js';
+} from '../../temporal-servers/index.js';
 
 export function provisionCommand() {
   return new Command('provision')

@@ -57,7 +57,7 @@ export function serveCommand() {
     )
     .action(async (options) => {
       const environment = readServeEnvironment();
-      const { checkServeOptions, serveStreamingBridge } = await import('../../streaming/serve.js');
+      const { checkServeOptions, serveStreamingBridge } = await import('../../bridge/serve.js');
       const serveOptions = {
         port: options.port,
         host: options.host,

@@ -26,7 +26,7 @@ export function tokenCommand() {
           ExitCode.Usage,
         );
       }
-      const { createServeToken } = await import('../../streaming/serve-tokens.js');
+      const { createServeToken } = await import('../../bridge/serve-tokens.js');
       const token = await createServeToken({
         secret,
         conversations: options.conversation,

@@ -2,7 +2,7 @@ import { Command } from '@commander-js/extra-typings';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../../client/connection.js';
 import { checkConfigFiles, loadConfig, type Config } from '../../config.js';
 import { loadMcpConfig } from '../../mcp/config.js';
-import { ServerUnavailableError } from '../../servers/index.js';
+import { ServerUnavailableError } from '../../temporal-servers/index.js';
 import { environmentSecrets, type Redactor } from '../../shared/redaction.js';
 import { runWorker, type WorkerReadyInfo } from '../../worker.js';
 import { versionString } from '../../worker-versioning.js';

@@ -5,7 +5,7 @@ import { DurableAgentClient } from '../../../src/client/durable-agent-client.js'
 import { serveCodec } from '../../../src/codec/codec-server.js';
 import { parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
 import { MemoryTokenStore } from '../../../src/mcp/oauth/token-store.js';
-import { serveStreamingBridge } from '../../../src/streaming/serve.js';
+import { serveStreamingBridge } from '../../../src/bridge/serve.js';
 import { FIXTURE_KEY } from '../../codec/fixture-key.js';
 import { MACHINE_CLIENT, startProtectedMcp } from '../../helpers/protected-mcp-server.js';
 import { freePort, usePools } from '../helpers.js';

@@ -1,0 +1,74 @@
+import type { ApprovalDecision, PendingApproval } from '../../client/index.js';
+import { shorten } from '../format.js';
+import { InlineQuestions, type InlineQuestionsOptions } from './inline-questions.js';
+
+/** How much of a call's arguments the question shows (compact JSON). */
+const QUESTION_ARGUMENTS_CHARS = 400;
+
+/** A question being asked: which call, and whether the answer wanted now is the denial's reason. */
+interface Asking {
+  item: PendingApproval;
+  wantsReason: boolean;
+}
+
+/**
+ * The chat's side of tool calls that wait for a person (docs/approvals.md): each call is asked about inline, one at a
+ * time, in the order the conversation asked (`Allow crm__update_field {...}? [y/n/a]`: y approves, n denies and asks
+ * for the reason the model gets, a approves for the rest of the conversation). A call decided elsewhere (another
+ * terminal, `durable-agent approve`, a web page) is not asked about again, or stops being asked about.
+ */
+export class ChatApprovals extends InlineQuestions<PendingApproval, Asking, InlineQuestionsOptions> {
+  /** A call was decided (here or elsewhere): it is no longer asked about. */
+  decided(decision: ApprovalDecision): void {
+    this.settled(decision.callId);
+  }
+
+  protected idOf(approval: PendingApproval): string {
+    return approval.callId;
+  }
+
+  protected elsewhere(approval: PendingApproval): string {
+    const { conversationId } = this.options;
+    return (
+      `  ? ${approval.tool} waits for approval: durable-agent approve -c ${conversationId} ${approval.callId}` +
+      ` (or deny … --reason '…')`
+    );
+  }
+
+  protected begin(approval: PendingApproval): void {
+    this.asking = { item: approval, wantsReason: false };
+    this.ask(question(approval));
+  }
+
+  protected reply(asking: Asking, line: string): void {
+    const text = line.trim();
+    if (asking.wantsReason) {
+      if (text === '') this.ask('A denial needs a reason (the model gets it): ');
+      else void this.decide(asking.item, { reason: text });
+      return;
+    }
+    const choice = text.toLowerCase();
+    if (choice === 'y' || choice === 'yes') void this.decide(asking.item, {});
+    else if (choice === 'a' || choice === 'always') void this.decide(asking.item, { always: true });
+    else if (choice === 'n' || choice === 'no') {
+      asking.wantsReason = true;
+      this.ask('Why not? (the model gets your reason): ');
+    } else this.ask(`Please answer y (allow), n (deny) or a (allow always). ${question(asking.item)}`);
+  }
+
+  private decide(approval: PendingApproval, decision: { always?: boolean; reason?: string }): Promise<void> {
+    const { client, conversationId, by } = this.options;
+    const who = by !== undefined ? { by } : {};
+    return this.send(approval, `decide ${approval.tool} (${approval.callId})`, () =>
+      decision.reason !== undefined
+        ? client.deny(conversationId, approval.callId, { reason: decision.reason, ...who })
+        : client.approve(conversationId, approval.callId, { ...(decision.always ? { always: true } : {}), ...who }),
+    );
+  }
+}
+
+/** The inline question about a call, with its arguments. */
+export function question(approval: PendingApproval): string {
+  const args = shorten(JSON.stringify(approval.arguments), QUESTION_ARGUMENTS_CHARS);
+  return `Allow ${approval.tool} ${args}? [y/n/a] `;
+}

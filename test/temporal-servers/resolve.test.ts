@@ -1,0 +1,115 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import {
+  ensureDevServer,
+  ensureTestServer,
+  resolveDevServer,
+  resolveTestServer,
+  ServerUnavailableError,
+  silentLog,
+} from '../../src/temporal-servers/index.js';
+import { ensureServer, resolveServer, type ServerRecipe } from '../../src/temporal-servers/provision.js';
+
+let emptyDir: string;
+const savedPath = process.env.PATH;
+
+beforeAll(async () => {
+  emptyDir = await fs.mkdtemp(path.join(os.tmpdir(), 'durable-agent-resolve-test-'));
+});
+
+afterAll(async () => {
+  process.env.PATH = savedPath;
+  await fs.rm(emptyDir, { recursive: true, force: true });
+});
+
+const configWith = (env: Record<string, string>) =>
+  loadConfig({ DURABLE_AGENT_CACHE_DIR: path.join(emptyDir, 'cache'), ...env });
+
+test('resolve: TEMPORAL_CLI_PATH and TEMPORAL_TEST_SERVER_PATH win over everything, and must exist', async () => {
+  const executable = path.join(emptyDir, 'my-temporal');
+  await fs.writeFile(executable, '#!/bin/sh\n', { mode: 0o755 });
+  await expect(resolveDevServer(configWith({ TEMPORAL_CLI_PATH: executable }))).resolves.toEqual({
+    kind: 'path',
+    path: executable,
+    source: 'environment',
+  });
+  await expect(ensureTestServer(configWith({ TEMPORAL_TEST_SERVER_PATH: executable }))).resolves.toBe(executable);
+
+  const missing = path.join(emptyDir, 'nothing-here');
+  await expect(ensureDevServer(configWith({ TEMPORAL_CLI_PATH: missing }))).rejects.toThrow(
+    /TEMPORAL_CLI_PATH=.*nothing-here is not an executable file/,
+  );
+  await expect(resolveTestServer(configWith({ TEMPORAL_TEST_SERVER_PATH: missing }))).rejects.toBeInstanceOf(
+    ServerUnavailableError,
+  );
+});
+
+test('resolve: without Go or Maven, one error says what to install (and the SDK download is the fallback)', async () => {
+  process.env.PATH = emptyDir;
+  try {
+    const config = configWith({});
+    await expect(resolveDevServer(config, { log: silentLog })).resolves.toMatchObject({ kind: 'sdk-download' });
+    await expect(ensureDevServer(config, { log: silentLog, sdkDownload: false })).rejects.toThrow(
+      /Cannot provision the Temporal dev server: `go` was not found on PATH\. Install Go .* or set TEMPORAL_CLI_PATH/,
+    );
+    await expect(ensureTestServer(config, { log: silentLog, sdkDownload: false })).rejects.toThrow(
+      /`mvn` and `java` not found on PATH\. Install Maven and a Java runtime .* or set TEMPORAL_TEST_SERVER_PATH/,
+    );
+  } finally {
+    process.env.PATH = savedPath;
+  }
+});
+
+/** A server that any machine can "build": a shell script, after `missing` says the tools are there. */
+function recipe(cacheDir: string, missing: string | undefined, builds: string[]): ServerRecipe {
+  return {
+    kind: 'dev server',
+    override: { variable: 'TEMPORAL_CLI_PATH', path: undefined },
+    entry: { cacheDir, name: 'thing-1.0.0', executable: 'thing' },
+    missingBuildTools: async () => missing,
+    buildDescription: 'building the thing',
+    build: async (stagingDir) => {
+      builds.push(stagingDir);
+      await fs.writeFile(path.join(stagingDir, 'thing'), '#!/bin/sh\n', { mode: 0o755 });
+    },
+  };
+}
+
+test('resolve: one search for both servers: build once into the cache, then answer from the cache', async () => {
+  const cacheDir = path.join(emptyDir, 'recipe-cache');
+  const builds: string[] = [];
+  const lines: string[] = [];
+  const log = (line: string) => lines.push(line);
+  const executable = path.join(cacheDir, 'thing-1.0.0', 'thing');
+
+  await expect(resolveServer(recipe(cacheDir, undefined, builds), { log })).resolves.toEqual({
+    kind: 'path',
+    path: executable,
+    source: 'built',
+  });
+  await expect(resolveServer(recipe(cacheDir, undefined, builds), { log })).resolves.toEqual({
+    kind: 'path',
+    path: executable,
+    source: 'cache',
+  });
+  await expect(ensureServer(recipe(cacheDir, undefined, builds), { log })).resolves.toBe(executable);
+  expect(builds).toHaveLength(1);
+  expect(lines[0]).toBe('[durable-agent] dev server: building the thing');
+});
+
+test('resolve: without the build tools the answer is the SDK download, and ensure without it names what is missing', async () => {
+  const cacheDir = path.join(emptyDir, 'recipe-no-tools');
+  const builds: string[] = [];
+  const missing = '`thing-compiler` not found on PATH. Install it.';
+  await expect(resolveServer(recipe(cacheDir, missing, builds), { log: silentLog })).resolves.toEqual({
+    kind: 'sdk-download',
+    reason: missing,
+  });
+  await expect(ensureServer(recipe(cacheDir, missing, builds), { log: silentLog, sdkDownload: false })).rejects.toThrow(
+    `Cannot provision the Temporal dev server: ${missing}`,
+  );
+  expect(builds).toHaveLength(0);
+});
