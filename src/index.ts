@@ -3,7 +3,7 @@
  * worker and its MCP tools, the streaming bridge, configuration. Everything else is internal; the testing kit is
  * `durable-agent/testing`, the workflow code `durable-agent/workflows`. test/exports.test.ts pins this list.
  */
-export * from './client/index.js';
+export * from './agent-client/index.js';
 export {
   createAgentWorker,
   createOpenAIClient,

@@ -16,7 +16,7 @@ import {
   workerDataConverter,
 } from './codec/data-converter.js';
 import type { EncryptionKey } from './codec/keys.js';
-import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './client/connection.js';
+import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './agent-client/connection.js';
 import type { Config } from './config.js';
 import { loadMcpConfig } from './mcp/config.js';
 import { McpPool } from './mcp/pool.js';

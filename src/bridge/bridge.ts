@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { subscribe } from '../client/stream.js';
+import { subscribe } from '../agent-client/stream.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
 import { decideApproval, type ApprovalDeciding } from './approval-route.js';
 import { SubscriptionHub, type SubscriptionHubOptions } from './hub.js';

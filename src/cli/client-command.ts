@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Option } from '@commander-js/extra-typings';
-import type { DurableAgentClient } from '../client/index.js';
+import type { DurableAgentClient } from '../agent-client/index.js';
 import { isEncryptionKeyError } from '../codec/errors.js';
 import { ExitCode } from '../shared/exit-codes.js';
 import { causeChain, errorMessage } from '../shared/errors.js';
@@ -48,7 +48,7 @@ export function printJson(value: unknown): void {
 export async function withClient<T>(action: (client: DurableAgentClient) => Promise<T>): Promise<T> {
   const [{ checkConfigFiles, loadConfig }, api] = await Promise.all([
     import('../config.js'),
-    import('../client/index.js'),
+    import('../agent-client/index.js'),
   ]);
   const config = loadConfig();
   checkConfigFiles(config);
@@ -85,7 +85,7 @@ function unreachable(address: string, error: unknown): CliError {
 /** The exit code of each client error (documented in docs/cli.md). */
 export async function toCliError(error: unknown, address: string): Promise<unknown> {
   if (error instanceof CliError) return error;
-  const api = await import('../client/index.js');
+  const api = await import('../agent-client/index.js');
   const message = errorMessage(error);
   if (error instanceof api.ConversationNotFoundError) return new CliError(message, ExitCode.NotFound, { cause: error });
   if (error instanceof api.ConversationEndedError) return new CliError(message, ExitCode.Ended, { cause: error });

@@ -5,7 +5,7 @@ import { ApplicationFailure, defaultPayloadConverter, type FailureConverter, typ
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DurableAgentClient, MessageRejectedError, UnknownApprovalError } from '../../src/client/index.js';
+import { DurableAgentClient, MessageRejectedError, UnknownApprovalError } from '../../src/agent-client/index.js';
 import { encryptionDataConverter } from '../../src/codec/data-converter.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import type { EncryptionKey } from '../../src/codec/keys.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DurableAgentClient } from '../../src/client/index.js';
+import { DurableAgentClient } from '../../src/agent-client/index.js';
 import { workerDataConverter } from '../../src/codec/data-converter.js';
 import { EncryptionKeyNotFoundError, PayloadDecryptionError } from '../../src/codec/errors.js';
 import { formatEncryptionKeys, type EncryptionKey } from '../../src/codec/keys.js';
@@ -13,7 +13,7 @@ import { startScriptedModel, type ScriptedModel } from '../../src/testing/script
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import { droppedSignalPatchId } from '../../src/workflows/undecodable-guard.js';
 import { cliPath, killAll, runCli, spawnTracked } from '../cli/helpers.js';
-import { poll, ScriptBook } from '../client/helpers.js';
+import { poll, ScriptBook } from '../agent-client/helpers.js';
 import { readEvents } from '../bridge/sse.js';
 import { canary } from '../helpers/secrets.js';
 import { newKey } from './keys.js';

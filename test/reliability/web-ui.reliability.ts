@@ -13,7 +13,7 @@ import { startScriptedModel } from '../../src/testing/scripted-model/index.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
-import { DurableAgentClient } from '../../src/client/index.js';
+import { DurableAgentClient } from '../../src/agent-client/index.js';
 import { askUpdate } from '../../src/workflows/definitions.js';
 import { Browser } from './browser.js';
 import { payloadTexts, startEncryptedDev, temporalWorkflowShow } from './encrypted-dev.js';

@@ -7,7 +7,7 @@ import {
   InputAlreadyAnsweredError,
   InputRequestNotFoundError,
   InvalidInputError,
-} from '../../src/client/index.js';
+} from '../../src/agent-client/index.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES } from '../../src/shared/search-attributes.js';
 import type { ChatMessage } from '../../src/shared/types.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';

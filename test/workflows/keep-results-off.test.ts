@@ -27,10 +27,10 @@ async function countingAgent(keepResults: boolean) {
       keepFinished: keepResults ? undefined : false,
       workerConnection: {
         workflowService: {
-          getSystemInfo: (request) => {
+          getSystemInfo: ((request) => {
             probes.count++;
             return workflowService.getSystemInfo(request);
-          },
+          }) as typeof workflowService.getSystemInfo,
         },
       },
     },

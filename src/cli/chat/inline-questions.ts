@@ -1,5 +1,5 @@
 import type readline from 'node:readline';
-import type { DurableAgentClient } from '../../client/index.js';
+import type { DurableAgentClient } from '../../agent-client/index.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Spinner } from './spinner.js';
 

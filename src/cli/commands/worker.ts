@@ -1,5 +1,5 @@
 import { Command } from '@commander-js/extra-typings';
-import { DEFAULT_TEMPORAL_ADDRESS } from '../../client/connection.js';
+import { DEFAULT_TEMPORAL_ADDRESS } from '../../agent-client/connection.js';
 import { checkConfigFiles, loadConfig, type Config } from '../../config.js';
 import { loadMcpConfig } from '../../mcp/config.js';
 import { ServerUnavailableError } from '../../temporal-servers/index.js';

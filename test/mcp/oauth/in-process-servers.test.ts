@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../../src/client/durable-agent-client.js';
+import { DurableAgentClient } from '../../../src/agent-client/durable-agent-client.js';
 import { serveCodec } from '../../../src/codec/codec-server.js';
 import { parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
 import { MemoryTokenStore } from '../../../src/mcp/oauth/token-store.js';

@@ -1,7 +1,7 @@
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ConversationEndedError, DurableAgentClient, TooManyUpdatesError } from '../../src/client/index.js';
+import { ConversationEndedError, DurableAgentClient, TooManyUpdatesError } from '../../src/agent-client/index.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { poll, ScriptBook } from './helpers.js';

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DurableAgentClient, subscribe } from '../../src/client/index.js';
+import { DurableAgentClient, subscribe } from '../../src/agent-client/index.js';
 import { loadConfig } from '../../src/config.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/client/index.js';
-import { CONVERSATION_QUERIES } from '../../src/client/list.js';
+import { DurableAgentClient } from '../../src/agent-client/index.js';
+import { CONVERSATION_QUERIES } from '../../src/agent-client/list.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import {

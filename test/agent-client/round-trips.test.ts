@@ -1,8 +1,8 @@
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConversationEndedError, DurableAgentClient } from '../../src/client/index.js';
-import { cancellableRetryInterceptor } from '../../src/client/grpc-retry.js';
+import { ConversationEndedError, DurableAgentClient } from '../../src/agent-client/index.js';
+import { cancellableRetryInterceptor } from '../../src/agent-client/grpc-retry.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { poll, ScriptBook } from './helpers.js';

@@ -9,7 +9,7 @@ import {
   InvalidApprovalArgumentsError,
   UnknownApprovalError,
   type ConversationPendingApproval,
-} from '../../src/client/index.js';
+} from '../../src/agent-client/index.js';
 import { FailureType } from '../../src/shared/errors.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/client/index.js';
-import { MAX_RETRY_DELAY_MS } from '../../src/client/grpc-retry.js';
+import { DurableAgentClient } from '../../src/agent-client/index.js';
+import { MAX_RETRY_DELAY_MS } from '../../src/agent-client/grpc-retry.js';
 import { loadConfig } from '../../src/config.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 
