@@ -159,11 +159,8 @@ async function waitForAnswer(
     return await Promise.race([polled, asked]);
   } catch (error) {
     throwIfRefused(conversationId, error);
-    // A run that closed under the waiting message (`workflow execution already completed`): the answer it recorded
-    // before it closed, or why it closed.
-    const recorded = await recordedAnswer(runs, conversationId, message.id);
-    if (recorded !== undefined) return recorded;
-    throw (await endedError(runs, conversationId, error)) ?? error;
+    // A run that closed under the waiting message (`workflow execution already completed`).
+    return await closedRunAnswer(runs, message, conversationId, error);
   } finally {
     done.abort();
     signal.removeEventListener('abort', stop);
@@ -202,21 +199,24 @@ async function endedError(
   }
 }
 
-/** The result for `messageId` among the last results a completed latest run handed on, if it has one. */
-async function recordedAnswer(
+/**
+ * What a waiting message gets when its run closed under the wait: the answer the run recorded before it closed (among
+ * the last results it handed on), else `ConversationEndedError` with the reason it closed, else `cause` itself.
+ */
+async function closedRunAnswer(
   runs: ConversationRuns,
+  message: IncomingMessage,
   conversationId: string,
-  messageId: string,
-): Promise<TurnResult | undefined> {
-  try {
-    const { runId, status } = await runs.describe(conversationId);
-    if (status !== 'COMPLETED') return undefined;
-    const { state } = await runs.outcome(conversationId, runId);
-    return [state.lastResult, ...(state.recentResults ?? [])].find((result) => result?.messageId === messageId);
-  } catch {
-    // Nothing readable: the caller says why the run closed instead.
-    return undefined;
+  cause: unknown,
+): Promise<TurnResult> {
+  const latest = await runs.describe(conversationId).catch(() => undefined);
+  if (latest?.status === 'COMPLETED') {
+    const outcome = await runs.outcome(conversationId, latest.runId).catch(() => undefined);
+    const results = [outcome?.state.lastResult, ...(outcome?.state.recentResults ?? [])];
+    const recorded = results.find((result) => result?.messageId === message.id);
+    if (recorded !== undefined) return recorded;
   }
+  throw (await endedError(runs, conversationId, cause)) ?? cause;
 }
 
 /** The workflow's own failure behind a failed or rejected update, if that is what `error` is. */

@@ -107,23 +107,30 @@ async function holdQuery(id: string): Promise<{ held: Promise<unknown> }> {
   throw new Error(`no query could be held on ${id}; the last probe: ${probe}`);
 }
 
-/** Two asks at once: one update is in flight (it waits for a worker), so the other is sent by signal and polls. */
-function twoAsks(client: DurableAgentClient, id: string): Promise<unknown>[] {
-  return ['one', 'two'].map((name) =>
+/**
+ * Two asks at once while a query is held: one update is in flight (it waits for a worker), so the other is sent by
+ * signal and polls the status, which Temporal refuses. Resolves once it did.
+ */
+async function twoAsksWhileHeld(
+  client: DurableAgentClient,
+  id: string,
+): Promise<{ held: Promise<unknown>; asks: Promise<unknown>[] }> {
+  await client.start(id);
+  const { held } = await holdQuery(id);
+  const asks = ['one', 'two'].map((name) =>
     client.ask(id, `question ${name}`, { messageId: `${name}-id` }).catch((error: unknown) => error),
   );
+  await poll(
+    async () => queries.refused,
+    (refused) => refused >= 1,
+  );
+  return { held, asks };
 }
 
 it('run queries: an ask sent by signal waits out a query Temporal refuses while another waits, and gets its answer', async () => {
   const { client, startWorker } = withoutWorker();
   const id = book.conversation('busy-answer', [{ content: 'first answer' }, { content: 'second answer' }]);
-  await client.start(id);
-  const { held } = await holdQuery(id);
-  const asks = twoAsks(client, id);
-  await poll(
-    async () => queries.refused,
-    (refused) => refused >= 1,
-  );
+  const { held, asks } = await twoAsksWhileHeld(client, id);
   await startWorker();
   const results = await Promise.all(asks);
   expect(results).toMatchObject([{ messageId: 'one-id' }, { messageId: 'two-id' }]);
@@ -134,13 +141,7 @@ it('run queries: an ask sent by signal waits out a query Temporal refuses while 
 it('run queries: an ask sent by signal that still waits when the conversation ends fails with ConversationEndedError', async () => {
   const { client, startWorker } = withoutWorker();
   const id = book.conversation('busy-ended', [{ content: 'never asked' }]);
-  await client.start(id);
-  const { held } = await holdQuery(id);
-  const asks = twoAsks(client, id);
-  await poll(
-    async () => queries.refused,
-    (refused) => refused >= 1,
-  );
+  const { held, asks } = await twoAsksWhileHeld(client, id);
   await client.end(id);
   await startWorker();
   for (const outcome of await Promise.all(asks)) {
