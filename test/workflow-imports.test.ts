@@ -50,7 +50,7 @@ describe('workflow imports: an allow-list', () => {
     "import { Client as value } from '@modelcontextprotocol/sdk/client/index.js';",
     "import { McpPool as value } from '../mcp/pool.js';",
     "import { createActivities as value } from '../activities/index.js';",
-    "import { DurableAgentClient as value } from '../client/index.js';",
+    "import { DurableAgentClient as value } from '../agent-client/index.js';",
     "import { EncryptionCodec as value } from '../codec/encryption-codec.js';",
     "import { Worker as value } from '@temporalio/worker';",
     "import { loadConfig as value } from '../config.js';",

@@ -9,7 +9,6 @@ import {
   conversationWorkflowId,
   endSignal,
   interruptSignal,
-  statusQuery,
   transcriptQuery,
   userMessageSignal,
   type IncomingMessage,
@@ -26,11 +25,14 @@ import {
   CONVERSATION_WORKFLOW_TYPE,
   ConversationRuns,
   isValidMessage,
+  type ConversationHandle,
   rejectInvalidMessage,
 } from './conversation-runs.js';
 import { reportsStarted, signalWithStartReportingStart } from './signal-with-start.js';
 import { ConversationEndedError } from './errors.js';
 import { listConversations } from './list.js';
+import { queryRun } from './run-queries.js';
+import { conversationStatus } from './status.js';
 import { TranscriptChain, type ConversationTranscriptPage } from './transcript.js';
 import type {
   ApproveOptions,
@@ -200,26 +202,7 @@ export class DurableAgentClient {
 
   /** The conversation's state: phase, turns, queue, the running turn's progress, the last result. */
   async status(conversationId: string): Promise<ConversationStatusReport> {
-    const description = await this.runs.describe(conversationId);
-    const base = { workflowId: conversationWorkflowId(conversationId), runId: description.runId };
-    if (description.status === 'COMPLETED') {
-      const outcome = await this.runs.outcome(conversationId, description.runId);
-      const { state } = outcome;
-      return {
-        ...base,
-        open: false,
-        conversationId,
-        phase: outcome.closedBecause === 'ended' ? 'ended' : 'idle',
-        turns: state.turns,
-        queued: state.queue.length,
-        transcriptLength: state.transcriptOffset + state.transcript.length,
-        transcriptOffset: state.transcriptOffset,
-        ...(state.lastResult ? { lastResult: state.lastResult } : {}),
-      };
-    }
-    const status = await this.runs.handle(conversationId, description.runId).query(statusQuery);
-    if (description.status === 'RUNNING') return { ...base, open: true, ...status };
-    return { ...base, ...status, open: false, phase: 'ended', currentTurn: undefined };
+    return await conversationStatus(this.runs, conversationId);
   }
 
   /** The questions MCP servers wait for a person to answer in this conversation (elicitation; docs/mcp.md). */
@@ -296,9 +279,12 @@ export class DurableAgentClient {
   }
 
   private async chain(conversationId: string): Promise<TranscriptChain> {
-    const { runId } = await this.runs.describe(conversationId);
-    return new TranscriptChain(runId, (run, request) =>
-      this.runs.handle(conversationId, run).query(transcriptQuery, request),
-    );
+    const { runId, status } = await this.runs.describe(conversationId);
+    return new TranscriptChain(runId, (run, request) => {
+      const query = (handle: ConversationHandle) => handle.query(transcriptQuery, request);
+      const ask = () => query(this.runs.handle(conversationId, run));
+      // Earlier runs are closed; the latest may close while it is asked, and then answers from its history.
+      return run === runId && status === 'RUNNING' ? queryRun(this.runs, conversationId, run, query, ask) : ask();
+    });
   }
 }
