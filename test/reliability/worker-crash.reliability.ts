@@ -50,14 +50,15 @@ import {
   writeMcpConfig,
   type ActivityRecord,
 } from './helpers.js';
+import { nextAttemptOf, resumedAfter } from './recovery-times.js';
 
 /**
  * Issue 8, item 1: the worker is a separate process (`durable-agent worker`), killed with SIGKILL at four points of a
  * six-step tool chain (and once more while a non-idempotent call is in flight); a fresh worker process finishes the
  * turn. Each run is compared with an uninterrupted run of the same chain. Real time: after a kill, an activity that was
- * running is retried only when its heartbeat timeout (30 s for model calls, 10 s for tool calls) has passed, because
- * nothing else tells Temporal that the worker died. The runs after the baseline go concurrently, so the file takes
- * about as long as its slowest run.
+ * running is retried only when its heartbeat timeout (src/workflows/turn.ts) has passed, because nothing else tells
+ * Temporal that the worker died; each row says how long after the kill the interrupted calls started again. The runs
+ * after the baseline go concurrently, so the file takes about as long as its slowest run.
  */
 
 type Handle = WorkflowHandle<typeof conversationWorkflow>;
@@ -104,6 +105,8 @@ interface ChainRun {
   /** Activities that had a running attempt at the kill, by label. */
   startedAtKill: string[];
   recoverySeconds?: number;
+  /** From the kill to the start of the next attempt of the last interrupted call to start again. */
+  resumedSeconds?: number;
 }
 
 interface KillContext {
@@ -165,6 +168,7 @@ async function runChain(name: string, point?: KillPoint): Promise<ChainRun | und
   let inFlight: ActivityRecord[] = [];
   let startedAtKill: string[] = [];
   let killedAt: number | undefined;
+  let resumed: Promise<number | undefined> = Promise.resolve(undefined);
   if (point) {
     await point.killAt({ handle, workflowId, counterFile, worker: first });
     killedAt = Date.now();
@@ -180,6 +184,11 @@ async function runChain(name: string, point?: KillPoint): Promise<ChainRun | und
       return undefined;
     }
     await startWorker();
+    resumed = resumedAfter(
+      handle,
+      killedAt,
+      pending.filter((activity) => activity.started),
+    );
   }
 
   const turn = await within(asked, 240_000, `turn 1 of ${workflowId}`);
@@ -210,6 +219,7 @@ async function runChain(name: string, point?: KillPoint): Promise<ChainRun | und
     inFlight,
     startedAtKill,
     recoverySeconds,
+    resumedSeconds: await resumed,
   };
 }
 
@@ -378,7 +388,15 @@ describe('worker crashes in the middle of a six-step tool chain', () => {
             ? ` (the kill landed there on attempt ${attempts}; earlier kills came after the next call had started, and those runs were discarded)`
             : '');
         rows.add(
-          { group: GROUP, fault: point.fault, outcome, counts, recoverySeconds: run.recoverySeconds, passed: true },
+          {
+            group: GROUP,
+            fault: point.fault,
+            outcome,
+            counts,
+            recoverySeconds: run.recoverySeconds,
+            resumedSeconds: run.resumedSeconds,
+            passed: true,
+          },
           order,
         );
       } catch (error) {
@@ -428,7 +446,7 @@ function checkPoint(name: string, run: ChainRun): string {
         [round4[0]!.stepIndex, true],
       ]);
       expect(run.requests).toHaveLength(baseline.requests.length + 1);
-      return `${answer}; the new worker retried round 4 (same idempotency key, same messages, transcript rebuilt by query) after the 30 s heartbeat timeout; no tool ran twice`;
+      return `${answer}; the new worker retried round 4 (same idempotency key, same messages, transcript rebuilt by query) after its heartbeat timeout; no tool ran twice`;
     }
     case 'tool-in-flight': {
       expect(run.startedAtKill).toContain('slow');
@@ -436,7 +454,7 @@ function checkPoint(name: string, run: ChainRun): string {
       expect(run.requests).toHaveLength(baseline.requests.length);
       const others = run.startedAtKill.filter((label) => label !== 'slow');
       return (
-        `${answer}; slow (read-only) ran again on the new worker after the 10 s heartbeat timeout (${run.calls.slow} runs)` +
+        `${answer}; slow (read-only) ran again on the new worker after its heartbeat timeout (${run.calls.slow} runs)` +
         (others.length > 0 ? `; also in flight: ${others.join(', ')}, each run at most twice` : '')
       );
     }
@@ -551,10 +569,14 @@ function killedModelRound(): Promise<void> {
       { modelAttempts: 1 },
     );
     let killedAt = 0;
+    const resumed: number[] = [];
     for (let kill = 1; kill <= KILLS; kill++) {
       await until(() => run.model.requestsFor(run.workflowId).length === kill, `attempt ${kill} of round 1`);
+      const [running] = (await pendingActivities(run.handle)).filter((activity) => activity.started);
       killedAt = Date.now();
       await run.killAndReplace();
+      const next = running && (await nextAttemptOf(run.handle, running.activityId, running.attempt));
+      if (next) resumed.push((next.startedAt - killedAt) / 1000);
     }
     const turn = await within(run.asked, 240_000, 'the turn');
     const recoverySeconds = (Date.now() - killedAt) / 1000;
@@ -567,11 +589,12 @@ function killedModelRound(): Promise<void> {
     await run.handle.signal(endSignal, {});
     return {
       outcome:
-        `completed with its answer on attempt ${activity?.attempt}: each kill was noticed at the 30 s heartbeat ` +
-        'timeout and the call retried on the new worker; the kills were not counted against modelAttempts ' +
-        '(before: error:ModelTimeout after the first kill)',
+        `completed with its answer on attempt ${activity?.attempt}: each kill was noticed at the heartbeat ` +
+        `timeout and the call retried on the new worker (SIGKILL → next attempt: ${resumed.map((seconds) => `${seconds.toFixed(1)} s`).join(', ')}); ` +
+        'the kills were not counted against modelAttempts (before: error:ModelTimeout after the first kill)',
       counts: `model requests ${requests.length}, one idempotency key · rounds ${turn.rounds}`,
       recoverySeconds,
+      resumedSeconds: resumed.length > 0 ? Math.max(...resumed) : undefined,
     };
   });
 }
@@ -588,8 +611,10 @@ function killedUnsafeTool(): Promise<void> {
       const pending = await pendingActivities(run.handle);
       return pending.some((activity) => (activity.heartbeat as { phase?: string } | undefined)?.phase === 'sent');
     }, 'the hang call to be sent');
+    const [running] = (await pendingActivities(run.handle)).filter((activity) => activity.started);
     const killedAt = Date.now();
     await run.killAndReplace();
+    const next = running && (await nextAttemptOf(run.handle, running.activityId, running.attempt));
     const turn = await within(run.asked, 120_000, 'the turn');
     const recoverySeconds = (Date.now() - killedAt) / 1000;
     expect(turn).toMatchObject({ stopReason: 'completed', answer: 'Checked.', toolCalls: 1 });
@@ -607,6 +632,7 @@ function killedUnsafeTool(): Promise<void> {
         'run hang again (before: "unavailable" after the single attempt)',
       counts: `hang ran ${callsPerTool(run.counterFile).hang}× · tool calls ${turn.toolCalls}`,
       recoverySeconds,
+      resumedSeconds: next ? (next.startedAt - killedAt) / 1000 : undefined,
     };
   });
 }
