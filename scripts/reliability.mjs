@@ -40,6 +40,7 @@ const FILES = [
   'upgrade',
   'versioning',
 ];
+const BROWSER_FILES = ['web-ui', 'chat-page'];
 /** The browser tests save their screenshots here (CI keeps test-results/); a run copies them to docs/screenshots. */
 const screenshotsDir = path.join(root, 'test-results/screenshots');
 const docsScreenshotsDir = path.join(root, 'docs/screenshots');
@@ -207,7 +208,8 @@ async function main(argv) {
   if (argv.includes('--render-only')) return void (await render());
   const { status, seconds } = runTests(files);
   await render(seconds);
-  copyScreenshots();
+  // Only the browser tests take screenshots: a run without them leaves docs/screenshots as it is.
+  if (files.some((file) => BROWSER_FILES.includes(file))) copyScreenshots();
   process.exitCode = status;
 }
 

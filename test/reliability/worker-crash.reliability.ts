@@ -107,6 +107,8 @@ interface ChainRun {
   recoverySeconds?: number;
   /** From the kill to the start of the next attempt of the last interrupted call to start again. */
   resumedSeconds?: number;
+  /** From the kill until the fresh worker polled: the next attempts cannot start before. */
+  replacedSeconds?: number;
 }
 
 interface KillContext {
@@ -169,6 +171,7 @@ async function runChain(name: string, point?: KillPoint): Promise<ChainRun | und
   let startedAtKill: string[] = [];
   let killedAt: number | undefined;
   let resumed: Promise<number | undefined> = Promise.resolve(undefined);
+  let replacedSeconds: number | undefined;
   if (point) {
     await point.killAt({ handle, workflowId, counterFile, worker: first });
     killedAt = Date.now();
@@ -184,6 +187,7 @@ async function runChain(name: string, point?: KillPoint): Promise<ChainRun | und
       return undefined;
     }
     await startWorker();
+    replacedSeconds = (Date.now() - killedAt) / 1000;
     resumed = resumedAfter(
       handle,
       killedAt,
@@ -220,6 +224,7 @@ async function runChain(name: string, point?: KillPoint): Promise<ChainRun | und
     startedAtKill,
     recoverySeconds,
     resumedSeconds: await resumed,
+    replacedSeconds,
   };
 }
 
@@ -384,6 +389,7 @@ describe('worker crashes in the middle of a six-step tool chain', () => {
         const counts = expectLikeBaseline(run, point);
         const outcome =
           checkPoint(name, run) +
+          `; the fresh worker polled ${run.replacedSeconds?.toFixed(1)} s after the kill` +
           (attempts > 1
             ? ` (the kill landed there on attempt ${attempts}; earlier kills came after the next call had started, and those runs were discarded)`
             : '');
@@ -499,8 +505,8 @@ interface LostRun {
   model: ScriptedModel;
   counterFile: string;
   asked: Promise<TurnResult>;
-  /** SIGKILL the current worker process, then start a fresh one. */
-  killAndReplace(): Promise<void>;
+  /** SIGKILL the current worker process, then start a fresh one; resolves once it polls, with the seconds that took. */
+  killAndReplace(): Promise<number>;
 }
 
 async function startLostRun(name: string, script: Script, settings: ConversationSettings): Promise<LostRun> {
@@ -541,8 +547,10 @@ async function startLostRun(name: string, script: Script, settings: Conversation
     counterFile,
     asked,
     async killAndReplace() {
+      const killedAt = Date.now();
       await worker.kill();
       worker = await startWorker();
+      return (Date.now() - killedAt) / 1000;
     },
   };
 }
@@ -569,14 +577,18 @@ function killedModelRound(): Promise<void> {
       { modelAttempts: 1 },
     );
     let killedAt = 0;
-    const resumed: number[] = [];
+    const resumed: string[] = [];
+    let longest: number | undefined;
     for (let kill = 1; kill <= KILLS; kill++) {
       await until(() => run.model.requestsFor(run.workflowId).length === kill, `attempt ${kill} of round 1`);
       const [running] = (await pendingActivities(run.handle)).filter((activity) => activity.started);
       killedAt = Date.now();
-      await run.killAndReplace();
+      const replaced = await run.killAndReplace();
       const next = running && (await nextAttemptOf(run.handle, running.activityId, running.attempt));
-      if (next) resumed.push((next.startedAt - killedAt) / 1000);
+      if (!next) continue;
+      const seconds = (next.startedAt - killedAt) / 1000;
+      longest = Math.max(longest ?? 0, seconds);
+      resumed.push(`${seconds.toFixed(1)} s (the fresh worker polled after ${replaced.toFixed(1)} s)`);
     }
     const turn = await within(run.asked, 240_000, 'the turn');
     const recoverySeconds = (Date.now() - killedAt) / 1000;
@@ -590,11 +602,11 @@ function killedModelRound(): Promise<void> {
     return {
       outcome:
         `completed with its answer on attempt ${activity?.attempt}: each kill was noticed at the heartbeat ` +
-        `timeout and the call retried on the new worker (SIGKILL → next attempt: ${resumed.map((seconds) => `${seconds.toFixed(1)} s`).join(', ')}); ` +
+        `timeout and the call retried on the new worker (SIGKILL → next attempt: ${resumed.join(', ')}); ` +
         'the kills were not counted against modelAttempts (before: error:ModelTimeout after the first kill)',
       counts: `model requests ${requests.length}, one idempotency key · rounds ${turn.rounds}`,
       recoverySeconds,
-      resumedSeconds: resumed.length > 0 ? Math.max(...resumed) : undefined,
+      resumedSeconds: longest,
     };
   });
 }
@@ -613,7 +625,7 @@ function killedUnsafeTool(): Promise<void> {
     }, 'the hang call to be sent');
     const [running] = (await pendingActivities(run.handle)).filter((activity) => activity.started);
     const killedAt = Date.now();
-    await run.killAndReplace();
+    const replaced = await run.killAndReplace();
     const next = running && (await nextAttemptOf(run.handle, running.activityId, running.attempt));
     const turn = await within(run.asked, 120_000, 'the turn');
     const recoverySeconds = (Date.now() - killedAt) / 1000;
@@ -629,7 +641,7 @@ function killedUnsafeTool(): Promise<void> {
       outcome:
         'the model got "outcome unknown" (the call may have run), not "unavailable … try again later": the lost ' +
         'attempt was not counted, so the call was retried, and the retry, finding no "not sent" record, did not ' +
-        'run hang again (before: "unavailable" after the single attempt)',
+        `run hang again (before: "unavailable" after the single attempt); the fresh worker polled ${replaced.toFixed(1)} s after the kill`,
       counts: `hang ran ${callsPerTool(run.counterFile).hang}× · tool calls ${turn.toolCalls}`,
       recoverySeconds,
       resumedSeconds: next ? (next.startedAt - killedAt) / 1000 : undefined,
