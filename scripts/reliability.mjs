@@ -92,7 +92,12 @@ function fileDurations() {
   return new Map(
     report.testResults.map((result) => [
       path.basename(result.name).replace(/\.reliability\.ts$/, ''),
-      { seconds: (result.endTime - result.startTime) / 1000, status: result.status },
+      {
+        seconds: (result.endTime - result.startTime) / 1000,
+        status: result.status,
+        // A test can fail after its rows were written (vitest's timeout): the rows then say passed, the file does not.
+        failedTests: result.assertionResults.filter((test) => test.status === 'failed').map((test) => test.title),
+      },
     ]),
   );
 }
@@ -105,7 +110,7 @@ function sectionsInDocs(docs) {
     const file = /`test\/reliability\/([\w-]+)\.reliability\.ts`/.exec(section)?.[1];
     if (!file) continue;
     // The table's closing lines (the total, the failures) follow the last section: they are the earlier run's.
-    const body = section.split(/^(?=All fault runs together|\*\*\d+ fault run)/m)[0];
+    const body = section.split(/^(?=All fault runs together|The files of this run together|\*\*\d+ fault run)/m)[0];
     sections.set(file, `${sections.get(file) ?? ''}${body.trimEnd()}\n\n`);
   }
   return sections;
@@ -153,7 +158,10 @@ async function render(totalSeconds) {
         `\`test/reliability/${result.file}.reliability.ts\`` +
           (duration
             ? `: ${duration.seconds.toFixed(0)} s in its tests (vitest's measure, set-up hooks not included).`
-            : '.'),
+            : '.') +
+          (duration?.failedTests.length > 0
+            ? ` **vitest failed ${duration.failedTests.map((title) => `"${title}"`).join(', ')} in this run.**`
+            : ''),
         '',
       );
       const groupRows = result.rows.filter((entry) => entry.group === group);

@@ -9,18 +9,9 @@ import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startScriptedModel, type ScriptedModel, type ScriptStep } from '../../src/testing/scripted-model/index.js';
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import { askUpdate, endSignal, transcriptQuery, type TurnResult } from '../../src/workflows/definitions.js';
-import {
-  callsPerTool,
-  killLeftovers,
-  requireBuild,
-  ResultRows,
-  TEST_SERVER,
-  until,
-  within,
-  WorkerProcess,
-  writeMcpConfig,
-} from './helpers.js';
+import { callsPerTool, requireBuild, ResultRows, TEST_SERVER, until, within, writeMcpConfig } from './helpers.js';
 import { nextAttemptOf, percentile, startedAttempts } from './recovery-times.js';
+import { WorkerFleet } from './worker-fleet.js';
 
 /**
  * How soon a turn whose worker dies resumes on another worker. Each round starts a worker process, gives it model
@@ -45,8 +36,7 @@ const GROUP = `Worker process killed (SIGKILL) ${KILLS} times with ${CALLS_PER_K
 let env: TestWorkflowEnvironment;
 let model: ScriptedModel;
 let tmp: string;
-const workers: WorkerProcess[] = [];
-const counterFiles: string[] = [];
+const fleet = new WorkerFleet();
 const rows = new ResultRows('recovery');
 
 /**
@@ -64,14 +54,12 @@ function step(request: { conversation: string }, { stepIndex }: { stepIndex: num
 beforeAll(async () => {
   requireBuild();
   tmp = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-recovery-'));
-  env = await createLocalEnvironment();
-  model = await startScriptedModel({ script: step, name: 'recovery' });
+  [env, model] = await Promise.all([createLocalEnvironment(), startScriptedModel({ script: step, name: 'recovery' })]);
 });
 
 afterAll(async () => {
   rows.write();
-  await Promise.allSettled(workers.map((worker) => worker.kill()));
-  killLeftovers(counterFiles);
+  await fleet.killAll();
   await model?.close();
   await env?.teardown();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
@@ -96,21 +84,19 @@ async function killRound(round: number): Promise<void> {
   const taskQueue = `recovery-${round}-${randomUUID()}`;
   const counterFile = path.join(tmp, `round-${round}.counter.jsonl`);
   const mcpConfigPath = path.join(tmp, `round-${round}.mcp.json`);
-  counterFiles.push(counterFile);
   // `hang` with a long timeout, so that only the kill ends the call.
   const hang = { command: process.execPath, args: [TEST_SERVER], env: { MCP_TEST_COUNTER_FILE: counterFile } };
   writeMcpConfig(mcpConfigPath, counterFile, { effects: { ...hang, allowTools: ['hang'], timeoutMs: 600_000 } });
-  const startWorker = async () => {
-    const worker = await WorkerProcess.start({
+  const logFile = path.join(tmp, `round-${round}.worker.log`);
+  const startWorker = () =>
+    fleet.start({
       temporalAddress: env.address,
-      taskQueue,
       modelBaseUrl: model.baseUrl,
+      taskQueue,
       mcpConfigPath,
-      logFile: path.join(tmp, `round-${round}.worker.log`),
+      logFile,
+      counterFile,
     });
-    workers.push(worker);
-    return worker;
-  };
 
   const first = await startWorker();
   const conversations = await Promise.all(

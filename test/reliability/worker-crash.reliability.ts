@@ -135,6 +135,8 @@ interface KillPoint {
 }
 
 const SECOND_MESSAGE = 'Also: what time is it?';
+/** Per run (vitest's test timeout): between-steps may start its chain, and a worker, five times over. */
+const RUN_TIMEOUT_MS = 600_000;
 
 /** Runs the chain; `undefined` when the kill missed a point that must find nothing running (the run was terminated). */
 async function runChain(name: string, point?: KillPoint): Promise<ChainRun | undefined> {
@@ -377,6 +379,7 @@ describe('worker crashes in the middle of a six-step tool chain', () => {
     },
   };
 
+  // Each run starts two or more worker processes, and on a loaded machine a worker has taken 110 s to start polling.
   it.concurrent.each(Object.keys(points))(
     'SIGKILL %s: a fresh worker completes the turn like the baseline',
     async (name) => {
@@ -419,19 +422,19 @@ describe('worker crashes in the middle of a six-step tool chain', () => {
         throw error;
       }
     },
-    300_000,
+    RUN_TIMEOUT_MS,
   );
 
   // Issue 15, items 10 and 11 (see `startLostRun`): here, so that they run beside the chain runs.
   it.concurrent(
     'SIGKILL during the same model round more often than modelAttempts allows: the turn still answers',
     killedModelRound,
-    300_000,
+    RUN_TIMEOUT_MS,
   );
   it.concurrent(
     'SIGKILL during a non-idempotent call with toolAttempts: 1: outcome unknown, never "try again later"',
     killedUnsafeTool,
-    300_000,
+    RUN_TIMEOUT_MS,
   );
 });
 
