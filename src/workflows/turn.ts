@@ -36,10 +36,15 @@ import { awaitApproval, editedNote, TimeLimit } from './turn-approvals.js';
 
 // Each call sets `maximumAttempts`: its error attempts (counted by the activity) plus the attempts it may lose to
 // workers that die or shut down (see attempts.ts).
+//
+// A worker that dies (SIGKILL, out of memory) is noticed only when its attempt's heartbeat timeout passes: the retry
+// starts on another worker after that timeout plus the first retry interval (1 s), at most 7 s for the 6 s below. The
+// activities heartbeat every 2 s (src/activities/calls/heartbeat.ts), so the timeout waits for three missed
+// heartbeats; an event loop stalled for longer than 4 to 6 s times a live attempt out (docs/reliability.md). A
+// timeout here changes no command a workflow emits, only the attributes of calls scheduled from now on, so no patch.
 const { callModel } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
-  // The model activity heartbeats while it waits, so a dead worker is noticed in seconds, not minutes.
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '6 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
@@ -51,8 +56,8 @@ const { callModel } = proxyActivities<Activities>({
 
 const { callTool } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
-  // Tool calls heartbeat too; the heartbeat also records that a request was sent (see docs/mcp.md).
-  heartbeatTimeout: '10 seconds',
+  // As the model call's; the heartbeat also records that a request was sent (see docs/mcp.md).
+  heartbeatTimeout: '6 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
