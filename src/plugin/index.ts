@@ -64,7 +64,9 @@ export class DurableAgentPlugin extends SimplePlugin {
       ...this.#workflows(options),
       // A name the application registers too keeps the application's activity: the agent's are all it adds.
       activities: { ...activities, ...options.activities },
-      maxHeartbeatThrottleInterval: options.maxHeartbeatThrottleInterval ?? MAX_HEARTBEAT_THROTTLE_INTERVAL,
+      ...(options.maxHeartbeatThrottleInterval === undefined
+        ? { maxHeartbeatThrottleInterval: MAX_HEARTBEAT_THROTTLE_INTERVAL }
+        : {}),
     };
   }
 
@@ -97,7 +99,7 @@ export class DurableAgentPlugin extends SimplePlugin {
     if (existing === undefined) return workerDataConverter(keys);
     if (keys.length > 0) {
       throw new TypeError(
-        'durableAgentPlugin: encryptionKeys make the worker\'s data converter, but the worker has a dataConverter ' +
+        "durableAgentPlugin: encryptionKeys make the worker's data converter, but the worker has a dataConverter " +
           'of its own. Pass the keys (and use encryptionDataConverter(keys) in your clients) or the data converter, not both.',
       );
     }

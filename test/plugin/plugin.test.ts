@@ -45,7 +45,7 @@ async function askAgent(taskQueue: string, message: string) {
     workflowId: conversationWorkflowId(conversationId),
     args: [{ conversationId, messages: [{ id: randomUUID(), content: message }], closeWhenIdle: true }],
   });
-  const outcome = (await handle.result()) as ConversationOutcome;
+  const outcome: ConversationOutcome = await handle.result();
   return { result: outcome.state.lastResult, requests: model.requestsFor(handle.workflowId) };
 }
 
