@@ -157,6 +157,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     address,
     tls: clientOptions.tls,
     apiKey: config.temporal.apiKey,
+    metadata: clientOptions.metadata,
   });
   const clientConnection = await Connection.connect(clientOptions);
   const deploymentVersion = config.workerVersioning === undefined ? undefined : versionOf(config.workerVersioning);

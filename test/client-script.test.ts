@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -21,16 +24,17 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-/** `npm run client -- ...` against this dev server and this worker's task queue. */
-function client(...args: string[]) {
+/** `npm run client -- ...` against this worker's task queue, on the dev server `connection` names. */
+function client(args: string[], connection: NodeJS.ProcessEnv = { TEMPORAL_ADDRESS: env.address }) {
+  const { TEMPORAL_ADDRESS: _address, TEMPORAL_PROFILE: _profile, ...inherited } = process.env;
   return run('npm', ['run', '--silent', 'client', '--', ...args], {
     cwd: repository,
-    env: { ...process.env, TEMPORAL_ADDRESS: env.address, DURABLE_AGENT_TASK_QUEUE: agent.taskQueue },
+    env: { ...inherited, ...connection, DURABLE_AGENT_TASK_QUEUE: agent.taskQueue },
   });
 }
 
 it('client script: npm run client -- "message" starts a conversation and prints its answer', async () => {
-  const { stdout } = await client('What is 2 + 40?');
+  const { stdout } = await client(['What is 2 + 40?']);
   const [header, answer] = stdout.trim().split('\n');
   expect(answer).toBe('Forty-two.');
   const conversationId = /^conversation (client-[0-9a-f-]+) \(completed\)$/.exec(header ?? '')?.[1];
@@ -41,8 +45,20 @@ it('client script: npm run client -- "message" starts a conversation and prints 
 });
 
 it('client script: without a message it says what to give and exits 1', async () => {
-  await expect(client()).rejects.toMatchObject({
+  await expect(client([])).rejects.toMatchObject({
     code: 1,
     stderr: expect.stringContaining('Give the message to send'),
   });
+});
+
+it('client script: connects with a temporal.toml profile (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE) as Temporal tools do', async () => {
+  const folder = mkdtempSync(path.join(os.tmpdir(), 'client-profile-'));
+  try {
+    const file = path.join(folder, 'temporal.toml');
+    writeFileSync(file, `[profile.local]\naddress = "${env.address}"\nnamespace = "default"\n`);
+    const { stdout } = await client(['Still there?'], { TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'local' });
+    expect(stdout.trim().split('\n')[1]).toBe('Forty-two.');
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 });
