@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
+import type { Payload, PayloadCodec } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import OpenAI from 'openai';
@@ -38,15 +40,15 @@ function plugin() {
 }
 
 /** One conversation turn on the worker's task queue, to its result. */
-async function askAgent(taskQueue: string, message: string) {
+async function askAgent(taskQueue: string, message: string, client = env.client) {
   const conversationId = randomUUID();
-  const handle = await env.client.workflow.start(conversationWorkflow, {
+  const handle = await client.workflow.start(conversationWorkflow, {
     taskQueue,
     workflowId: conversationWorkflowId(conversationId),
     args: [{ conversationId, messages: [{ id: randomUUID(), content: message }], closeWhenIdle: true }],
   });
   const outcome: ConversationOutcome = await handle.result();
-  return { result: outcome.state.lastResult, requests: model.requestsFor(handle.workflowId) };
+  return { result: outcome.state.lastResult, requests: model.requestsFor(handle.workflowId), handle };
 }
 
 async function runBoth(worker: Worker, taskQueue: string) {
@@ -94,6 +96,33 @@ describe('durableAgentPlugin', () => {
     expect(turn.result?.answer).toBe('Hello from the agent.');
   });
 
+  it("plugin: the application's data converter carries the conversation's payloads, its activities' signals too", async () => {
+    const taskQueue = `plugin-converter-${randomUUID()}`;
+    const dataConverter = { payloadCodecs: [new WrappingCodec()] };
+    const client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default', dataConverter });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowsPath: applicationWorkflowsPath,
+      dataConverter,
+      plugins: [plugin()],
+    });
+    const turn = await worker.runUntil(askAgent(taskQueue, 'Say hello.', client));
+    expect(turn.result?.answer).toBe('Hello from the agent.');
+    const history = await turn.handle.fetchHistory();
+    const encodings = new Set<string>();
+    for (const event of history.events ?? []) {
+      const payloads =
+        event.workflowExecutionStartedEventAttributes?.input?.payloads ??
+        event.activityTaskScheduledEventAttributes?.input?.payloads ??
+        event.workflowExecutionSignaledEventAttributes?.input?.payloads ??
+        [];
+      for (const payload of payloads) encodings.add(Buffer.from(payload.metadata?.encoding ?? []).toString());
+    }
+    expect(history.events?.some((event) => event.workflowExecutionSignaledEventAttributes)).toBe(true);
+    expect([...encodings]).toEqual([WRAPPED]);
+  });
+
   it('plugin: encryption keys and a data converter of the worker are refused, saying which to pass', async () => {
     const parsed = parseEncryptionKeys(`k1:${Buffer.alloc(32, 7).toString('base64')}`);
     if (!('keys' in parsed)) throw new Error('test key did not parse');
@@ -113,3 +142,38 @@ describe('durableAgentPlugin', () => {
     ).rejects.toThrow(/encryptionKeys.*dataConverter of its own/);
   });
 });
+
+const WRAPPED = 'binary/wrapped-by-application';
+
+/** An application's own payload codec: it wraps each payload whole, so only its own decode can read it. */
+class WrappingCodec implements PayloadCodec {
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => ({
+      metadata: { encoding: Buffer.from(WRAPPED) },
+      data: Buffer.from(
+        JSON.stringify({
+          metadata: Object.fromEntries(
+            Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+          ),
+          data: Buffer.from(payload.data ?? []).toString('base64'),
+        }),
+      ),
+    }));
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      if (Buffer.from(payload.metadata?.encoding ?? []).toString() !== WRAPPED) return payload;
+      const inner = JSON.parse(Buffer.from(payload.data ?? []).toString()) as {
+        metadata: Record<string, string>;
+        data: string;
+      };
+      return {
+        metadata: Object.fromEntries(
+          Object.entries(inner.metadata).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
+        ),
+        data: Buffer.from(inner.data, 'base64'),
+      };
+    });
+  }
+}
