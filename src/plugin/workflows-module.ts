@@ -29,12 +29,20 @@ export function withAgentWorkflows(applicationWorkflowsPath: string): string {
   const digest = createHash('sha256').update(source).digest('hex').slice(0, 16);
   const directory = path.join(nodeModulesOf(applicationWorkflowsPath), '.cache', 'durable-agent');
   const file = path.join(directory, `workflows-${digest}.js`);
-  if (!existsSync(file)) {
+  if (existsSync(file)) return file;
+  try {
     mkdirSync(directory, { recursive: true });
     // Written whole under another name first, so a worker bundling at the same moment never reads half a file.
     const partial = `${file}.${process.pid}.partial`;
     writeFileSync(partial, source);
     renameSync(partial, file);
+  } catch (error) {
+    throw new Error(
+      `durableAgentPlugin: cannot write the joined workflows module in ${directory} ` +
+        `(${(error as { code?: string }).code ?? String(error)}). Build the bundle where it can be written ` +
+        '(bundleWorkflowCode({ workflowsPath, plugins: [plugin] })) and pass it as workflowBundle.',
+      { cause: error },
+    );
   }
   return file;
 }
