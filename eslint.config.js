@@ -23,6 +23,14 @@ export default tseslint.config(
     },
   },
   {
+    // The embedded example's own tsconfig.json builds it where it is installed on its own; here it is checked with the
+    // project's, whose paths resolve durable-agent to these sources.
+    files: ['examples/embedded/**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: false, project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  {
     // No import cycles anywhere in src/, type-only imports included.
     files: ['src/**/*.ts'],
     plugins: { 'durable-agent': { rules: { 'no-import-cycle': noImportCycle } } },

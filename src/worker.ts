@@ -8,26 +8,19 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import OpenAI from 'openai';
-import { createActivities, type ActivityDependencies } from './activities/index.js';
-import {
-  ENCODED_FAILURE_CONVERTER_PATH,
-  encryptionDataConverter,
-  STACKLESS_FAILURE_CONVERTER_PATH,
-  workerDataConverter,
-} from './codec/data-converter.js';
+import type { ActivityDependencies } from './activities/index.js';
+import { ENCODED_FAILURE_CONVERTER_PATH, STACKLESS_FAILURE_CONVERTER_PATH } from './codec/data-converter.js';
 import type { EncryptionKey } from './codec/keys.js';
 import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './agent-client/connection.js';
 import type { Config } from './config.js';
 import { loadMcpConfig } from './mcp/config.js';
 import { McpPool } from './mcp/pool.js';
+import { agentWorkflowsPath, durableAgentPlugin } from './plugin/index.js';
 import { looksSecret, Redactor } from './shared/redaction.js';
 import { deploymentVersion as versionOf, workerDeploymentOptions } from './worker-versioning.js';
 
 /** The workflows module: `.ts` when running from source (tests), `.js` once built. */
-export const workflowsPath = new URL(
-  `./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
-  import.meta.url,
-).pathname;
+export const workflowsPath = agentWorkflowsPath;
 
 const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
 
@@ -83,34 +76,22 @@ export interface AgentWorkerOptions extends ActivityDependencies {
   worker?: Partial<WorkerOptions>;
 }
 
-/** A Temporal worker running the conversation workflow and durable-agent's activities. */
+/**
+ * A Temporal worker running the conversation workflow and durable-agent's activities, and nothing else: the
+ * {@link durableAgentPlugin} on a worker of its own, with the workflow bundle built once per process.
+ */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
   const { connection, taskQueue, namespace, worker, encryptionKeys, deploymentVersion, ...dependencies } = options;
-  if (encryptionKeys !== undefined) {
-    // The activities signal and query their own workflow: those payloads are encrypted with the worker's keys too.
-    const { temporal } = dependencies;
-    dependencies.temporal = new Client({
-      connection: temporal.connection,
-      namespace: temporal.options.namespace,
-      interceptors: temporal.options.interceptors,
-      dataConverter: encryptionDataConverter(encryptionKeys),
-    });
-  }
   return await Worker.create({
     connection,
     namespace: namespace ?? 'default',
     taskQueue,
-    dataConverter: workerDataConverter(encryptionKeys),
     // A bundle passed in must have been built with the same failure converter (bundleWorkflows does that).
     workflowBundle:
       worker?.workflowBundle ?? (await bundleWorkflows({ encodeFailures: (encryptionKeys?.length ?? 0) > 0 })),
-    // The worker's own connection also answers whether Temporal is up before a finished result is handed over.
-    activities: createActivities({ workerConnection: connection, ...dependencies }),
-    // Cancellation reaches an activity with its next heartbeat: flush heartbeats often so an interrupt or the time
-    // limit aborts a model or MCP request within a second or two, not at 80% of the heartbeat timeout.
-    maxHeartbeatThrottleInterval: '1 second',
     ...(deploymentVersion === undefined ? {} : workerDeploymentOptions(deploymentVersion)),
     ...worker,
+    plugins: [durableAgentPlugin({ ...dependencies, encryptionKeys }), ...(worker?.plugins ?? [])],
   });
 }
 
@@ -176,6 +157,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     address,
     tls: clientOptions.tls,
     apiKey: config.temporal.apiKey,
+    metadata: clientOptions.metadata,
   });
   const clientConnection = await Connection.connect(clientOptions);
   const deploymentVersion = config.workerVersioning === undefined ? undefined : versionOf(config.workerVersioning);
