@@ -31,6 +31,7 @@ import {
 import { reportsStarted, signalWithStartReportingStart } from './signal-with-start.js';
 import { ConversationEndedError } from './errors.js';
 import { listConversations } from './list.js';
+import { conversationCost } from '../workflows/cost-budget.js';
 import { TranscriptChain, type ConversationTranscriptPage } from './transcript.js';
 import type {
   ApproveOptions,
@@ -214,6 +215,7 @@ export class DurableAgentClient {
         queued: state.queue.length,
         transcriptLength: state.transcriptOffset + state.transcript.length,
         transcriptOffset: state.transcriptOffset,
+        cost: conversationCost(state),
         ...(state.lastResult ? { lastResult: state.lastResult } : {}),
       };
     }
