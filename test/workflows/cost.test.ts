@@ -1,9 +1,10 @@
+import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
 import { PriceTable } from '../../src/pricing/price-table.js';
 import { FailureType } from '../../src/shared/errors.js';
 import type { ModelCallResult } from '../../src/shared/types.js';
-import type { TestAgent } from '../../src/testing/agent.js';
+import { sharedWorkflowBundle, type TestAgent } from '../../src/testing/agent.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 
 const bed = useTimeSkippingWithCrm();
@@ -41,6 +42,19 @@ async function runsOf(agent: TestAgent, workflowId: string): Promise<number> {
     runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
   }
   return runs;
+}
+
+/** The run's history replays on the workflow code (the cost patches' markers included) without a determinism error. */
+async function expectReplays(agent: TestAgent, workflowId: string): Promise<void> {
+  const history = await agent.env.client.workflow.getHandle(workflowId).fetchHistory();
+  const markers = (history.events ?? []).flatMap((event) =>
+    Object.values(event.markerRecordedEventAttributes?.details ?? {}).flatMap((details) =>
+      (details.payloads ?? []).map((payload) => Buffer.from(payload.data ?? []).toString('utf8')),
+    ),
+  );
+  expect(markers.join(' ')).toContain('cost-budget');
+  const workflowBundle = await sharedWorkflowBundle();
+  await expect(Worker.runReplayHistory({ workflowBundle }, history, workflowId)).resolves.toBeUndefined();
 }
 
 describe('cost', () => {
@@ -96,6 +110,7 @@ describe('cost', () => {
     expect(result.overrun).toBeUndefined();
     expect(agent.model.requests).toHaveLength(1);
     expect((bed.crm.calls.find_user ?? 0) - findsBefore).toBe(1);
+    await expectReplays(agent, `conversation-${result.conversationId}`);
   });
 
   it('budget: a call that costs more than was left ends the turn after it, with its overrun and no final-answer call', async () => {
