@@ -1,6 +1,6 @@
 import { calcPrice, type Provider } from '@pydantic/genai-prices';
 import type { ModelCallCost, TokenUsage } from '../shared/types.js';
-import { loadPriceOverrides, type ModelPrices, PRICES_VARIABLE } from './price-overrides.js';
+import { loadPriceOverrides, type ModelPrices, parsePriceOverrides, PRICES_VARIABLE } from './price-overrides.js';
 
 /** Where a configured price comes from, as a priced call's `source` records it. */
 export const CONFIGURED_SOURCE = 'configured';
@@ -12,13 +12,16 @@ export const CONFIGURED_SOURCE = 'configured';
  */
 export class PriceTable {
   private readonly configured: Provider;
+  private readonly overrides: Readonly<Record<string, ModelPrices>>;
 
-  constructor(private readonly overrides: Readonly<Record<string, ModelPrices>> = {}) {
+  /** `overrides` are checked like a price file; a bad one is a ConfigError that names `source`. */
+  constructor(overrides: Readonly<Record<string, ModelPrices>> = {}, source = 'PriceTable prices') {
+    this.overrides = parsePriceOverrides(overrides, source);
     this.configured = {
       id: CONFIGURED_SOURCE,
       name: 'configured prices',
       api_pattern: '.*',
-      models: Object.entries(overrides).map(([model, prices]) => ({
+      models: Object.entries(this.overrides).map(([model, prices]) => ({
         id: model,
         match: { equals: model },
         // An unset cache price is the input price: a cache that saves nothing rather than a cache that is free.
@@ -81,5 +84,7 @@ function dollars(value: number): number {
 
 /** The worker's prices: the file `DURABLE_AGENT_PRICES` names (when set) over the bundled table. */
 export function loadPriceTable(pricesPath: string | undefined): PriceTable {
-  return new PriceTable(pricesPath === undefined ? {} : loadPriceOverrides(pricesPath));
+  return pricesPath === undefined
+    ? new PriceTable()
+    : new PriceTable(loadPriceOverrides(pricesPath), `${PRICES_VARIABLE} file ${pricesPath}`);
 }

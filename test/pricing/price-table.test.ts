@@ -131,6 +131,16 @@ describe('the price file', () => {
   });
 });
 
+describe('prices given as an option', () => {
+  it('prices: a PriceTable checks the prices it is given like a price file', () => {
+    const bad = { m: { input_mtok: 1 } } as unknown as ConstructorParameters<typeof PriceTable>[0];
+    expect(() => new PriceTable(bad, 'the prices option')).toThrow(ConfigError);
+    expect(() => new PriceTable(bad, 'the prices option')).toThrow(
+      'the prices option, model "m": "output_mtok" is missing',
+    );
+  });
+});
+
 describe('the pricing step of the model activity', () => {
   const input = { model: 'scripted-model' } as ModelCallInput;
   const answer: ModelCallResult = {
