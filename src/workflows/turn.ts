@@ -129,8 +129,9 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
   } finally {
     clock.cancel();
   }
-  // A cost limit is a cap on money: the final-answer call would be a call over it, so a cost stop makes none.
-  if (stop.kind === 'budget' && !isCostLimit(stop.limit) && wantsFinalAnswer(turn)) {
+  // A cost limit is a cap on money: the final-answer call would be a call over it, so a cost stop makes none, and
+  // neither does another limit's stop when the call would go past a cost limit.
+  if (stop.kind === 'budget' && !isCostLimit(stop.limit) && wantsFinalAnswer(turn) && !exhaustedCost(turn)) {
     stop = withFinalAnswer(stop, await askModel(turn, true));
   }
   const result = turnResult(context, stop, turn.spend, turn.budget, Date.now(), turn.unavailableServers, {

@@ -129,6 +129,15 @@ describe('cost', () => {
     expect(agent.model.requests).toHaveLength(2);
   });
 
+  it('budget: the final-answer call of another limit is not made when it would go past the cost budget', async () => {
+    const agent = await priced([{ ...findAda, ...usage(1_000, 100) }, { content: 'Never asked for.' }]);
+
+    const result = await agent.ask('Find Ada', { settings: { budget: { maxRounds: 1, maxCostUsd: 0.002 } } });
+
+    expect(result).toMatchObject({ stopReason: 'budget:rounds', answer: null, rounds: 1, toolCalls: 1 });
+    expect(agent.model.requests).toHaveLength(1);
+  });
+
   it('budget: the conversation budget counts every turn, across continue-as-new', async () => {
     const agent = await priced([
       { content: 'one', ...usage(2_000, 0) },
