@@ -1,4 +1,4 @@
-import type { ChatMessage, CostSpend, UnavailableServer } from '../shared/types.js';
+import type { ChatMessage, UnavailableServer } from '../shared/types.js';
 import type { ApprovalDecision, TurnResult } from '../workflows/definitions.js';
 
 /** How the CLI shows messages, tool calls and results to a person. */
@@ -25,16 +25,6 @@ export function formatDuration(ms: number): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const minutes = Math.floor(ms / 60_000);
   return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
-
-/**
- * A cost in US dollars: `$0.0123`, `$0.0123 + 2 unpriced` when some calls had no price (so the sum is a floor), `-`
- * when none is known.
- */
-export function formatCost(cost: CostSpend | undefined): string {
-  if (cost === undefined) return '-';
-  const dollars = `$${cost.usd.toFixed(cost.usd !== 0 && cost.usd < 0.01 ? 6 : 4)}`;
-  return cost.unpricedCalls ? `${dollars} + ${cost.unpricedCalls} unpriced` : dollars;
 }
 
 /** One transcript message as `history` prints it. */

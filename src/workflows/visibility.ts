@@ -1,4 +1,5 @@
 import { patched, setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
+import { formatCost } from '../shared/dollars.js';
 import type { CostSpend } from '../shared/types.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../shared/search-attributes.js';
 import type { ConversationPhase, ConversationStatus } from './definitions.js';
@@ -58,8 +59,10 @@ export class Visibility {
 
 /** The Web UI's current details of a conversation: its phase and queue, and the running turn's progress or the last result. */
 export function currentDetails(status: ConversationStatus): string {
-  const { conversationId, phase, turns, queued, currentTurn, lastResult } = status;
-  const lines = [`**Conversation** \`${conversationId}\` · ${phase} · ${turns} turns · ${queued} queued`];
+  const { conversationId, phase, turns, queued, currentTurn, lastResult, cost } = status;
+  // The dollars only once there are some (or unpriced calls), so a conversation that spent none reads as before.
+  const spent = cost !== undefined && (cost.usd > 0 || cost.unpricedCalls) ? ` · ${formatCost(cost)}` : '';
+  const lines = [`**Conversation** \`${conversationId}\` · ${phase} · ${turns} turns · ${queued} queued${spent}`];
   if (currentTurn) {
     lines.push(
       `**Turn ${currentTurn.turn}** · ${currentTurn.activity}`,

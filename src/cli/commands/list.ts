@@ -1,7 +1,7 @@
 import { Command, Option } from '@commander-js/extra-typings';
 import { parseWholeNumber } from '../arguments.js';
 import { jsonOption, printJson, withClient } from '../client-command.js';
-import { formatCost } from '../format.js';
+import { formatCost } from '../../shared/dollars.js';
 import { printTable } from '../table.js';
 import { CONVERSATION_PHASES } from '../../workflows/definitions.js';
 
