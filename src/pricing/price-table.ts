@@ -64,9 +64,8 @@ export class PriceTable {
     return {
       priced: false,
       usd: null,
-      reason:
-        `no price for model ${names.map((name) => JSON.stringify(name)).join(' or ')}: neither the configured prices ` +
-        `(${PRICES_VARIABLE}) nor the @pydantic/genai-prices table has it`,
+      // Short: it is recorded with every call to such a model. docs/cost.md says where prices come from.
+      reason: `no price for model ${names.map((name) => JSON.stringify(name)).join(' or ')}`,
     };
   }
 }
