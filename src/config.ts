@@ -221,6 +221,11 @@ export interface Config {
   cacheDir: string;
   /** `DURABLE_AGENT_MCP_CONFIG`: path of an `mcpServers` JSON file; unset means no tools. */
   mcpConfigPath: string | undefined;
+  /**
+   * `DURABLE_AGENT_PRICES`: path of a JSON file of prices per model (docs/cost.md), over the `@pydantic/genai-prices`
+   * table. Unset: the table alone.
+   */
+  pricesPath: string | undefined;
   /** `DURABLE_AGENT_DEV_PORT`, default 7233: gRPC port of the embedded dev server. */
   devPort: number;
   /** `DURABLE_AGENT_UI_PORT`, default 8233: Web UI port of the embedded dev server. */
@@ -337,6 +342,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     dataDir: path.resolve(cwd, read(env, 'DURABLE_AGENT_DATA_DIR') ?? '.durable-agent'),
     cacheDir: path.resolve(cwd, read(env, 'DURABLE_AGENT_CACHE_DIR') ?? defaultCacheDir(env)),
     mcpConfigPath: read(env, 'DURABLE_AGENT_MCP_CONFIG'),
+    pricesPath: read(env, 'DURABLE_AGENT_PRICES'),
     devPort: readPort(env, 'DURABLE_AGENT_DEV_PORT', 7233),
     uiPort: readPort(env, 'DURABLE_AGENT_UI_PORT', 8233),
     toolResultMaxChars: readInteger(

@@ -14,6 +14,7 @@ import type { EncryptionKey } from './codec/keys.js';
 import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './agent-client/connection.js';
 import type { Config } from './config.js';
 import { loadMcpConfig } from './mcp/config.js';
+import { loadPriceTable } from './pricing/price-table.js';
 import { McpPool } from './mcp/pool.js';
 import { agentWorkflowsPath, durableAgentPlugin } from './plugin/index.js';
 import { looksSecret, Redactor } from './shared/redaction.js';
@@ -141,6 +142,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   ] as const) {
     if (value !== undefined && looksSecret(value)) secrets.add(value, `\${${name}}`);
   }
+  // Read before connecting, like the MCP configuration: a bad price file stops the worker with a ConfigError.
+  const prices = loadPriceTable(config.pricesPath);
   const mcp = new McpPool(loadMcpConfig(config.mcpConfigPath), {
     // Each server's messages are redacted with its own secrets already; these are all of the worker's.
     logger: {
@@ -173,6 +176,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       toolResultMaxChars: config.toolResultMaxChars,
       keepFinished: config.keepResults ? undefined : false,
       secrets,
+      prices,
       encryptionKeys: config.encryptionKeys,
       deploymentVersion,
     });

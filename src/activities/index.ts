@@ -13,6 +13,8 @@ import { createModelActivities, type ChatCompletionsClient } from './model/call.
 import { redactModelAnswer, redactOutcome, workerSecrets } from './calls/outbound.js';
 import { createToolActivities } from './tools/call.js';
 import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './model/transcript-cache.js';
+import { pricedModelCall } from './model/pricing.js';
+import { PriceTable } from '../pricing/price-table.js';
 
 export interface ActivityDependencies {
   /** An OpenAI client (created with `maxRetries: 0`: Temporal owns retries) or anything with the same `chat.completions.create`. */
@@ -42,6 +44,11 @@ export interface ActivityDependencies {
    * added; a token registered with `secrets.add(value, label)` later is redacted from then on.
    */
   secrets?: Redactor;
+  /**
+   * Prices per model, for the cost each model call records (docs/cost.md). Default: the `@pydantic/genai-prices`
+   * table shipped with the package, without configured prices.
+   */
+  prices?: PriceTable;
 }
 
 /** A transcript source that asks the workflow run itself, by query. */
@@ -76,6 +83,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     publish: ({ workflowId, runId }, batch) =>
       dependencies.temporal.workflow.getHandle(workflowId, runId).signal(streamSignal, batch),
   });
+  const prices = dependencies.prices ?? new PriceTable();
   const { workflowService } = dependencies.workerConnection ?? dependencies.temporal;
   const finished =
     dependencies.keepFinished === false
@@ -89,7 +97,7 @@ export function createActivities(dependencies: ActivityDependencies) {
       finished.run({ size: modelResultChars, settlesRun: true, deliverFailures: true }, () =>
         redactOutcome(
           secrets,
-          () => model.callModel(input),
+          () => pricedModelCall(prices, input, dependencies.defaultModel, () => model.callModel(input)),
           (result) => redactModelAnswer(secrets, result),
         ),
       ),

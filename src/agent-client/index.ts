@@ -58,6 +58,7 @@ export type {
   InputAnswer,
 } from '../workflows/definitions.js';
 export { DEFAULT_BUDGET, type TurnBudget, type BudgetLimit } from '../workflows/budget.js';
+export type { ConversationBudget } from '../workflows/cost-budget.js';
 export type {
   ChatMessage,
   UserMessage,
@@ -66,6 +67,7 @@ export type {
   ToolCall,
   ToolOutcome,
   TokenUsage,
+  CostSpend,
 } from '../shared/types.js';
 
 // The event stream (docs/streaming.md).

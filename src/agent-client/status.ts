@@ -1,3 +1,4 @@
+import { conversationCost } from '../workflows/cost-budget.js';
 import { conversationWorkflowId, statusQuery } from '../workflows/definitions.js';
 import type { ConversationRuns } from './conversation-runs.js';
 import { queryRun } from './run-queries.js';
@@ -26,6 +27,7 @@ export async function conversationStatus(
       queued: state.queue.length,
       transcriptLength: state.transcriptOffset + state.transcript.length,
       transcriptOffset: state.transcriptOffset,
+      cost: conversationCost(state),
       ...(state.lastResult ? { lastResult: state.lastResult } : {}),
     };
   }

@@ -2,7 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { EncryptionKey } from '../codec/keys.js';
 import type { TemporalConfig } from '../config.js';
-import type { JsonObject } from '../shared/types.js';
+import type { CostSpend, JsonObject } from '../shared/types.js';
 import type {
   ConversationPhase,
   ConversationSettings,
@@ -116,6 +116,8 @@ export interface ConversationSummary {
   executionStatus: string;
   startTime: Date;
   closeTime?: Date;
+  /** What the conversation's model calls cost so far (docs/cost.md), as of its latest turn; absent before any. */
+  cost?: CostSpend;
 }
 
 export interface ApproveOptions {

@@ -15,5 +15,7 @@ export { McpPool, type McpPoolOptions } from '../mcp/pool.js';
 export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } from '../mcp/config.js';
 export { McpAuthorizationRequiredError } from '../mcp/errors.js';
 export { FileTokenStore, type McpTokenStore, type StoredAuthorization } from '../mcp/oauth/token-store.js';
+export { PriceTable, loadPriceTable } from '../pricing/price-table.js';
+export type { ModelPrices } from '../pricing/price-overrides.js';
 export { Redactor, type Secret } from '../shared/redaction.js';
 export { installWorkerRuntime, RedactingLogger } from '../worker-logger.js';

@@ -22,6 +22,11 @@ export const FailureType = {
   ModelInvalidResponse: 'ModelInvalidResponse',
   /** The model's answer is too large for an activity result even after cutting its text and arguments. */
   ModelResponseTooLarge: 'ModelResponseTooLarge',
+  /**
+   * A cost budget limits the turn and the worker has no price for its model (non-retryable): the call was not made.
+   * Fixed by giving the model a price (docs/cost.md) or by removing the budget.
+   */
+  ModelUnpriced: 'ModelUnpriced',
   /** The worker could not rebuild the transcript prefix the workflow named (retryable). */
   TranscriptUnavailable: 'TranscriptUnavailable',
 

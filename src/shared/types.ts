@@ -102,6 +102,24 @@ export interface TokenUsage {
    * @minimum 0
    */
   totalTokens: number;
+  /**
+   * Of `inputTokens`, those read from the provider's prompt cache (billed at the cache-read price); absent when none.
+   * @asType integer
+   * @minimum 0
+   */
+  cacheReadTokens?: number;
+  /**
+   * Of `inputTokens`, those written to the provider's prompt cache (billed at the cache-write price); absent when none.
+   * @asType integer
+   * @minimum 0
+   */
+  cacheWriteTokens?: number;
+  /**
+   * Of `outputTokens`, those the model spent reasoning (billed as output); absent when none.
+   * @asType integer
+   * @minimum 0
+   */
+  reasoningTokens?: number;
 }
 
 export const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
@@ -163,6 +181,8 @@ export interface ModelCallInput {
   listTools?: true;
   /** The conversation's `modelAttempts`, only when not the default (the activity counts its failed attempts). */
   modelAttempts?: number;
+  /** A cost budget limits the turn: the worker refuses to call a model it cannot price. Only when set. */
+  costBudget?: true;
 }
 
 /** What the turn's first model call found: recorded once per turn, used by every later call of the turn. */
@@ -175,11 +195,43 @@ export interface TurnSetup {
   unavailableServers?: UnavailableServer[];
 }
 
+/**
+ * What one model call cost in US dollars, priced by the worker that made it from its usage (docs/cost.md) and recorded
+ * with the call's result, so replay never prices it again. A model without a known price is `priced: false`, not free.
+ */
+export type ModelCallCost =
+  | {
+      priced: true;
+      /** The call's price: input (cache reads and writes at their own prices) plus output (reasoning included). */
+      usd: number;
+      /** The input's part of `usd`: the next call of the conversation sends at least this input again. */
+      inputUsd: number;
+      /** Where the price came from: `configured`, or `genai-prices:<provider>/<model>`. */
+      source: string;
+    }
+  | { priced: false; usd: null; reason: string };
+
+/** What the model calls of a turn or a conversation cost (docs/cost.md). */
+export interface CostSpend {
+  /** US dollars of the calls that had a price. */
+  usd: number;
+  /**
+   * Calls without a known price, not counted in `usd` (which is then a lower bound); absent when none.
+   * @asType integer
+   * @minimum 1
+   */
+  unpricedCalls?: number;
+}
+
+export const ZERO_COST: CostSpend = { usd: 0 };
+
 export interface ModelCallResult {
   message: AssistantMessage;
   usage: TokenUsage;
   finishReason: string;
   model: string;
+  /** Absent in results recorded before calls were priced. */
+  cost?: ModelCallCost;
   /** Only for a call with `listTools`. */
   turnSetup?: TurnSetup;
 }

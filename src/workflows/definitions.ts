@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ChatMessage, ModelContextPage, TokenUsage } from '../shared/types.js';
+import type { ChatMessage, CostSpend, ModelContextPage, TokenUsage } from '../shared/types.js';
 import type {
   ApprovalDecision,
   ApprovalSettings,
@@ -9,6 +9,7 @@ import type {
 } from '../shared/approval-messages.js';
 import type { InputAnswer, InputRequest } from '../shared/input-messages.js';
 import type { TurnBudget } from './budget.js';
+import type { ConversationBudget, ConversationCost } from './cost-budget.js';
 import type { InputPoll, InputPollResult } from './input-requests.js';
 import type { PollEventsRequest, PollEventsResult, StreamBatch, StreamEvent } from './stream-events.js';
 import type { TurnResult } from './turn-result.js';
@@ -60,6 +61,8 @@ export interface ConversationSettings {
   maxInputTokens?: number;
   /** Per-turn limits; each field defaults to the values in `DEFAULT_BUDGET`. */
   budget?: Partial<TurnBudget>;
+  /** Limits of the whole conversation, across its turns and runs (docs/cost.md); default none. */
+  conversationBudget?: ConversationBudget;
   /** When a limit is reached, make one final model call with tools disabled; default true. */
   finalAnswer?: boolean;
   /**
@@ -144,6 +147,8 @@ export interface ConversationStatus {
      */
     toolCalls: number;
     usage: TokenUsage;
+    /** What the turn's model calls cost so far (docs/cost.md); absent until a call recorded a cost. */
+    cost?: CostSpend;
     /**
      * When the turn started (workflow time).
      * @format date-time
@@ -170,6 +175,8 @@ export interface ConversationStatus {
    * @minimum 0
    */
   transcriptOffset: number;
+  /** What the conversation's model calls cost so far, the running turn's included (docs/cost.md). */
+  cost?: CostSpend;
   /** The result of the latest finished turn. */
   lastResult?: TurnResult;
   /** Tool calls waiting for a person's decision (phase `awaiting_approval`); absent when none. */
@@ -270,6 +277,8 @@ export interface ConversationState {
   ended?: boolean;
   /** Tools a person allowed for the rest of the conversation (`approve` with `always`); absent when none. */
   allowedTools?: string[];
+  /** What the conversation's model calls cost so far (docs/cost.md); absent before the first priced call. */
+  cost?: ConversationCost;
 }
 
 /** The start argument of `conversationWorkflow`. */

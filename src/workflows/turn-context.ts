@@ -1,6 +1,7 @@
 import type { ToolCall, ToolDefinition, ToolMessage, UnavailableServer } from '../shared/types.js';
 import type { ApprovalDecision, PendingApproval } from '../shared/approval-messages.js';
 import type { TurnSpend } from './budget.js';
+import type { CostLedger } from './cost-budget.js';
 import type { ConversationSettings } from './definitions.js';
 import type { Transcript } from './transcript.js';
 
@@ -60,4 +61,6 @@ export interface TurnContext {
   settings: ConversationSettings;
   observer: TurnObserver;
   approvals: TurnApprovals;
+  /** What the conversation has spent on model calls: the turn adds each call's cost to it (docs/cost.md). */
+  costs: CostLedger;
 }

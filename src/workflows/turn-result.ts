@@ -1,4 +1,5 @@
-import type { AssistantMessage, TokenUsage, UnavailableServer } from '../shared/types.js';
+import type { AssistantMessage, CostSpend, TokenUsage, UnavailableServer } from '../shared/types.js';
+import { ZERO_COST } from '../shared/types.js';
 import { type BudgetLimit, overrun, type TurnBudget, type TurnSpend } from './budget.js';
 
 /**
@@ -39,6 +40,10 @@ export interface TurnResult {
    */
   toolCalls: number;
   usage: TokenUsage;
+  /** What the turn's model calls cost (docs/cost.md); absent in results of releases that did not price calls. */
+  cost?: CostSpend;
+  /** What the conversation's model calls cost so far, this turn included; absent like `cost`. */
+  conversationCost?: CostSpend;
   /**
    * Workflow time the turn took, in milliseconds.
    * @asType integer
@@ -90,6 +95,7 @@ export function turnResult(
   budget: TurnBudget,
   now: number,
   unavailableServers: readonly UnavailableServer[] = [],
+  costs: { conversationCost?: CostSpend } = {},
 ): TurnResult {
   const over = overrun(spend, budget, now);
   const error = stop.kind === 'error' || stop.kind === 'budget' ? stop.error : undefined;
@@ -102,6 +108,9 @@ export function turnResult(
     rounds: spend.rounds,
     toolCalls: spend.toolCalls,
     usage: spend.usage,
+    // A turn that made no model call cost nothing; one whose calls were recorded before calls were priced has no cost.
+    ...(spend.cost || spend.rounds === 0 ? { cost: spend.cost ?? ZERO_COST } : {}),
+    ...(costs.conversationCost ? { conversationCost: costs.conversationCost } : {}),
     durationMs: now - spend.startedAt,
     ...(Object.keys(over).length > 0 ? { overrun: over } : {}),
     ...(error ? { error } : {}),

@@ -1,4 +1,4 @@
-import { isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { FailureType } from '../shared/errors.js';
@@ -10,7 +10,7 @@ import type {
   ToolMessage,
   UnavailableServer,
 } from '../shared/types.js';
-import { ZERO_USAGE } from '../shared/types.js';
+import { ZERO_COST, ZERO_USAGE } from '../shared/types.js';
 import {
   addUsage,
   completionTokenLimit,
@@ -20,6 +20,7 @@ import {
   type TurnBudget,
   type TurnSpend,
 } from './budget.js';
+import { addCost, type CostLimit, exhaustedCostLimit, hasCostBudget, isCostLimit } from './cost-budget.js';
 import { DEFAULT_MODEL_ATTEMPTS, DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
 import type { ConversationSettings } from './definitions.js';
 import { DEFAULT_STREAM, type ModelStreamOptions } from './stream-events.js';
@@ -74,6 +75,12 @@ export const FINAL_ANSWER_INSTRUCTION =
 
 export type { TurnContext, TurnObserver, TurnProgress } from './turn-context.js';
 
+/**
+ * The patch of the cost budget (docs/cost.md): a turn whose settings set one checks it before each model call. Asked
+ * only then, so turns without a cost budget record no marker and replay as release 0.1.0 recorded them.
+ */
+export const COST_BUDGET_PATCH = 'cost-budget';
+
 /** Everything a turn changes as it runs, in one object that the functions below share. */
 interface TurnState {
   readonly context: TurnContext;
@@ -94,6 +101,8 @@ interface TurnState {
   unavailableServers: UnavailableServer[];
   /** The time limit fired: what was in flight was cancelled by the budget, not by the user. */
   timedOut: boolean;
+  /** A cost budget limits this turn (and the patch that checks it was applied). */
+  costLimited: boolean;
 }
 
 /**
@@ -108,7 +117,9 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
   try {
     stop = await clock.work.run(async (): Promise<TurnStop> => {
       for (;;) {
-        const limit = turn.timedOut ? 'time' : exhaustedLimit(turn.spend, turn.budget, Date.now());
+        const limit = turn.timedOut
+          ? 'time'
+          : (exhaustedLimit(turn.spend, turn.budget, Date.now()) ?? exhaustedCost(turn));
         if (limit !== undefined) return { kind: 'budget', limit };
         const step = await askModel(turn, false);
         if (step.kind !== 'reply') return step;
@@ -123,8 +134,14 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
   } finally {
     clock.cancel();
   }
-  if (stop.kind === 'budget' && wantsFinalAnswer(turn)) stop = withFinalAnswer(stop, await askModel(turn, true));
-  const result = turnResult(context, stop, turn.spend, turn.budget, Date.now(), turn.unavailableServers);
+  // A cost limit is a cap on money: the final-answer call would be a call over it, so a cost stop makes none, and
+  // neither does another limit's stop when the call would go past a cost limit.
+  if (stop.kind === 'budget' && !isCostLimit(stop.limit) && wantsFinalAnswer(turn) && !exhaustedCost(turn)) {
+    stop = withFinalAnswer(stop, await askModel(turn, true));
+  }
+  const result = turnResult(context, stop, turn.spend, turn.budget, Date.now(), turn.unavailableServers, {
+    conversationCost: context.costs.total,
+  });
   const { stopReason, rounds, toolCalls } = result;
   log.info('turn finished', { turn: context.turn, stopReason, rounds, toolCalls });
   return result;
@@ -134,9 +151,10 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
 // when one activation resolves several things at once, that depth orders the commands. Keep it when editing.
 
 function startTurn(context: TurnContext): TurnState {
+  const budget = resolveBudget(context.settings.budget);
   return {
     context,
-    budget: resolveBudget(context.settings.budget),
+    budget,
     spend: { rounds: 0, toolCalls: 0, usage: ZERO_USAGE, startedAt: Date.now() },
     round: 0,
     model: context.settings.model,
@@ -145,7 +163,16 @@ function startTurn(context: TurnContext): TurnState {
     toolsListed: false,
     unavailableServers: [],
     timedOut: false,
+    costLimited: hasCostBudget(budget, context.settings.conversationBudget) && patched(COST_BUDGET_PATCH),
   };
+}
+
+/** Which cost limit, if any, forbids the next model call (docs/cost.md). */
+function exhaustedCost(turn: TurnState): CostLimit | undefined {
+  if (!turn.costLimited) return undefined;
+  const { costs, settings } = turn.context;
+  const turnSpent = turn.spend.cost ?? ZERO_COST;
+  return exhaustedCostLimit(turnSpent, costs.total, costs.nextCallUsd, turn.budget, settings.conversationBudget);
 }
 
 function report(turn: TurnState, activity: string): void {
@@ -227,6 +254,8 @@ function modelCallInput(
     // Only when on, so the activity input of a conversation that does not stream is unchanged.
     ...(stream ? { stream } : {}),
     ...(listTools ? { listTools } : {}),
+    // Only when limited, likewise: the worker then refuses to call a model it cannot price.
+    ...(turn.costLimited ? { costBudget: true as const } : {}),
     // Only when not the default, likewise: the activity counts its failed attempts against it.
     ...(modelAttempts(settings) !== DEFAULT_MODEL_ATTEMPTS ? { modelAttempts: modelAttempts(settings) } : {}),
   };
@@ -245,6 +274,10 @@ function recordModelResult(turn: TurnState, result: ModelCallResult): void {
   }
   turn.spend.rounds++;
   turn.spend.usage = addUsage(turn.spend.usage, result.usage);
+  if (result.cost !== undefined) {
+    turn.spend.cost = addCost(turn.spend.cost ?? ZERO_COST, result.cost);
+    turn.context.costs.record(result.cost);
+  }
   transcript.append(result.message);
   // The worker that made this call cached the prefix, the new messages and its own answer.
   transcript.markShared(transcript.length);

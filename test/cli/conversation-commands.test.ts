@@ -5,7 +5,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/shared/exit-codes.js';
 import { DurableAgentClient } from '../../src/agent-client/index.js';
-import type { ChatMessage } from '../../src/shared/types.js';
+import type { ChatMessage, CostSpend } from '../../src/shared/types.js';
 import type { TestAgent } from '../../src/testing/agent.js';
 import type { TurnResult } from '../../src/workflows/definitions.js';
 import { poll, ScriptBook } from '../agent-client/helpers.js';
@@ -118,11 +118,13 @@ describe('durable-agent CLI', () => {
     const history = await poll(
       async () => {
         const run = await cli('history', '--conversation', id, '--json');
-        return JSON.parse(run.stdout) as { messages: ChatMessage[] };
+        return JSON.parse(run.stdout) as { messages: ChatMessage[]; cost?: CostSpend };
       },
       (read) => read.messages.length === 4,
       { attempts: 60, intervalMs: 500 },
     );
+    // The test worker has no price for the scripted model: both calls are counted, as unpriced.
+    expect(history.cost).toEqual({ usd: 0, unpricedCalls: 2 });
     expect(history.messages.map((message) => `${message.role}: ${message.content}`)).toEqual([
       'user: hi',
       'assistant: Hello!',

@@ -346,5 +346,14 @@ export function fromOpenAICompletion(completion: ChatCompletion, toolsDisabled: 
 function fromOpenAIUsage(usage: ChatCompletion['usage']): TokenUsage {
   const inputTokens = usage?.prompt_tokens ?? 0;
   const outputTokens = usage?.completion_tokens ?? 0;
-  return { inputTokens, outputTokens, totalTokens: usage?.total_tokens ?? inputTokens + outputTokens };
+  // Parts of the counts above, priced apart (src/pricing); absent when zero, so usage without them is as it was.
+  const cacheReadTokens = usage?.prompt_tokens_details?.cached_tokens ?? 0;
+  const reasoningTokens = usage?.completion_tokens_details?.reasoning_tokens ?? 0;
+  return {
+    inputTokens,
+    outputTokens,
+    totalTokens: usage?.total_tokens ?? inputTokens + outputTokens,
+    ...(cacheReadTokens > 0 ? { cacheReadTokens } : {}),
+    ...(reasoningTokens > 0 ? { reasoningTokens } : {}),
+  };
 }

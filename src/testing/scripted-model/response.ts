@@ -84,6 +84,10 @@ function usageOf(step: CompletionStep, toolCalls: ToolCallText[], context: Respo
       prompt_tokens,
       completion_tokens,
       total_tokens: step.usage.total_tokens ?? prompt_tokens + completion_tokens,
+      ...(step.usage.prompt_tokens_details ? { prompt_tokens_details: step.usage.prompt_tokens_details } : {}),
+      ...(step.usage.completion_tokens_details
+        ? { completion_tokens_details: step.usage.completion_tokens_details }
+        : {}),
     };
   }
   const completionLength = toolCalls.reduce(

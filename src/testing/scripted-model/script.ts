@@ -43,6 +43,10 @@ export interface ScriptUsage {
   completion_tokens: number;
   /** Default: `prompt_tokens + completion_tokens`. */
   total_tokens?: number;
+  /** Of `prompt_tokens`, those read from the prompt cache. Default: none reported. */
+  prompt_tokens_details?: { cached_tokens: number };
+  /** Of `completion_tokens`, those spent reasoning. Default: none reported. */
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 export interface ScriptToolCall {
@@ -117,6 +121,10 @@ const ERROR_STEP_KEYS = ['error', ...DELIVERY_KEYS] as const;
 const ERROR_KEYS = ['status', 'headers', 'body', 'times'] as const;
 const TOOL_CALL_KEYS = ['name', 'arguments'] as const;
 const USAGE_KEYS = ['prompt_tokens', 'completion_tokens', 'total_tokens'] as const;
+const USAGE_DETAILS = {
+  prompt_tokens_details: 'cached_tokens',
+  completion_tokens_details: 'reasoning_tokens',
+} as const;
 const FINISH_REASONS: readonly FinishReason[] = ['stop', 'tool_calls', 'length', 'content_filter'];
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -221,10 +229,17 @@ class StepValidator {
 
   private usage(value: unknown): void {
     if (!isObject(value)) this.fail('usage', 'an object {"prompt_tokens", "completion_tokens"}', value);
-    this.onlyKeys(value, USAGE_KEYS, 'usage.');
+    this.onlyKeys(value, [...USAGE_KEYS, ...Object.keys(USAGE_DETAILS)], 'usage.');
     for (const key of USAGE_KEYS) {
       if (key !== 'total_tokens' && value[key] === undefined) this.fail(`usage.${key}`, 'a whole number', undefined);
       this.whole(value[key], `usage.${key}`, 0);
+    }
+    for (const [key, count] of Object.entries(USAGE_DETAILS)) {
+      const details = value[key];
+      if (details === undefined) continue;
+      if (!isObject(details)) this.fail(`usage.${key}`, `an object {"${count}"}`, details);
+      this.onlyKeys(details, [count], `usage.${key}.`);
+      this.whole(details[count], `usage.${key}.${count}`, 0);
     }
   }
 }
