@@ -12,6 +12,7 @@ export {
   type RunWorkerOptions,
 } from './worker.js';
 export { McpPool, type McpPoolOptions } from './mcp/pool.js';
+export * from './tools/index.js';
 export { Redactor, type Secret } from './shared/redaction.js';
 export { installWorkerRuntime, RedactingLogger } from './worker-logger.js';
 export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } from './mcp/config.js';

@@ -30,6 +30,8 @@ export const FailureType = {
   ToolTransportError: 'ToolTransportError',
   /** No configured MCP server provides this tool (non-retryable). */
   ToolNotConfigured: 'ToolNotConfigured',
+  /** A TypeScript tool's `execute` threw or timed out (retried only when the tool is read-only or idempotent). */
+  ToolExecutionError: 'ToolExecutionError',
 
   /**
    * Raised by the Temporal worker itself, not by durable-agent: it refused to send an activity's result (or heartbeat)

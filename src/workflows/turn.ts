@@ -322,6 +322,8 @@ async function dispatchToolCall(
             originalName: tool.originalName,
             annotations: tool.annotations,
             timeoutMs: tool.timeoutMs,
+            // Only for a TypeScript tool, so the input of an MCP tool's call stays as it was.
+            ...(tool.source !== undefined ? { source: tool.source } : {}),
           },
           arguments: toolArguments,
           // Only when not the default, so the input stays as it was: the activity counts its failed attempts.
