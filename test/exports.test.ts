@@ -142,6 +142,9 @@ const ROOT_TYPES = [
   'JsonSchemaToolDefinition',
   'ToolCallContext',
   'ToolOutput',
+  // Structured output.
+  'OutputFormat',
+  'OutputRequest',
   'ToolRegistryOptions',
   'ZodToolDefinition',
   // Encryption of payloads and the codec server.

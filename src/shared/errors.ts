@@ -45,6 +45,8 @@ export const FailureType = {
   ConversationEnded: 'ConversationEnded',
   ConversationRollingOver: 'ConversationRollingOver',
   InvalidMessage: 'InvalidMessage',
+  /** The turn's answer did not match its output schema, after the corrections allowed (the turn's `error`). */
+  OutputInvalid: 'OutputInvalid',
   /**
    * The worker could not decrypt a client's signal, update or query argument (another key id, or another key under the
    * same id): refused or dropped, never a failed workflow task. Its message names the key ids only and stays readable

@@ -168,6 +168,15 @@ export interface ModelCallInput {
   listTools?: true;
   /** The conversation's `modelAttempts`, only when not the default (the activity counts its failed attempts). */
   modelAttempts?: number;
+  /** The turn asks for structured output: the provider's structured-output option. Absent otherwise. */
+  responseFormat?: ResponseFormat;
+}
+
+/** A JSON Schema the model's answer must match, as the model activity sends it (Chat Completions `response_format`). */
+export interface ResponseFormat {
+  name: string;
+  schema: JsonObject;
+  strict: boolean;
 }
 
 /** What the turn's first model call found: recorded once per turn, used by every later call of the turn. */
