@@ -1,21 +1,19 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { ChatMessage } from '../../src/shared/types.js';
 import type { TestAgentOptions } from '../../src/testing/agent.js';
-import { createToolRegistry, defineTool, type ToolRegistry } from '../../src/tools/index.js';
+import { createToolRegistry, defineTool, type FunctionTool, type ToolRegistry } from '../../src/tools/index.js';
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import {
   approveUpdate,
   type ConversationOutcome,
   type ConversationSettings,
-  type ConversationStatus,
   interruptSignal,
-  statusQuery,
 } from '../../src/workflows/definitions.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { expectValidToolPairing, toolResults } from '../helpers/transcript.js';
+import { waitForStatus } from '../helpers/status.js';
 
 const bed = useTimeSkippingWithCrm();
 type Handle = WorkflowHandle<typeof conversationWorkflow>;
@@ -58,7 +56,7 @@ function orderTools(store: OrderStore, requireApproval: 'never' | 'writes' = 'ne
   });
 }
 
-function agentWith(script: TestAgentOptions['script'], tools: ToolRegistry) {
+function agentWith(script: TestAgentOptions['script'], tools: ToolRegistry | FunctionTool[]) {
   // No workflow cached: every task replays the history so far, so a call that did not replay the same commands fails.
   return bed.agentWith(script, { workerOptions: { tools, worker: { maxCachedWorkflows: 0 } } });
 }
@@ -74,15 +72,6 @@ async function start(
     messages: [{ id: `${id}-m`, content: message }],
     closeWhenIdle: true,
   });
-}
-
-async function waitForStatus(handle: Handle, done: (status: ConversationStatus) => boolean) {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const status = await handle.query(statusQuery);
-    if (done(status)) return status;
-    await sleep(100);
-  }
-  throw new Error(`status never matched; last: ${JSON.stringify(await handle.query(statusQuery))}`);
 }
 
 function toolMessages(outcome: ConversationOutcome): Extract<ChatMessage, { role: 'tool' }>[] {
@@ -226,24 +215,23 @@ describe('TypeScript tools beside MCP tools', () => {
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));
     const abortReasons: unknown[] = [];
-    const tools = createToolRegistry({
-      tools: [
-        defineTool({
-          name: 'long_report',
-          description: 'Builds a report; takes long.',
-          parameters: z.object({}),
-          annotations: { readOnlyHint: true },
-          execute: (_args, { signal }) =>
-            new Promise<string>((_resolve, reject) => {
-              signal.addEventListener('abort', () => {
-                abortReasons.push(signal.reason);
-                reject(new Error('stopped'));
-              });
-              started();
-            }),
-        }),
-      ],
-    });
+    // A plain list: the worker takes tools without dependencies as they are.
+    const tools = [
+      defineTool({
+        name: 'long_report',
+        description: 'Builds a report; takes long.',
+        parameters: z.object({}),
+        annotations: { readOnlyHint: true },
+        execute: (_args, { signal }) =>
+          new Promise<string>((_resolve, reject) => {
+            signal.addEventListener('abort', () => {
+              abortReasons.push(signal.reason);
+              reject(new Error('stopped'));
+            });
+            started();
+          }),
+      }),
+    ];
     const agent = await agentWith([{ toolCalls: [{ name: 'long_report', arguments: {} }] }], tools);
     const handle = await start(agent, 'The report, please.');
     await running;
