@@ -106,6 +106,9 @@ const ROOT_TYPES = [
   'Config',
   'TemporalConfig',
   'EncryptionKey',
+  // Structured output.
+  'OutputFormat',
+  'OutputRequest',
 ];
 
 const WORKER_VALUES = [
@@ -116,9 +119,14 @@ const WORKER_VALUES = [
   'McpPool',
   'PriceTable',
   'RedactingLogger',
+  'ToolDefinitionError',
+  'ToolError',
+  'ToolRegistry',
   'Redactor',
   'createAgentWorker',
   'createOpenAIClient',
+  'createToolRegistry',
+  'defineTool',
   'durableAgentPlugin',
   'installWorkerRuntime',
   'loadMcpConfig',
@@ -138,6 +146,13 @@ const WORKER_TYPES = [
   'RunWorkerOptions',
   'Secret',
   'StoredAuthorization',
+  // TypeScript tools beside the MCP servers' tools.
+  'FunctionTool',
+  'JsonSchemaToolDefinition',
+  'ToolCallContext',
+  'ToolOutput',
+  'ToolRegistryOptions',
+  'ZodToolDefinition',
 ];
 
 const BRIDGE_VALUES = [

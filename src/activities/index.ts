@@ -12,6 +12,8 @@ import { FinishedWork, type KeepFinishedOptions } from './outages/keep-finished.
 import { createModelActivities, type ChatCompletionsClient } from './model/call.js';
 import { redactModelAnswer, redactOutcome, workerSecrets } from './calls/outbound.js';
 import { createToolActivities } from './tools/call.js';
+import { ToolRegistry } from '../tools/registry.js';
+import type { FunctionTool } from '../tools/define-tool.js';
 import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './model/transcript-cache.js';
 import { pricedModelCall } from './model/pricing.js';
 import { PriceTable } from '../pricing/price-table.js';
@@ -49,6 +51,11 @@ export interface ActivityDependencies {
    * table shipped with the package, without configured prices.
    */
   prices?: PriceTable;
+  /**
+   * Tools written in TypeScript (`defineTool`, docs/tools.md), offered to the model beside the MCP servers' tools:
+   * a registry from `createToolRegistry` (with dependencies and an approval policy) or a plain list. Default none.
+   */
+  tools?: ToolRegistry | readonly FunctionTool[];
 }
 
 /** A transcript source that asks the workflow run itself, by query. */
@@ -69,6 +76,8 @@ export function createActivities(dependencies: ActivityDependencies) {
     pool: dependencies.mcp,
     maxResultChars: dependencies.toolResultMaxChars,
     secrets,
+    functionTools:
+      dependencies.tools instanceof ToolRegistry ? dependencies.tools : new ToolRegistry(dependencies.tools ?? []),
     askInput: ({ workflowId, runId }, poll, signal) =>
       dependencies.temporal.withAbortSignal(signal, () =>
         dependencies.temporal.workflow.getHandle(workflowId, runId).executeUpdate(requestInputUpdate, { args: [poll] }),

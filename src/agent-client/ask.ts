@@ -21,6 +21,7 @@ import {
 import { isResourceExhausted, isUnavailable } from './grpc-retry.js';
 import { conversationStatus } from './status.js';
 import type { AskOptions, SendOptions } from './types.js';
+import { toOutputFormat } from './output-format.js';
 
 /** How long `ask` keeps retrying while the conversation continues as new, by default. */
 const DEFAULT_ROLLING_OVER_WAIT_MS = 5 * 60_000;
@@ -42,7 +43,11 @@ export async function askAndWait(
   content: string,
   options: AskOptions,
 ): Promise<TurnResult> {
-  const message: IncomingMessage = { id: options.messageId ?? randomUUID(), content };
+  const message: IncomingMessage = {
+    id: options.messageId ?? randomUUID(),
+    content,
+    ...(options.output ? { output: toOutputFormat(options.output) } : {}),
+  };
   const startedAt = Date.now();
   const controller = new AbortController();
   const timer =
@@ -113,7 +118,11 @@ async function askUntilAnswered(
       throwIfRefused(conversationId, error);
       if (!isResourceExhausted(error)) throw (await endedError(runs, conversationId, error)) ?? error;
       if (options.onTooManyUpdates === 'throw') throw new TooManyUpdatesError(conversationId, { cause: error });
-      await send(conversationId, message.content, { messageId: message.id, settings: options.settings });
+      await send(conversationId, message.content, {
+        messageId: message.id,
+        settings: options.settings,
+        ...(message.output ? { output: message.output } : {}),
+      });
       return await waitForAnswer(runs, conversationId, message, signal);
     }
   }

@@ -19,6 +19,7 @@ import {
 import type { ApprovalDecision } from '../shared/approval-messages.js';
 import { approveCall, denyCall, listPendingApprovals } from './approvals.js';
 import { askAndWait } from './ask.js';
+import { toOutputFormat } from './output-format.js';
 import { answerInput, type InputAnswerOptions } from './input-answers.js';
 import { connectTemporal } from './connection.js';
 import {
@@ -125,7 +126,11 @@ export class DurableAgentClient {
    * conversation ignores an invalid signal silently.
    */
   async send(conversationId: string, content: string, options: SendOptions = {}): Promise<SendResult> {
-    const message: IncomingMessage = { id: options.messageId ?? randomUUID(), content };
+    const message: IncomingMessage = {
+      id: options.messageId ?? randomUUID(),
+      content,
+      ...(options.output ? { output: toOutputFormat(options.output) } : {}),
+    };
     const workflowId = conversationWorkflowId(conversationId);
     return await this.runs.withTarget(
       conversationId,

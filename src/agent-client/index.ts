@@ -56,7 +56,9 @@ export type {
   ApprovalSettings,
   InputRequest,
   InputAnswer,
+  OutputFormat,
 } from '../workflows/definitions.js';
+export type { OutputRequest } from './output-format.js';
 export { DEFAULT_BUDGET, type TurnBudget, type BudgetLimit } from '../workflows/budget.js';
 export type { ConversationBudget } from '../workflows/cost-budget.js';
 export type {

@@ -9,6 +9,7 @@ import type {
   ConversationStatus,
   PendingApproval,
 } from '../workflows/definitions.js';
+import type { OutputRequest } from './output-format.js';
 
 export interface DurableAgentClientOptions {
   /** A connected Temporal client; its namespace is the conversations' namespace. */
@@ -58,6 +59,11 @@ export interface SendOptions {
    * none for a new conversation, the previous run's settings for a reopened one.
    */
   settings?: ConversationSettings;
+  /**
+   * This message's answer must be JSON matching a schema (JSON Schema or zod); the `TurnResult` carries it parsed as
+   * `output`. Overrides the settings' `output`. Default: the settings'.
+   */
+  output?: OutputRequest;
 }
 
 export interface SendResult {

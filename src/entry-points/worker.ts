@@ -16,6 +16,7 @@ export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } f
 export { McpAuthorizationRequiredError } from '../mcp/errors.js';
 export { FileTokenStore, type McpTokenStore, type StoredAuthorization } from '../mcp/oauth/token-store.js';
 export { PriceTable, loadPriceTable } from '../pricing/price-table.js';
+export * from '../tools/index.js';
 export type { ModelPrices } from '../pricing/price-overrides.js';
 export { Redactor, type Secret } from '../shared/redaction.js';
 export { installWorkerRuntime, RedactingLogger } from '../worker-logger.js';

@@ -78,6 +78,11 @@ export interface ToolDefinition {
    * configuration; the workflow adds it to the call's start-to-close timeout. Absent in tools recorded before it was.
    */
   elicitationTimeoutMs?: number;
+  /**
+   * `function`: a tool written in TypeScript that runs in the worker (`defineTool`, docs/tools.md); `server` is then
+   * `worker`. Absent for an MCP server's tool, so the tool lists of workers without such tools are recorded as before.
+   */
+  source?: 'function';
 }
 
 /** Why a tool's calls wait for a person's approval. */
@@ -127,7 +132,7 @@ export const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTo
 /** Input of the `callTool` activity: one tool call the workflow has already validated. */
 export interface CallToolInput {
   toolCallId: string;
-  tool: Pick<ToolDefinition, 'name' | 'server' | 'originalName' | 'annotations' | 'timeoutMs'>;
+  tool: Pick<ToolDefinition, 'name' | 'server' | 'originalName' | 'annotations' | 'timeoutMs' | 'source'>;
   arguments: JsonObject;
   /** The conversation's `toolAttempts`, only when not the default (the activity counts its failed attempts). */
   toolAttempts?: number;
@@ -183,6 +188,15 @@ export interface ModelCallInput {
   modelAttempts?: number;
   /** A cost budget limits the turn: the worker refuses to call a model it cannot price. Only when set. */
   costBudget?: true;
+  /** The turn asks for structured output: the provider's structured-output option. Absent otherwise. */
+  responseFormat?: ResponseFormat;
+}
+
+/** A JSON Schema the model's answer must match, as the model activity sends it (Chat Completions `response_format`). */
+export interface ResponseFormat {
+  name: string;
+  schema: JsonObject;
+  strict: boolean;
 }
 
 /** What the turn's first model call found: recorded once per turn, used by every later call of the turn. */

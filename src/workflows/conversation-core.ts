@@ -316,6 +316,7 @@ export class ConversationCore {
     this.transcript.append({ role: 'user', content: message.content, id: message.id });
     this.events.startTurn(this.turns, message.id);
     const running: RunningTurn = { turn: this.turns, messageId: message.id, cancel, interrupted: false };
+    const output = message.output ?? this.settings.output;
     this.current = running;
     return {
       conversationId: this.conversationId,
@@ -323,6 +324,8 @@ export class ConversationCore {
       messageId: message.id,
       transcript: this.transcript,
       settings: this.settings,
+      // Only when asked for, so the turns of conversations without structured output take the path they always took.
+      ...(output !== undefined ? { output } : {}),
       observer: observeTurn(running, {
         events: this.events,
         inputs: this.inputs,

@@ -13,8 +13,10 @@ import type { ConversationBudget, ConversationCost } from './cost-budget.js';
 import type { InputPoll, InputPollResult } from './input-requests.js';
 import type { PollEventsRequest, PollEventsResult, StreamBatch, StreamEvent } from './stream-events.js';
 import type { TurnResult } from './turn-result.js';
+import type { OutputFormat } from './structured-output.js';
 
 export type { StopReason, TurnResult } from './turn-result.js';
+export type { OutputFormat } from './structured-output.js';
 export type * from '../shared/approval-messages.js';
 export type * from '../shared/input-messages.js';
 
@@ -39,6 +41,8 @@ export interface IncomingMessage {
    * @pattern \S
    */
   content: string;
+  /** This turn's answer must be JSON matching a schema (structured output); overrides the settings' `output`. */
+  output?: OutputFormat;
 }
 
 export interface ConversationSettings {
@@ -103,6 +107,8 @@ export interface ConversationSettings {
   stream?: boolean;
   /** Which tool calls wait for a person's approval, and for how long (docs/approvals.md); default: each server's own. */
   approval?: ApprovalSettings;
+  /** Every turn's answer must be JSON matching a schema (structured output; docs/tools.md); default none. */
+  output?: OutputFormat;
 }
 
 /** `awaiting_approval` and `awaiting_input`: a turn is running and waits for a person (see `pendingApprovals`). */

@@ -30,6 +30,13 @@ import type { TurnContext } from './turn-context.js';
 import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAnswer } from './turn-result.js';
 import { approvalReason } from '../shared/approval-policy.js';
 import { awaitApproval, editedNote, TimeLimit } from './turn-approvals.js';
+import {
+  correctionRequest,
+  correctionsAllowed,
+  type OutputFormat,
+  readOutput,
+  responseFormat,
+} from './structured-output.js';
 
 // Every Date.now() in this file (the loop's budget check, the turn's start and result, tool-call durations) reads
 // Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
@@ -68,6 +75,9 @@ const { callTool } = proxyActivities<Activities>({
   },
 });
 
+/** The patch that turns on structured output (docs/upgrading.md): release 0.1.0's turns never asked for it. */
+export const STRUCTURED_OUTPUT_PATCH = 'structured-output';
+
 /** Sent with the final-answer call when a budget limit stopped the turn. */
 export const FINAL_ANSWER_INSTRUCTION =
   'The budget for this turn is used up, so tools are no longer available. ' +
@@ -103,6 +113,10 @@ interface TurnState {
   timedOut: boolean;
   /** A cost budget limits this turn (and the patch that checks it was applied). */
   costLimited: boolean;
+  /** The answer must be JSON matching this (structured output); undefined for a text answer. */
+  output: OutputFormat | undefined;
+  /** Answers sent back to the model because they did not match `output`. */
+  corrections: number;
 }
 
 /**
@@ -124,7 +138,12 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
         const step = await askModel(turn, false);
         if (step.kind !== 'reply') return step;
         const calls = step.message.toolCalls ?? [];
-        if (calls.length === 0) return { kind: 'answered', answer: step.message.content };
+        if (calls.length === 0) {
+          const answered = turn.output ? checkedAnswer(turn, turn.output, step.message.content) : undefined;
+          // Structured output that did not match: the correction request is in the transcript; ask again.
+          if (answered === 'correcting') continue;
+          return answered ?? { kind: 'answered', answer: step.message.content };
+        }
         context.transcript.append(...(await runToolCalls(turn, calls, clock)));
         report(turn, 'thinking');
         if (context.observer.interrupted()) return { kind: 'cancelled' };
@@ -139,6 +158,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
   if (stop.kind === 'budget' && !isCostLimit(stop.limit) && wantsFinalAnswer(turn) && !exhaustedCost(turn)) {
     stop = withFinalAnswer(stop, await askModel(turn, true));
   }
+  if (stop.kind === 'budget' && turn.output && typeof stop.answer === 'string') stop = finalOutput(turn.output, stop);
   const result = turnResult(context, stop, turn.spend, turn.budget, Date.now(), turn.unavailableServers, {
     conversationCost: context.costs.total,
   });
@@ -164,6 +184,39 @@ function startTurn(context: TurnContext): TurnState {
     unavailableServers: [],
     timedOut: false,
     costLimited: hasCostBudget(budget, context.settings.conversationBudget) && patched(COST_BUDGET_PATCH),
+    // Behind a patch: a turn replayed from a release before it asked for no output (docs/upgrading.md).
+    output: context.output !== undefined && patched(STRUCTURED_OUTPUT_PATCH) ? context.output : undefined,
+    corrections: 0,
+  };
+}
+
+/**
+ * An answer of a turn with structured output: the answer and its parsed value when it matches; else, while
+ * corrections are left, `correcting` (the problem is sent back to the model as the next message: another model call,
+ * counted in the budget); else the turn ends with an `OutputInvalid` error and the last answer.
+ */
+function checkedAnswer(turn: TurnState, format: OutputFormat, answer: string | null): TurnStop | 'correcting' {
+  const reading = readOutput(format, answer);
+  if (reading.ok) return { kind: 'answered', answer, output: reading.value };
+  if (turn.corrections >= correctionsAllowed(format)) {
+    return { kind: 'error', answer, error: outputInvalid(reading.problem, turn.corrections) };
+  }
+  turn.corrections++;
+  turn.context.transcript.append({ role: 'user', content: correctionRequest(reading.problem) });
+  return 'correcting';
+}
+
+/** The final answer after a budget stop has no correction left: its value when it matches, else the error. */
+function finalOutput(format: OutputFormat, stop: Extract<TurnStop, { kind: 'budget' }>): TurnStop {
+  const reading = readOutput(format, stop.answer ?? null);
+  return reading.ok ? { ...stop, output: reading.value } : { ...stop, error: outputInvalid(reading.problem, 0) };
+}
+
+function outputInvalid(problem: string, corrections: number) {
+  const after = corrections === 0 ? '' : ` after ${corrections} correction${corrections === 1 ? '' : 's'}`;
+  return {
+    type: FailureType.OutputInvalid,
+    message: `The answer does not match the output schema${after}: ${problem}.`,
   };
 }
 
@@ -256,6 +309,7 @@ function modelCallInput(
     ...(listTools ? { listTools } : {}),
     // Only when limited, likewise: the worker then refuses to call a model it cannot price.
     ...(turn.costLimited ? { costBudget: true as const } : {}),
+    ...(turn.output ? { responseFormat: responseFormat(turn.output) } : {}),
     // Only when not the default, likewise: the activity counts its failed attempts against it.
     ...(modelAttempts(settings) !== DEFAULT_MODEL_ATTEMPTS ? { modelAttempts: modelAttempts(settings) } : {}),
   };
@@ -360,6 +414,8 @@ async function dispatchToolCall(
             originalName: tool.originalName,
             annotations: tool.annotations,
             timeoutMs: tool.timeoutMs,
+            // Only for a TypeScript tool, so the input of an MCP tool's call stays as it was.
+            ...(tool.source !== undefined ? { source: tool.source } : {}),
           },
           arguments: toolArguments,
           // Only when not the default, so the input stays as it was: the activity counts its failed attempts.

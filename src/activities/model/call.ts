@@ -114,6 +114,9 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
         ...(offered.length > 0 ? { tools: offered.map(toOpenAITool), tool_choice: input.toolChoice } : {}),
         ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
         ...(input.maxCompletionTokens !== undefined ? { max_completion_tokens: input.maxCompletionTokens } : {}),
+        ...(input.responseFormat
+          ? { response_format: { type: 'json_schema', json_schema: input.responseFormat } }
+          : {}),
       };
       const publisher = input.stream
         ? new TextPublisher({
