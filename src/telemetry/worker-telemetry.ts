@@ -52,7 +52,6 @@ export function workerTelemetry(
         }),
         ours,
       ],
-      workflowModules: [WORKFLOW_TRACING_INTERCEPTORS],
     },
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
     workflowInterceptorModules: [WORKFLOW_TRACING_INTERCEPTORS],

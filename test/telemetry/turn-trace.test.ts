@@ -1,28 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
 import { FailureType } from '../../src/shared/errors.js';
 import { clientTelemetryInterceptors, startTelemetry, type Telemetry } from '../../src/telemetry/index.js';
-import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
+import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
+import { createLocalEnvironment } from '../../src/testing/environment.js';
+import { startCrm, type Crm } from '../helpers/crm-server.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { spanTree } from './span-tree.js';
 
 /**
  * One turn, traced for real: the client, the workflow and the activities export to an OTLP/HTTP receiver started here
  * (http/json, as `OTEL_EXPORTER_OTLP_PROTOCOL=http/json` asks), and the spans make one tree from the client's call.
+ * On the dev server, in real time: the model's retry waits Temporal's first backoff, a second.
  */
 
-const bed = useTimeSkippingWithCrm();
+let env: TestWorkflowEnvironment;
+let crm: Crm;
 let receiver: OtlpReceiver;
 let telemetry: Telemetry;
+const agents: TestAgent[] = [];
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
   telemetry = startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })!;
+  crm = await startCrm();
+  env = await createLocalEnvironment();
 });
 
 afterAll(async () => {
+  await Promise.allSettled(agents.map((agent) => agent.close()));
+  await env?.teardown();
+  await crm?.close();
   await telemetry?.tracing?.shutdown();
   await receiver?.close();
 });
@@ -30,8 +41,8 @@ afterAll(async () => {
 /** Ask through a client with the tracing interceptor, as `DurableAgentClient.connect` makes it with OTEL_* set. */
 async function tracedAsk(taskQueue: string, text: string) {
   const client = new Client({
-    connection: bed.env.connection,
-    namespace: bed.env.namespace ?? 'default',
+    connection: env.connection,
+    namespace: env.namespace ?? 'default',
     interceptors: { workflow: clientTelemetryInterceptors(telemetry) },
   });
   const agent = new DurableAgentClient({ client, taskQueue });
@@ -42,8 +53,11 @@ const named = (spans: ReceivedSpan[], prefix: string) => spans.filter((span) => 
 
 describe('tracing a turn', () => {
   it('traces: a two-tool turn with one model retry is one tree from the client call through every model and tool call', async () => {
-    const agent = await bed.agentWith(
-      [
+    const agent = await startTestAgent({
+      env,
+      mcpServers: [crm.config()],
+      workerOptions: { telemetry },
+      script: [
         { error: { status: 500 } },
         {
           toolCalls: [
@@ -54,8 +68,8 @@ describe('tracing a turn', () => {
         },
         { content: 'Ada works at Analytical Engines Ltd.', usage: { prompt_tokens: 200, completion_tokens: 9 } },
       ],
-      { workerOptions: { telemetry } },
-    );
+    });
+    agents.push(agent);
     const result = await tracedAsk(agent.taskQueue, 'Where does Ada work?');
     expect(result).toMatchObject({ stopReason: 'completed', rounds: 2, toolCalls: 2 });
     await telemetry.tracing!.flush();
@@ -88,7 +102,9 @@ describe('tracing a turn', () => {
       expect(parentOf(call)?.name).toMatch(/^RunActivity:call(Model|Tool)$/);
       expect(parentOf(parentOf(call)!)).toBe(turn);
     }
-    expect(chats.map((chat) => [chat.attributes['durable_agent.round'], chat.attributes['durable_agent.attempt']])).toEqual([
+    expect(
+      chats.map((chat) => [chat.attributes['durable_agent.round'], chat.attributes['durable_agent.attempt']]),
+    ).toEqual([
       [1, 1],
       [1, 2],
       [2, 1],
