@@ -60,5 +60,7 @@ describe('replay with tracing on', () => {
       expect(failures).toEqual([]);
       expect(kept.spans.map((span) => span.name)).toEqual([]);
     },
+    // The whole corpus, with the workflow cache: half a minute alone, longer on a busy machine.
+    240_000,
   );
 });
