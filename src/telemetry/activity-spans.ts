@@ -1,4 +1,12 @@
-import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import {
+  context,
+  isSpanContextValid,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Span,
+} from '@opentelemetry/api';
 import type { Context as ActivityContext } from '@temporalio/activity';
 import type { MetricMeter } from '@temporalio/common';
 import type {
@@ -31,12 +39,14 @@ type ModelResultSeen = ModelCallResult & {
   costUsd?: number;
 };
 
-/** One activity execution: the ids its logs carry, found in its input. */
+/** One activity execution: the ids its logs carry, found in its input and its trace. */
 interface CallIds {
   conversation_id?: string;
   turn?: number;
   round?: number;
   tool_call_id?: string;
+  trace_id?: string;
+  span_id?: string;
 }
 
 /**
@@ -56,6 +66,12 @@ export function activitySpans(options: ActivitySpanOptions): (activity: Activity
       execute: async (input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>) => {
         const { activityType, attempt } = activity.info;
         const meter = activity.metricMeter;
+        // The attempt's span (Temporal's `RunActivity`): the SDK logs "Activity failed" after the span's context is
+        // gone, so the ids are kept for every line of the attempt.
+        const traced = trace.getSpanContext(context.active());
+        if (traced !== undefined && isSpanContextValid(traced)) {
+          Object.assign(ids, { trace_id: traced.traceId, span_id: traced.spanId });
+        }
         if (activityType === 'callModel') {
           const call = input.args[0] as ModelCallInput;
           Object.assign(ids, {

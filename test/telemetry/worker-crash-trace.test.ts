@@ -28,7 +28,7 @@ import { spanTree } from './span-tree.js';
  * exports the metrics to the same receiver.
  */
 
-const SLOW_MS = 3_000;
+const SLOW_MS = 8_000;
 let env: TestWorkflowEnvironment;
 let receiver: OtlpReceiver;
 let telemetry: Telemetry;
@@ -81,7 +81,7 @@ async function startWorker(taskQueue: string, name: string): Promise<WorkerProce
 const named = (spans: ReceivedSpan[], prefix: string) => spans.filter((span) => span.name.startsWith(prefix));
 
 describe('tracing across a worker crash', () => {
-  it('traces: a turn resumed after SIGKILL of its worker is one trace, with one turn span, and the workers export metrics', async () => {
+  it('traces: a turn resumed after SIGKILL of its worker is one trace, with one turn span', async () => {
     const taskQueue = `otel-crash-${randomUUID()}`;
     const first = await startWorker(taskQueue, 'first');
     const client = new Client({
@@ -96,12 +96,7 @@ describe('tracing across a worker crash', () => {
     const result = await answer;
     expect(result).toMatchObject({ stopReason: 'completed', answer: 'Slept well.', toolCalls: 1 });
     await telemetry.tracing!.flush();
-    const turn = await until(() => named(receiver.spans, 'turn ')[0], 'the turn span', { timeoutMs: 30_000 });
-    // Metrics are exported every half second: the turn's count comes with the next export.
-    await until(() => receiver.metrics.some((point) => /turns/.test(point.name)), 'the turn metric', {
-      timeoutMs: 30_000,
-    });
-
+    const turn = await until(() => named(receiver.spans, 'turn ')[0], 'the turn span', { timeoutMs: 60_000 });
     expect(receiver.refused).toEqual([]);
     expect(named(receiver.spans, 'turn ')).toHaveLength(1);
     const spans = receiver.spans.filter((span) => span.traceId === turn.traceId);
@@ -115,27 +110,46 @@ describe('tracing across a worker crash', () => {
     const slow = named(spans, 'execute_tool test__slow');
     expect(slow.map((span) => span.attributes['durable_agent.attempt'])).toContain(2);
     const chats = named(spans, 'chat ');
-    expect(chats.map((span) => span.attributes['durable_agent.round']).sort()).toEqual([1, 2]);
+    // The second round's call ran on the second worker; the first worker's spans of round 1 reach the receiver if its
+    // batch left before the kill (a span still in a batch dies with its process), so they are not counted on.
+    expect(chats.map((span) => span.attributes['durable_agent.round'])).toContain(2);
     for (const call of [...slow, ...chats]) {
       expect(byId.get(byId.get(call.spanId)!.parentSpanId)?.parentSpanId).toBe(turn.spanId);
     }
     // One model call per round reached the model: the replay on the second worker sent none again.
-    expect(model.requests).toHaveLength(2);
+    expect(model.requests.map((request) => request.status)).toEqual([200, 200]);
+    // Real time: two worker starts, a retry backoff, and the heartbeat timeout (10 s) that notices the dead worker.
+  }, 300_000);
 
-    const metricNames = new Set(receiver.metrics.map((point) => point.name));
-    console.log([...metricNames].sort().join('\n'));
+  it('metrics: a worker exports the turn, model and tool metrics next to the Temporal Runtime metrics', async () => {
+    const taskQueue = `otel-metrics-${randomUUID()}`;
+    await startWorker(taskQueue, 'metrics');
+    const client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });
+    const result = await new DurableAgentClient({ client, taskQueue }).ask(
+      `metrics-${randomUUID()}`,
+      'Take another nap.',
+    );
+    expect(result).toMatchObject({ stopReason: 'completed', toolCalls: 1 });
+    // Metrics are exported every half second: the turn's count comes with one of the next exports.
+    await until(() => receiver.metrics.some((point) => /durable_agent.turns$/.test(point.name)), 'the turn metric', {
+      timeoutMs: 60_000,
+    });
+    expect(receiver.refused).toEqual([]);
     expect(receiver.metrics).toContainEqual(
       expect.objectContaining({
         name: expect.stringMatching(/durable_agent.turns$/),
         attributes: expect.objectContaining({ stop_reason: 'completed' }),
       }),
     );
-    expect([...metricNames]).toEqual(
+    const names = [...new Set(receiver.metrics.map((point) => point.name))];
+    expect(names).toEqual(
       expect.arrayContaining([
+        expect.stringMatching(/durable_agent.turn.duration$/),
         expect.stringMatching(/gen_ai.client.operation.duration$/),
+        expect.stringMatching(/gen_ai.client.token.usage$/),
         expect.stringMatching(/durable_agent.tool.duration$/),
-        expect.stringMatching(/^temporal_/),
+        expect.stringMatching(/^temporal_workflow_task_execution_latency/),
       ]),
     );
-  });
+  }, 180_000);
 });
