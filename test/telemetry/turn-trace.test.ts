@@ -17,29 +17,37 @@ import { spanTree } from './span-tree.js';
  * On the dev server, in real time: the model's retry waits Temporal's first backoff, a second.
  */
 
-let env: TestWorkflowEnvironment;
-let crm: Crm;
-let receiver: OtlpReceiver;
-let telemetry: Telemetry;
+/** What the file starts once: the receiver, the process's telemetry, the CRM's MCP server and a dev server. */
+interface Bed {
+  receiver: OtlpReceiver;
+  telemetry: Telemetry;
+  crm: Crm;
+  env: TestWorkflowEnvironment;
+}
 const agents: TestAgent[] = [];
+let bed: Partial<Bed> = {};
 
 beforeAll(async () => {
-  receiver = await startOtlpReceiver();
-  telemetry = startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })!;
-  crm = await startCrm();
-  env = await createLocalEnvironment();
+  const receiver = await startOtlpReceiver();
+  bed = {
+    receiver,
+    telemetry: startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }),
+  };
+  bed.crm = await startCrm();
+  bed.env = await createLocalEnvironment();
 });
 
 afterAll(async () => {
   await Promise.allSettled(agents.map((agent) => agent.close()));
-  await env?.teardown();
-  await crm?.close();
-  await telemetry?.tracing?.shutdown();
-  await receiver?.close();
+  await bed.env?.teardown();
+  await bed.crm?.close();
+  await bed.telemetry?.tracing?.shutdown();
+  await bed.receiver?.close();
 });
 
 /** Ask through a client with the tracing interceptor, as `DurableAgentClient.connect` makes it with OTEL_* set. */
 async function tracedAsk(taskQueue: string, text: string) {
+  const { env, telemetry } = bed as Bed;
   const client = new Client({
     connection: env.connection,
     namespace: env.namespace ?? 'default',
@@ -53,6 +61,7 @@ const named = (spans: ReceivedSpan[], prefix: string) => spans.filter((span) => 
 
 describe('tracing a turn', () => {
   it('traces: a two-tool turn with one model retry is one tree from the client call through every model and tool call', async () => {
+    const { env, crm, receiver, telemetry } = bed as Bed;
     const agent = await startTestAgent({
       env,
       mcpServers: [crm.config()],
