@@ -14,6 +14,13 @@ export {
 export { McpPool, type McpPoolOptions } from './mcp/pool.js';
 export { Redactor, type Secret } from './shared/redaction.js';
 export { installWorkerRuntime, RedactingLogger } from './worker-logger.js';
+export {
+  readTelemetrySettings,
+  runtimeTelemetryOptions,
+  startTelemetry,
+  type Telemetry,
+  type TelemetrySettings,
+} from './telemetry/index.js';
 export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } from './mcp/config.js';
 export { McpAuthorizationRequiredError } from './mcp/errors.js';
 export { FileTokenStore, type McpTokenStore, type StoredAuthorization } from './mcp/oauth/token-store.js';

@@ -49,6 +49,9 @@ const ROOT_VALUES = [
   'createServeToken',
   'createStreamingBridge',
   'installWorkerRuntime',
+  'readTelemetrySettings',
+  'runtimeTelemetryOptions',
+  'startTelemetry',
   'encryptionDataConverter',
   'loadConfig',
   'loadMcpConfig',
@@ -61,6 +64,9 @@ const ROOT_VALUES = [
 ];
 
 const ROOT_TYPES = [
+  // Telemetry (docs/observability.md).
+  'Telemetry',
+  'TelemetrySettings',
   // The client's options and results.
   'AskOptions',
   'ConnectOptions',
