@@ -8,6 +8,7 @@ import { encryptionDataConverter } from '../../src/codec/data-converter.js';
 import { WORKFLOW_TRACING_INTERCEPTORS } from '../../src/telemetry/index.js';
 import { bundleWorkflows } from '../../src/worker.js';
 import { FIXTURE_KEY } from '../codec/fixture-key.js';
+import { loadFixtures } from './history-json.js';
 import * as releaseCorpus from './release-corpus.js';
 
 /**
@@ -28,6 +29,18 @@ class KeptSpans implements SpanExporter {
 }
 
 describe('replay with tracing on', () => {
+  it('replay: Worker.runReplayHistory of a two-tool turn exports no span', async () => {
+    const kept = new KeptSpans();
+    const fixture = loadFixtures().find((entry) => entry.file === 'parallel-tools.json')!;
+    const workflowBundle = await bundleWorkflows({ interceptorModules: [WORKFLOW_TRACING_INTERCEPTORS] });
+    await Worker.runReplayHistory(
+      { workflowBundle, sinks: { exporter: makeWorkflowExporter(new SimpleSpanProcessor(kept), new Resource({})) } },
+      fixture.history,
+      fixture.workflowId,
+    );
+    expect(kept.spans.map((span) => span.name)).toEqual([]);
+  });
+
   it.each(releaseCorpus.corpusVersions())(
     'replay: the %s corpus replays with the tracing interceptors and exports no span',
     async (version) => {
