@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
 import { FailureType } from '../../src/shared/errors.js';
 import { clientTelemetryInterceptors, startTelemetry, type Telemetry } from '../../src/telemetry/index.js';
@@ -79,7 +79,11 @@ describe('tracing a turn', () => {
       ],
     });
     agents.push(agent);
+    // The worker's Runtime logger writes to stderr (test/setup-runtime.ts): its lines are read as written.
+    const stderr = vi.spyOn(process.stderr, 'write');
     const result = await tracedAsk(agent.taskQueue, 'Where does Ada work?');
+    const logged = stderr.mock.calls.map(([chunk]) => String(chunk));
+    stderr.mockRestore();
     expect(result).toMatchObject({ stopReason: 'completed', rounds: 2, toolCalls: 2 });
     await telemetry.tracing!.flush();
 
@@ -140,6 +144,17 @@ describe('tracing a turn', () => {
         'durable_agent.tool.server': 'crm',
         'durable_agent.tool.outcome': 'ok',
       });
+    }
+    // The failed attempt's log line leads to its conversation, turn, round and trace.
+    const failed = logged.find((line) => line.includes('Activity failed') && line.includes(result.conversationId));
+    expect(failed).toBeDefined();
+    for (const id of [
+      `turn: 1`,
+      `round: 1`,
+      `trace_id: '${turn!.traceId}'`,
+      `conversation_id: '${result.conversationId}'`,
+    ]) {
+      expect(failed).toContain(id);
     }
     // No content unless the operator turns it on.
     for (const span of spans) {
