@@ -45,6 +45,7 @@ const ROOT_VALUES = [
 ];
 
 const ROOT_TYPES = [
+  // Telemetry (docs/observability.md).
   // The client's options and results.
   'AskOptions',
   'ConnectOptions',
@@ -131,7 +132,10 @@ const WORKER_VALUES = [
   'installWorkerRuntime',
   'loadMcpConfig',
   'loadPriceTable',
+  'readTelemetrySettings',
   'runWorker',
+  'runtimeTelemetryOptions',
+  'startTelemetry',
   'workerDataConverter',
 ];
 
@@ -153,6 +157,8 @@ const WORKER_TYPES = [
   'ToolOutput',
   'ToolRegistryOptions',
   'ZodToolDefinition',
+  'Telemetry',
+  'TelemetrySettings',
 ];
 
 const BRIDGE_VALUES = [

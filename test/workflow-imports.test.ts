@@ -34,6 +34,7 @@ describe('workflow imports: an allow-list', () => {
     "import { condition as value } from '@temporalio/workflow';",
     "import { ApplicationFailure as value } from '@temporalio/common';",
     "import value from 'ajv';",
+    "import { trace as value } from '@opentelemetry/api';",
     "import { runTurn as value } from './turn.js';",
     "import { digest as value } from '../shared/digest.js';",
     "import { firstUndecodable as value } from '../codec/undecodable.js';",
@@ -55,6 +56,7 @@ describe('workflow imports: an allow-list', () => {
     "import { Worker as value } from '@temporalio/worker';",
     "import { loadConfig as value } from '../config.js';",
     "import { Hono as value } from 'hono';",
+    "import { BasicTracerProvider as value } from '@opentelemetry/sdk-trace-base';",
   ])('refused in workflow code: %s', async (source) => {
     expect(await refused(source)).toBe(true);
   });

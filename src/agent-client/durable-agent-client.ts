@@ -3,6 +3,7 @@ import { Client, type Connection } from '@temporalio/client';
 import { encryptionDataConverter } from '../codec/data-converter.js';
 import { keyRefusalInterceptor } from './key-refusals.js';
 import { loadConfig, readEncryptionKeys } from '../config.js';
+import { clientTelemetryInterceptors, startTelemetry, type Tracing } from '../telemetry/index.js';
 import type { ChatMessage } from '../shared/types.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
 import {
@@ -64,6 +65,8 @@ export class DurableAgentClient {
   readonly taskQueue: string;
   private readonly runs: ConversationRuns;
   private readonly ownedConnection: Connection | undefined;
+  /** Spans of a client that `connect()` made are flushed by `close()`, so a command that ends loses none. */
+  private tracing: Tracing | undefined;
   /** Whether the server says if a signal-with-start started a run: `send` needs that to go in one call. */
   private startedReported: Promise<boolean> | undefined;
 
@@ -79,18 +82,25 @@ export class DurableAgentClient {
     const config = options.temporal === undefined || options.taskQueue === undefined ? loadConfig() : undefined;
     const temporal = options.temporal ?? (config as NonNullable<typeof config>).temporal;
     const keys = options.encryptionKeys ?? config?.encryptionKeys ?? readEncryptionKeys();
+    const telemetry = startTelemetry();
     const connection = await connectTemporal(temporal);
     const client = new Client({
       connection,
       namespace: temporal.namespace,
       dataConverter: encryptionDataConverter(keys),
-      interceptors: { workflow: [keyRefusalInterceptor()] },
+      interceptors: { workflow: [keyRefusalInterceptor(), ...clientTelemetryInterceptors(telemetry)] },
     });
-    return new DurableAgentClient({ client, taskQueue: options.taskQueue ?? config?.taskQueue }, connection);
+    const agentClient = new DurableAgentClient(
+      { client, taskQueue: options.taskQueue ?? config?.taskQueue },
+      connection,
+    );
+    agentClient.tracing = telemetry?.tracing;
+    return agentClient;
   }
 
-  /** Close the connection if `connect()` opened it. */
+  /** Close the connection if `connect()` opened it, after exporting its spans. */
   async close(): Promise<void> {
+    await this.tracing?.flush();
     await this.ownedConnection?.close();
   }
 

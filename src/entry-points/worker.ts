@@ -20,3 +20,10 @@ export * from '../tools/index.js';
 export type { ModelPrices } from '../pricing/price-overrides.js';
 export { Redactor, type Secret } from '../shared/redaction.js';
 export { installWorkerRuntime, RedactingLogger } from '../worker-logger.js';
+export {
+  readTelemetrySettings,
+  runtimeTelemetryOptions,
+  startTelemetry,
+  type Telemetry,
+  type TelemetrySettings,
+} from '../telemetry/index.js';

@@ -19,7 +19,7 @@ export const DURABLE_AGENT_PLUGIN_NAME = 'durable-agent';
  */
 const MAX_HEARTBEAT_THROTTLE_INTERVAL = '1 second';
 
-export interface DurableAgentPluginOptions extends Omit<ActivityDependencies, 'temporal' | 'workerConnection' | 'mcp'> {
+export interface DurableAgentPluginOptions extends Omit<ActivityDependencies, 'temporal' | 'mcp'> {
   /** The MCP connection pool the tool activities call. Default: no MCP servers. */
   mcp?: ActivityDependencies['mcp'];
   /**
@@ -56,7 +56,8 @@ export class DurableAgentPlugin extends SimplePlugin {
       ...this.#agent,
       mcp: this.#agent.mcp ?? new McpPool([]),
       temporal: this.#activityClient({ connection: options.connection, namespace }, options.dataConverter),
-      workerConnection: options.connection,
+      // Asked whether Temporal answers before a finished result is handed over: by default the worker's own connection.
+      workerConnection: this.#agent.workerConnection ?? options.connection,
     });
     return {
       ...super.configureWorker(options),

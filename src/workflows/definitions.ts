@@ -323,6 +323,11 @@ export function conversationWorkflowId(conversationId: string): string {
   return `conversation-${conversationId}`;
 }
 
+/** The conversation id in a conversation's workflow id; a workflow id of another shape is its own id. */
+export function conversationIdOf(workflowId: string): string {
+  return workflowId.replace(/^conversation-/, '');
+}
+
 /** Queue a user message (idempotent by message id). For backends that do not wait for the answer. */
 export const userMessageSignal = defineSignal<[IncomingMessage]>('userMessage');
 /** Queue a user message and wait for its turn's result. Refused after the end and while handing over to the next run. */

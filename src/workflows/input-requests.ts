@@ -3,6 +3,7 @@ import { expectedFailure, FailureType } from '../shared/errors.js';
 import type { InputAnswer, InputRequest } from '../shared/input-messages.js';
 import { inputContentProblems } from './input-schema.js';
 import type { EventLog } from './stream-events.js';
+import { waitEnded, waitStarted } from './wait-metrics.js';
 
 /**
  * Questions MCP servers ask the person during tool calls (elicitation), as the conversation holds them: the tool
@@ -150,6 +151,7 @@ export class InputRequests {
     this.pending.set(request.requestId, request);
     const { attempt: _attempt, ...shown } = request;
     this.events.append({ type: 'input_requested', ...shown });
+    waitStarted('question');
     this.changed();
     return request;
   }
@@ -159,6 +161,7 @@ export class InputRequests {
     if (request === undefined) return;
     this.pending.delete(answer.requestId);
     this.answered.set(answer.requestId, answer);
+    waitEnded('question', request.requestedAt, answer.action);
     this.events.append({
       type: 'input_answered',
       ...answer,
