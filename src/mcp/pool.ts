@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { packageVersion } from '../shared/package-version.js';
 import type { JsonObject, ToolDefinition, UnavailableServer } from '../shared/types.js';
 import { callServerTool, type McpCallOptions, type McpToolTarget } from './call-tool.js';
