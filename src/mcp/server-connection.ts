@@ -132,6 +132,11 @@ export class ServerConnection {
     return transport instanceof InPlaceStdioClientTransport ? (transport.pid ?? undefined) : undefined;
   }
 
+  /** The MCP revision the open connection speaks: `2026-07-28` without a session, or an older one with `initialize`. */
+  get protocolVersion(): string | undefined {
+    return this.session?.client.getNegotiatedProtocolVersion();
+  }
+
   /** Session id of the current Streamable HTTP session. */
   get sessionId(): string | undefined {
     const transport = this.session?.transport;
