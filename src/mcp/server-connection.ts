@@ -276,6 +276,18 @@ export class ServerConnection {
       capabilities: { elicitation: ELICITATION_CAPABILITY },
       // Servers that speak 2026-07-28 are spoken to without a session; older ones through `initialize`.
       versionNegotiation: VERSION_NEGOTIATION,
+      // `notifications/tools/list_changed` of a 2025-11-25 session, or of the `subscriptions/listen` stream the SDK
+      // opens to a 2026-07-28 server that offers it: the next use lists the tools again.
+      listChanged: {
+        tools: {
+          autoRefresh: false,
+          debounceMs: 0,
+          onChanged: () => {
+            session.tools = undefined;
+            log.debug(`MCP server "${config.name}" changed its tool list.`);
+          },
+        },
+      },
     });
     const transport =
       config.transport === 'stdio'
@@ -305,10 +317,6 @@ export class ServerConnection {
         log.warn(`MCP server "${config.name}" ${message}`),
       ),
     );
-    client.setNotificationHandler('notifications/tools/list_changed', () => {
-      session.tools = undefined;
-      log.debug(`MCP server "${config.name}" changed its tool list.`);
-    });
     return session;
   }
 

@@ -22,6 +22,7 @@ import { z } from 'zod';
  * - `echo {text}`: returns the text.
  * - `ask_name {message?}`: answers `input_required` with a form for a name until a round brings one, then returns
  *   `Hello, <name>`; a declined or cancelled form returns `No name: <action>`.
+ * - `add_tool {name}`: registers an echo tool by that name on this server instance (over stdio, the connection's).
  *
  * Run as a program it serves stdio: `node dist/testing/mcp-modern-server.js`.
  */
@@ -65,6 +66,24 @@ function createModernServer(era: ProtocolEra, counters: ModernServerCounters): M
         return inputRequired({ inputRequests: { name: inputRequired.elicit({ message, requestedSchema: nameForm }) } });
       }
       return { content: [{ type: 'text', text: `Hello, ${given.name}` }] };
+    },
+  );
+  server.registerTool(
+    'add_tool',
+    {
+      description: 'Adds an echo tool by that name (the server tells subscribed clients its list changed).',
+      inputSchema: z.object({ name: z.string() }),
+    },
+    ({ name }): CallToolResult => {
+      count('add_tool');
+      server.registerTool(
+        name,
+        { description: 'Returns the text.', inputSchema: z.object({ text: z.string() }) },
+        ({ text }) => ({
+          content: [{ type: 'text', text }],
+        }),
+      );
+      return { content: [{ type: 'text', text: `added ${name}` }] };
     },
   );
   return server;

@@ -82,4 +82,14 @@ describe('version negotiation', () => {
     ]);
     expect(modern.counters.calls).toEqual({ ask_name: 2 });
   });
+
+  test('a 2026-07-28 server tells of a changed tool list through subscriptions/listen; the tool can be called at once', async () => {
+    const pool = createPool([stdioServer('modern', process.execPath, [modernEntry])]);
+    expect((await pool.listTools()).tools.map((tool) => tool.name)).not.toContain('modern__late');
+    expect(resultText(await pool.callTool(mcpTool('modern', 'add_tool'), { name: 'late' }))).toBe('added late');
+    await expect
+      .poll(() => pool.callTool(mcpTool('modern', 'late'), { text: 'here' }).then(resultText, String))
+      .toBe('here');
+    expect(pool.status()[0]).toMatchObject({ protocolVersion: '2026-07-28', connects: 1 });
+  });
 });
