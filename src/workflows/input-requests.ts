@@ -1,7 +1,7 @@
 import type { ApplicationFailure } from '@temporalio/workflow';
 import { expectedFailure, FailureType } from '../shared/errors.js';
 import type { InputAnswer, InputRequest } from '../shared/input-messages.js';
-import { inputContentProblems } from './input-schema.js';
+import { inputContentProblems, withSchemaDefaults } from './input-schema.js';
 import type { EventLog } from './stream-events.js';
 import { waitEnded, waitStarted } from './wait-metrics.js';
 
@@ -101,7 +101,10 @@ export class InputRequests {
     if (typeof content !== 'object' || content === null || Array.isArray(content)) {
       throw invalid('content must be a JSON object of the requested fields.');
     }
-    const problems = inputContentProblems(request.requestedSchema, content);
+    const problems = inputContentProblems(
+      request.requestedSchema,
+      withSchemaDefaults(request.requestedSchema, content),
+    );
     if (problems.length > 0) {
       throw invalid(`the content does not match the requested fields: ${problems.join('; ')}.`);
     }
@@ -114,7 +117,9 @@ export class InputRequests {
     const settled: InputAnswer = {
       requestId,
       action,
-      ...(action === 'accept' && request?.mode === 'form' ? { content: content ?? {} } : {}),
+      ...(action === 'accept' && request?.mode === 'form'
+        ? { content: withSchemaDefaults(request.requestedSchema, content ?? {}) }
+        : {}),
       ...(by !== undefined ? { by } : {}),
     };
     this.settle(settled);
