@@ -33,12 +33,6 @@ export interface ActivitySpanOptions {
   secrets?: Redactor;
 }
 
-/** The result of a model call as the spans read it: a cost is there once the call records one. */
-type ModelResultSeen = ModelCallResult & {
-  usage: ModelCallResult['usage'] & { cachedInputTokens?: number; reasoningTokens?: number };
-  costUsd?: number;
-};
-
 /** One activity execution: the ids its logs carry, found in its input and its trace. */
 interface CallIds {
   conversation_id?: string;
@@ -135,18 +129,21 @@ export function activitySpans(options: ActivitySpanOptions): (activity: Activity
 
   /** The model call's answer on its span, and its tokens as metrics. */
   function modelSeen(span: Span, result: unknown, meter: MetricMeter, tags: Record<string, string>): void {
-    const { usage, model, finishReason, costUsd, message } = result as ModelResultSeen;
+    const { usage, model, finishReason, cost, message } = result as ModelCallResult;
+    // A call to a model without a known price has no dollars to report (docs/cost.md), not zero.
+    const costUsd = cost?.priced ? cost.usd : undefined;
     span.setAttributes({
       'gen_ai.response.model': model,
       'gen_ai.response.finish_reasons': [finishReason],
       'gen_ai.usage.input_tokens': usage.inputTokens,
       'gen_ai.usage.output_tokens': usage.outputTokens,
     });
-    if (usage.cachedInputTokens !== undefined)
-      span.setAttribute('gen_ai.usage.cache_read.input_tokens', usage.cachedInputTokens);
+    if (usage.cacheReadTokens !== undefined)
+      span.setAttribute('gen_ai.usage.cache_read.input_tokens', usage.cacheReadTokens);
+    if (usage.cacheWriteTokens !== undefined)
+      span.setAttribute('gen_ai.usage.cache_creation.input_tokens', usage.cacheWriteTokens);
     if (usage.reasoningTokens !== undefined)
       span.setAttribute('gen_ai.usage.reasoning.output_tokens', usage.reasoningTokens);
-    // Set once the model call records its cost in dollars (the cost of a call sits beside its usage).
     if (costUsd !== undefined) span.setAttribute('durable_agent.cost.usd', costUsd);
     if (content !== undefined) span.setAttribute('gen_ai.output.messages', redacted([message]));
     const tokens = meter.createHistogram('gen_ai.client.token.usage', 'int', '{token}', 'Tokens per model call');

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
 import { FailureType } from '../../src/shared/errors.js';
 import { clientTelemetryInterceptors, startTelemetry, type Telemetry } from '../../src/telemetry/index.js';
+import { PriceTable } from '../../src/pricing/price-table.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startCrm, type Crm } from '../helpers/crm-server.js';
@@ -65,7 +66,8 @@ describe('tracing a turn', () => {
     const agent = await startTestAgent({
       env,
       mcpServers: [crm.config()],
-      workerOptions: { telemetry },
+      // A price for the scripted model, so each model call's span carries what it cost.
+      workerOptions: { telemetry, prices: new PriceTable({ 'scripted-model': { input_mtok: 1, output_mtok: 2 } }) },
       script: [
         { error: { status: 500 } },
         {
@@ -133,6 +135,8 @@ describe('tracing a turn', () => {
       'gen_ai.usage.output_tokens': 12,
       'gen_ai.response.finish_reasons': ['tool_calls'],
     });
+    // 120 input tokens at $1 and 12 output tokens at $2 per million.
+    expect(chats[1]!.attributes['durable_agent.cost.usd']).toBeCloseTo(0.000144, 9);
     expect(tools.map((tool) => tool.attributes['gen_ai.tool.name']).sort()).toEqual([
       'crm__find_user',
       'crm__get_company',
