@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
 import { durableAgentPlugin, type McpPool, type McpServerConfig } from 'durable-agent/worker';
 import type OpenAI from 'openai';
+import type { OrderStore } from './order-store.js';
+import { orderTools } from './tools.js';
 
 /** The application's task queue: its workflows and the agent's share it. */
 export const TASK_QUEUE = 'orders';
@@ -21,7 +23,15 @@ export const mcpServers: McpServerConfig[] = [
   },
 ];
 
-/** The agent as a plugin of the application's worker: the model it calls and the MCP pool its tools come from. */
-export function agentPlugin(options: { openai: OpenAI; mcp: McpPool }) {
-  return durableAgentPlugin({ openai: options.openai, defaultModel: 'gpt-4o-mini', mcp: options.mcp });
+/**
+ * The agent as a plugin of the application's worker: the model it calls, the MCP pool some of its tools come from, and
+ * its TypeScript tools with the order store they read.
+ */
+export function agentPlugin(options: { openai: OpenAI; mcp: McpPool; orders: OrderStore }) {
+  return durableAgentPlugin({
+    openai: options.openai,
+    defaultModel: 'gpt-4o-mini',
+    mcp: options.mcp,
+    tools: orderTools(options.orders),
+  });
 }

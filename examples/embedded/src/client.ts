@@ -1,11 +1,13 @@
 import { DurableAgentClient } from 'durable-agent';
 import { TASK_QUEUE } from './agent.js';
+import { askForReplyDraft } from './reply-draft.js';
 
 async function run() {
   const agent = await DurableAgentClient.connect({ taskQueue: TASK_QUEUE });
   try {
-    const result = await agent.ask('order-A-17', process.argv[2] ?? 'What do 2 and 40 add up to?');
-    console.log(result.answer);
+    const question = process.argv[2] ?? 'Order A-17: what does the customer owe, shipping included? Draft a reply.';
+    const { draft } = await askForReplyDraft(agent, 'order-A-17', question);
+    console.log(`To the customer of ${draft.orderId} (total due ${draft.totalDue} euros):\n${draft.message}`);
   } finally {
     await agent.close();
   }

@@ -5,6 +5,10 @@ import { McpPool } from 'durable-agent/worker';
 import OpenAI from 'openai';
 import { createActivities } from './activities.js';
 import { agentPlugin, mcpServers, TASK_QUEUE } from './agent.js';
+import { inMemoryOrderStore } from './order-store.js';
+
+/** One order to ask about; a real worker passes its database. */
+const demoOrders = inMemoryOrderStore([{ id: 'A-17', customer: 'Ada', items: 2, subtotal: 40, country: 'NL' }]);
 
 async function run() {
   // TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, a temporal.toml profile: the settings every Temporal tool reads.
@@ -18,7 +22,7 @@ async function run() {
       taskQueue: TASK_QUEUE,
       workflowsPath: fileURLToPath(new URL('./workflows.js', import.meta.url)),
       activities: createActivities({ warehouse: { reserve: async () => undefined } }),
-      plugins: [agentPlugin({ openai: new OpenAI({ maxRetries: 0 }), mcp })],
+      plugins: [agentPlugin({ openai: new OpenAI({ maxRetries: 0 }), mcp, orders: demoOrders })],
     });
     await worker.run();
   } finally {

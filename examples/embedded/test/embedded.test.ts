@@ -14,6 +14,8 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createActivities } from '../src/activities.js';
 import { agentPlugin, mcpServers } from '../src/agent.js';
+import { inMemoryOrderStore } from '../src/order-store.js';
+import { askForReplyDraft } from '../src/reply-draft.js';
 import { orderWorkflow } from '../src/workflows.js';
 
 let env: TestWorkflowEnvironment;
@@ -25,8 +27,15 @@ beforeAll(async () => {
   await registerSearchAttributes(env);
   model = await startScriptedModel({
     script: [
-      { toolCalls: [{ name: 'everything__get-sum', arguments: { a: 2, b: 40 } }] },
-      { content: 'They add up to 42.' },
+      // One turn: both TypeScript tools at once, then the MCP server's tool on what they returned, then the draft.
+      {
+        toolCalls: [
+          { name: 'find_order', arguments: { orderId: 'A-17' } },
+          { name: 'shipping_quote', arguments: { orderId: 'A-17' } },
+        ],
+      },
+      { toolCalls: [{ name: 'everything__get-sum', arguments: { a: 40, b: 2 } }] },
+      { content: JSON.stringify({ orderId: 'A-17', totalDue: 42, message: 'Dear Ada, you owe 42 euros.' }) },
     ],
   });
   mcp = new McpPool(mcpServers);
@@ -38,7 +47,7 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-it("runs the application's workflow and the agent on one worker", async () => {
+it("runs the application's workflow and an agent turn with TypeScript and MCP tools on one worker", async () => {
   const taskQueue = `orders-${randomUUID()}`;
   const reserved: string[] = [];
   const worker = await Worker.create({
@@ -46,25 +55,39 @@ it("runs the application's workflow and the agent on one worker", async () => {
     taskQueue,
     workflowsPath: fileURLToPath(new URL('../src/workflows.ts', import.meta.url)),
     activities: createActivities({ warehouse: { reserve: async (orderId) => void reserved.push(orderId) } }),
-    plugins: [agentPlugin({ openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }), mcp })],
+    plugins: [
+      agentPlugin({
+        openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
+        mcp,
+        orders: inMemoryOrderStore([{ id: 'A-17', customer: 'Ada', items: 2, subtotal: 40, country: 'NL' }]),
+      }),
+    ],
   });
   const agent = new DurableAgentClient({ client: env.client, taskQueue });
 
-  const { charged, answer } = await worker.runUntil(async () => ({
+  const { charged, reply } = await worker.runUntil(async () => ({
     charged: await env.client.workflow.execute(orderWorkflow, {
       taskQueue,
       workflowId: `order-${randomUUID()}`,
       args: [{ id: 'A-17', items: 2 }],
     }),
-    answer: await agent.ask(`order-${randomUUID()}`, 'What do 2 and 40 add up to?'),
+    reply: await askForReplyDraft(agent, `order-${randomUUID()}`, 'Order A-17: what is due, shipping included?'),
   }));
 
   expect(charged).toBe('order A-17 charged');
   expect(reserved).toEqual(['A-17']);
-  expect(answer).toMatchObject({ answer: 'They add up to 42.', stopReason: 'completed', toolCalls: 1 });
-  // What reached the model: the MCP server's tools, then the real result of its get-sum.
-  const [first, second] = model.requests;
+  expect(reply.draft).toEqual({ orderId: 'A-17', totalDue: 42, message: 'Dear Ada, you owe 42 euros.' });
+  expect(reply.result).toMatchObject({ stopReason: 'completed', toolCalls: 3 });
+  // What reached the model: both kinds of tools and the draft's schema, then what each tool really returned.
+  const [first, second, third] = model.requests;
   const offered = first?.tools?.map((tool) => (tool.type === 'function' ? tool.function.name : tool.custom.name));
-  expect(offered?.sort()).toEqual(['everything__echo', 'everything__get-sum']);
-  expect(second?.messages.find((message) => message.role === 'tool')?.content).toContain('42');
+  expect(offered?.sort()).toEqual(['everything__echo', 'everything__get-sum', 'find_order', 'shipping_quote']);
+  expect(first?.options.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'reply_draft' } });
+  const toolResults = (request: typeof first) =>
+    request?.messages.filter((message) => message.role === 'tool').map((message) => message.content);
+  expect(toolResults(second)).toEqual([
+    JSON.stringify({ id: 'A-17', customer: 'Ada', items: 2, subtotal: 40, country: 'NL' }),
+    JSON.stringify({ orderId: 'A-17', euros: 2 }),
+  ]);
+  expect(toolResults(third)?.at(-1)).toContain('42');
 });
