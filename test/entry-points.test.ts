@@ -45,8 +45,8 @@ describe('entry points by role', () => {
     expect(loaded.filter((name) => WORKER_PACKAGES.includes(name))).toEqual([]);
   });
 
-  it('durable-agent/worker loads the Temporal worker and the MCP SDK (what the root import leaves out)', () => {
+  it('durable-agent/worker loads the Temporal worker and the MCP client (what the root import leaves out)', () => {
     const loaded = packagesLoadedBy('durable-agent/worker');
-    expect(loaded).toEqual(expect.arrayContaining(['@temporalio/worker', '@modelcontextprotocol/sdk']));
+    expect(loaded).toEqual(expect.arrayContaining(['@temporalio/worker', '@modelcontextprotocol/client']));
   });
 });

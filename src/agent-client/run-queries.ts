@@ -8,6 +8,12 @@ import type { ConversationHandle, ConversationRuns } from './conversation-runs.j
  * workflow tasks is answered in milliseconds; one that waits for a workflow task may be answered by a run that closes.
  */
 export const CLOSING_LOOK_AFTER_MS = 500;
+/**
+ * A query answered after this long may have waited for a worker, which answers a run that closed meanwhile from its
+ * history: the run is looked at once before the answer is taken as the running run's. Queries to a run between
+ * workflow tasks answer in milliseconds and skip the look.
+ */
+const LOOK_AFTER_SLOW_ANSWER_MS = 100;
 /** Pause between two looks at a run whose query still waits. */
 const CLOSING_LOOK_EVERY_MS = 500;
 /** How long a query Temporal refuses while another one waits for the run is sent again: the server's query timeout. */
@@ -50,7 +56,7 @@ export async function queryRun<T>(
         closedUnder(runs, conversationId, runId, controller.signal),
       ]);
       // An answer that waited for a workflow task may come from a run that closed meanwhile.
-      const waited = Date.now() - sentAt >= CLOSING_LOOK_AFTER_MS;
+      const waited = Date.now() - sentAt >= LOOK_AFTER_SLOW_ANSWER_MS;
       if (first !== 'closed' && waited && (await isClosed(runs, conversationId, runId))) first = 'closed';
     } catch (error) {
       const refused = isResourceExhausted(error) || isUnavailable(error);
