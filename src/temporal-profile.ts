@@ -8,7 +8,7 @@ import { loadClientConfigProfile, type ClientConfigProfile } from '@temporalio/e
  */
 export interface TemporalProfile {
   settings: ClientConfigProfile;
-  /** Where a setting came from, for error messages: `profile "prod" of /home/ada/.config/temporalio/temporal.toml`. */
+  /** Where a setting came from, for error messages: `profile "prod" of ~/.config/temporalio/temporal.toml`. */
   source: string;
 }
 
