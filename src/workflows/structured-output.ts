@@ -1,5 +1,7 @@
-import type { JsonObject, JsonValue, ResponseFormat } from '../shared/types.js';
+import { FailureType } from '../shared/errors.js';
+import type { ChatMessage, JsonObject, JsonValue, ResponseFormat } from '../shared/types.js';
 import { schemaErrors, schemaProblem } from './argument-schema.js';
+import type { TurnStop } from './turn-result.js';
 
 /**
  * Structured output (docs/tools.md#structured-output): a turn whose final answer must be JSON matching a schema. The
@@ -92,4 +94,44 @@ export function correctionRequest(problem: string): string {
     `Your answer does not match the required JSON Schema: ${problem}. ` +
     'Answer again with only a JSON value that matches the schema, and nothing else.'
   );
+}
+
+/** What a correction changes in a running turn: its count, and the transcript the request goes into. */
+export interface CorrectableTurn {
+  corrections: number;
+  context: { transcript: { append(...messages: ChatMessage[]): void } };
+}
+
+/**
+ * An answer of a turn with structured output: the answer and its parsed value when it matches; else, while
+ * corrections are left, `correcting` (the problem is sent back to the model as the next message: another model call,
+ * counted in the budget); else the turn ends with an `OutputInvalid` error and the last answer.
+ */
+export function checkedAnswer(
+  turn: CorrectableTurn,
+  format: OutputFormat,
+  answer: string | null,
+): TurnStop | 'correcting' {
+  const reading = readOutput(format, answer);
+  if (reading.ok) return { kind: 'answered', answer, output: reading.value };
+  if (turn.corrections >= correctionsAllowed(format)) {
+    return { kind: 'error', answer, error: outputInvalid(reading.problem, turn.corrections) };
+  }
+  turn.corrections++;
+  turn.context.transcript.append({ role: 'user', content: correctionRequest(reading.problem) });
+  return 'correcting';
+}
+
+/** The final answer after a budget stop has no correction left: its value when it matches, else the error. */
+export function finalOutput(format: OutputFormat, stop: Extract<TurnStop, { kind: 'budget' }>): TurnStop {
+  const reading = readOutput(format, stop.answer ?? null);
+  return reading.ok ? { ...stop, output: reading.value } : { ...stop, error: outputInvalid(reading.problem, 0) };
+}
+
+function outputInvalid(problem: string, corrections: number) {
+  const after = corrections === 0 ? '' : ` after ${corrections} correction${corrections === 1 ? '' : 's'}`;
+  return {
+    type: FailureType.OutputInvalid,
+    message: `The answer does not match the output schema${after}: ${problem}.`,
+  };
 }

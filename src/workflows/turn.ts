@@ -30,13 +30,7 @@ import type { TurnContext } from './turn-context.js';
 import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAnswer } from './turn-result.js';
 import { approvalReason } from '../shared/approval-policy.js';
 import { awaitApproval, editedNote, TimeLimit } from './turn-approvals.js';
-import {
-  correctionRequest,
-  correctionsAllowed,
-  type OutputFormat,
-  readOutput,
-  responseFormat,
-} from './structured-output.js';
+import { checkedAnswer, finalOutput, responseFormat, type OutputFormat } from './structured-output.js';
 
 // Every Date.now() in this file (the loop's budget check, the turn's start and result, tool-call durations) reads
 // Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
@@ -187,36 +181,6 @@ function startTurn(context: TurnContext): TurnState {
     // Behind a patch: a turn replayed from a release before it asked for no output (docs/upgrading.md).
     output: context.output !== undefined && patched(STRUCTURED_OUTPUT_PATCH) ? context.output : undefined,
     corrections: 0,
-  };
-}
-
-/**
- * An answer of a turn with structured output: the answer and its parsed value when it matches; else, while
- * corrections are left, `correcting` (the problem is sent back to the model as the next message: another model call,
- * counted in the budget); else the turn ends with an `OutputInvalid` error and the last answer.
- */
-function checkedAnswer(turn: TurnState, format: OutputFormat, answer: string | null): TurnStop | 'correcting' {
-  const reading = readOutput(format, answer);
-  if (reading.ok) return { kind: 'answered', answer, output: reading.value };
-  if (turn.corrections >= correctionsAllowed(format)) {
-    return { kind: 'error', answer, error: outputInvalid(reading.problem, turn.corrections) };
-  }
-  turn.corrections++;
-  turn.context.transcript.append({ role: 'user', content: correctionRequest(reading.problem) });
-  return 'correcting';
-}
-
-/** The final answer after a budget stop has no correction left: its value when it matches, else the error. */
-function finalOutput(format: OutputFormat, stop: Extract<TurnStop, { kind: 'budget' }>): TurnStop {
-  const reading = readOutput(format, stop.answer ?? null);
-  return reading.ok ? { ...stop, output: reading.value } : { ...stop, error: outputInvalid(reading.problem, 0) };
-}
-
-function outputInvalid(problem: string, corrections: number) {
-  const after = corrections === 0 ? '' : ` after ${corrections} correction${corrections === 1 ? '' : 's'}`;
-  return {
-    type: FailureType.OutputInvalid,
-    message: `The answer does not match the output schema${after}: ${problem}.`,
   };
 }
 
