@@ -39,8 +39,30 @@ export type ToolOutcome =
 export type ChatMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string; id?: string }
-  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[]; reasoning?: ReasoningItem[] }
   | { role: 'tool'; toolCallId: string; name: string; content: string; outcome: ToolOutcome };
+
+/**
+ * The model's reasoning as its provider returned it, kept with the assistant message so it can be sent back in the
+ * tool rounds that follow (Anthropic requires its thinking blocks back with their signatures; OpenAI's Responses API
+ * reasons from scratch without its encrypted reasoning). Never part of the message's text: only the provider that
+ * wrote an item reads it, and other providers leave it out.
+ */
+export type ReasoningItem =
+  | { type: 'anthropic_thinking'; thinking: string; signature: string }
+  | { type: 'anthropic_redacted_thinking'; data: string }
+  | { type: 'openai_reasoning'; id: string; encryptedContent: string; summary: string[] };
+
+/** Extended thinking for the providers that have it (Anthropic); others ignore it. */
+export interface ThinkingSetting {
+  /**
+   * Tokens the model may spend thinking in each call; Anthropic requires at least 1,024 and less than the call's
+   * `max_tokens`.
+   * @asType integer
+   * @minimum 1024
+   */
+  budgetTokens: number;
+}
 
 export type UserMessage = Extract<ChatMessage, { role: 'user' }>;
 export type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
@@ -102,6 +124,19 @@ export interface TokenUsage {
    * @minimum 0
    */
   totalTokens: number;
+  /**
+   * Of `inputTokens`, those read from the provider's prompt cache (billed at a fraction); absent when none were.
+   * @asType integer
+   * @minimum 0
+   */
+  cacheReadInputTokens?: number;
+  /**
+   * Of `inputTokens`, those written to the provider's prompt cache (Anthropic bills them above the base price);
+   * absent when none were.
+   * @asType integer
+   * @minimum 0
+   */
+  cacheCreationInputTokens?: number;
 }
 
 export const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
@@ -163,6 +198,8 @@ export interface ModelCallInput {
   listTools?: true;
   /** The conversation's `modelAttempts`, only when not the default (the activity counts its failed attempts). */
   modelAttempts?: number;
+  /** The conversation's extended thinking, only when set. */
+  thinking?: ThinkingSetting;
 }
 
 /** What the turn's first model call found: recorded once per turn, used by every later call of the turn. */

@@ -222,6 +222,8 @@ function modelCallInput(
     // Only when on, so the activity input of a conversation that does not stream is unchanged.
     ...(stream ? { stream } : {}),
     ...(listTools ? { listTools } : {}),
+    // Only when set, likewise.
+    ...(settings.thinking ? { thinking: settings.thinking } : {}),
     // Only when not the default, likewise: the activity counts its failed attempts against it.
     ...(modelAttempts(settings) !== DEFAULT_MODEL_ATTEMPTS ? { modelAttempts: modelAttempts(settings) } : {}),
   };
