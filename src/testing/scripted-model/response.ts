@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type OpenAI from 'openai';
 import type { JsonValue } from '../../shared/types.js';
 import type { ContentStep, FinishReason, ToolCallsStep } from './script.js';
+import { ModelApi, type WireFormat } from './wire-format.js';
 
 /** A step that answers with a completion rather than an error. */
 export type CompletionStep = ContentStep | ToolCallsStep;
@@ -38,7 +39,7 @@ export const ScriptedModelErrorCode = {
 
 export type ScriptedModelErrorCode = (typeof ScriptedModelErrorCode)[keyof typeof ScriptedModelErrorCode];
 
-function digest(...parts: (string | number)[]): string {
+export function digest(...parts: (string | number)[]): string {
   return createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 24);
 }
 
@@ -59,13 +60,13 @@ export function estimateTokens(characters: number): number {
   return Math.ceil(characters / CHARACTERS_PER_TOKEN);
 }
 
-interface ToolCallText {
+export interface ToolCallText {
   id: string;
   name: string;
   arguments: string;
 }
 
-function toolCallsOf(step: CompletionStep, context: ResponseContext): ToolCallText[] {
+export function toolCallsOf(step: CompletionStep, context: ResponseContext): ToolCallText[] {
   return (step.toolCalls ?? []).map((call, callIndex) => ({
     id: toolCallId(context.conversation, context.stepIndex, callIndex),
     name: call.name,
@@ -73,26 +74,45 @@ function toolCallsOf(step: CompletionStep, context: ResponseContext): ToolCallTe
   }));
 }
 
-function finishReasonOf(step: CompletionStep): FinishReason {
+export function finishReasonOf(step: CompletionStep): FinishReason {
   return step.finishReason ?? (step.toolCalls?.length ? 'tool_calls' : 'stop');
 }
 
-function usageOf(step: CompletionStep, toolCalls: ToolCallText[], context: ResponseContext): OpenAI.CompletionUsage {
+/** The step's token counts: as scripted, or estimated from the request's and the answer's length. */
+export function scriptedUsage(
+  step: CompletionStep,
+  toolCalls: ToolCallText[],
+  context: ResponseContext,
+): { prompt_tokens: number; completion_tokens: number; cacheCreation: number; cacheRead: number } {
   if (step.usage) {
     const { prompt_tokens, completion_tokens } = step.usage;
     return {
       prompt_tokens,
       completion_tokens,
-      total_tokens: step.usage.total_tokens ?? prompt_tokens + completion_tokens,
+      cacheCreation: step.usage.cache_creation_input_tokens ?? 0,
+      cacheRead: step.usage.cache_read_input_tokens ?? 0,
     };
   }
   const completionLength = toolCalls.reduce(
     (length, call) => length + call.name.length + call.arguments.length,
-    step.content?.length ?? 0,
+    (step.content?.length ?? 0) + (step.reasoning?.length ?? 0),
   );
-  const prompt_tokens = estimateTokens(context.requestLength);
-  const completion_tokens = estimateTokens(completionLength);
-  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+  return {
+    prompt_tokens: estimateTokens(context.requestLength),
+    completion_tokens: estimateTokens(completionLength),
+    cacheCreation: 0,
+    cacheRead: 0,
+  };
+}
+
+function usageOf(step: CompletionStep, toolCalls: ToolCallText[], context: ResponseContext): OpenAI.CompletionUsage {
+  const { prompt_tokens, completion_tokens, cacheRead } = scriptedUsage(step, toolCalls, context);
+  return {
+    prompt_tokens,
+    completion_tokens,
+    total_tokens: step.usage?.total_tokens ?? prompt_tokens + completion_tokens,
+    ...(cacheRead > 0 ? { prompt_tokens_details: { cached_tokens: cacheRead } } : {}),
+  };
 }
 
 /** The body of a non-streaming answer. */
@@ -125,7 +145,7 @@ export function splitContent(content: string): string[] {
   return content.match(/\s*\S+\s*/g) ?? (content === '' ? [] : [content]);
 }
 
-function splitArguments(text: string): string[] {
+export function splitArguments(text: string): string[] {
   const pieces: string[] = [];
   for (let start = 0; start < text.length; start += ARGUMENT_PIECE_LENGTH) {
     pieces.push(text.slice(start, start + ARGUMENT_PIECE_LENGTH));
@@ -202,3 +222,23 @@ export function scriptedErrorBody(status: number, stepIndex: number, scriptName:
   };
   return errorBody(`Scripted error ${status} from step ${stepIndex} of ${scriptName}.`, type, code);
 }
+
+/** OpenAI's Chat Completions API (`POST /v1/chat/completions`): the scripted model's first and default format. */
+export const chatCompletions: WireFormat = {
+  api: ModelApi.ChatCompletions,
+  framing: { namedEvents: false, done: true },
+  problem(body) {
+    if (typeof body.model !== 'string') return 'The request body has no "model" string.';
+    if (!Array.isArray(body.messages)) return 'The request body has no "messages" array.';
+    return undefined;
+  },
+  answer: completion,
+  events: (step, context, body) =>
+    completionChunks(
+      step,
+      context,
+      (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true,
+    ),
+  errorBody: (_status, message, type, code) => errorBody(message, type, code),
+  scriptedErrorBody,
+};

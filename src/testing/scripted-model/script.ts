@@ -31,8 +31,18 @@ export interface CompletionDelivery extends StepDelivery {
   failAfterChunks?: number;
   /** Token counts to report. Default: estimated at one token per 4 characters. */
   usage?: ScriptUsage;
-  /** `finish_reason` to report. Default: `tool_calls` when the step has tool calls, otherwise `stop`. */
+  /**
+   * `finish_reason` to report. Default: `tool_calls` when the step has tool calls, otherwise `stop`. The other APIs
+   * get their own name for it: `/v1/messages` `end_turn`, `tool_use`, `max_tokens`, `refusal`; `/v1/responses` a
+   * `completed` or `incomplete` status.
+   */
   finishReason?: FinishReason;
+  /**
+   * The model's reasoning before its answer. `/v1/messages` sends it as a thinking block with a signature,
+   * `/v1/responses` as a reasoning item with encrypted content (both derived from the text); Chat Completions has no
+   * place for it and leaves it out. Default: none.
+   */
+  reasoning?: string;
 }
 
 export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter';
@@ -43,6 +53,16 @@ export interface ScriptUsage {
   completion_tokens: number;
   /** Default: `prompt_tokens + completion_tokens`. */
   total_tokens?: number;
+  /**
+   * Tokens written to the prompt cache. `/v1/messages` sends them apart from `prompt_tokens` (its `input_tokens`
+   * leaves cached tokens out); the OpenAI APIs ignore it. Default: 0.
+   */
+  cache_creation_input_tokens?: number;
+  /**
+   * Tokens read from the prompt cache: `/v1/messages` sends them apart from `prompt_tokens`; the OpenAI APIs report
+   * them as cached tokens within `prompt_tokens`. Default: 0.
+   */
+  cache_read_input_tokens?: number;
 }
 
 export interface ScriptToolCall {
@@ -112,11 +132,24 @@ const COMPLETION_KEYS = [
   'failAfterChunks',
   'usage',
   'finishReason',
+  'reasoning',
 ] as const;
 const ERROR_STEP_KEYS = ['error', ...DELIVERY_KEYS] as const;
 const ERROR_KEYS = ['status', 'headers', 'body', 'times'] as const;
 const TOOL_CALL_KEYS = ['name', 'arguments'] as const;
-const USAGE_KEYS = ['prompt_tokens', 'completion_tokens', 'total_tokens'] as const;
+const USAGE_KEYS = [
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'cache_creation_input_tokens',
+  'cache_read_input_tokens',
+] as const;
+/** Usage keys a step may leave out. */
+const OPTIONAL_USAGE_KEYS: readonly string[] = [
+  'total_tokens',
+  'cache_creation_input_tokens',
+  'cache_read_input_tokens',
+];
 const FINISH_REASONS: readonly FinishReason[] = ['stop', 'tool_calls', 'length', 'content_filter'];
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -176,6 +209,8 @@ class StepValidator {
     this.onlyKeys(value, COMPLETION_KEYS);
     if ('content' in value && typeof value.content !== 'string') this.fail('content', 'a string', value.content);
     if ('toolCalls' in value) this.toolCalls(value.toolCalls);
+    if ('reasoning' in value && typeof value.reasoning !== 'string')
+      this.fail('reasoning', 'a string', value.reasoning);
     this.whole(value.delayAttempts, 'delayAttempts', 1);
     this.whole(value.chunkDelayMs, 'chunkDelayMs', 0);
     this.whole(value.failAfterChunks, 'failAfterChunks', 0);
@@ -223,7 +258,8 @@ class StepValidator {
     if (!isObject(value)) this.fail('usage', 'an object {"prompt_tokens", "completion_tokens"}', value);
     this.onlyKeys(value, USAGE_KEYS, 'usage.');
     for (const key of USAGE_KEYS) {
-      if (key !== 'total_tokens' && value[key] === undefined) this.fail(`usage.${key}`, 'a whole number', undefined);
+      if (!OPTIONAL_USAGE_KEYS.includes(key) && value[key] === undefined)
+        this.fail(`usage.${key}`, 'a whole number', undefined);
       this.whole(value[key], `usage.${key}`, 0);
     }
   }
