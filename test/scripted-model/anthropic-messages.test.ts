@@ -100,7 +100,7 @@ describe('scripted model: Anthropic Messages (/v1/messages)', () => {
     const overloaded = await client.messages.create(request, { headers }).catch((error: unknown) => error);
     expect(overloaded).toBeInstanceOf(Anthropic.APIError);
     expect(overloaded).toMatchObject({ status: 529, error: { type: 'error', error: { type: 'overloaded_error' } } });
-    expect((overloaded as Anthropic.APIError).headers?.get('retry-after')).toBe('2');
+    expect((overloaded as { headers: Headers }).headers.get('retry-after')).toBe('2');
 
     const invalid = await client.messages.create(request, { headers }).catch((error: unknown) => error);
     expect(invalid).toBeInstanceOf(Anthropic.BadRequestError);

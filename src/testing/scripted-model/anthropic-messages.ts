@@ -11,7 +11,8 @@ import {
   type ToolCallText,
 } from './response.js';
 import type { FinishReason } from './script.js';
-import { ModelApi, type WireFormat } from './wire-format.js';
+import { ModelApi } from './model-api.js';
+import type { WireFormat } from './wire-format.js';
 
 /**
  * Anthropic's Messages API (`POST /v1/messages`), as `@anthropic-ai/sdk` reads it: the answer's content blocks

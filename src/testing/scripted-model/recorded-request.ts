@@ -1,6 +1,6 @@
 import type OpenAI from 'openai';
 import type { JsonObject } from '../../shared/types.js';
-import type { ModelApi } from './wire-format.js';
+import type { ModelApi } from './model-api.js';
 
 /** Every field of a chat completion request other than the messages and the tools, e.g. `model`, `stream`. */
 export type RequestOptions = Omit<OpenAI.Chat.ChatCompletionCreateParams, 'messages' | 'tools' | 'tool_choice'>;

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type OpenAI from 'openai';
 import type { JsonValue } from '../../shared/types.js';
 import type { ContentStep, FinishReason, ToolCallsStep } from './script.js';
-import { ModelApi, type WireFormat } from './wire-format.js';
 
 /** A step that answers with a completion rather than an error. */
 export type CompletionStep = ContentStep | ToolCallsStep;
@@ -222,23 +221,3 @@ export function scriptedErrorBody(status: number, stepIndex: number, scriptName:
   };
   return errorBody(`Scripted error ${status} from step ${stepIndex} of ${scriptName}.`, type, code);
 }
-
-/** OpenAI's Chat Completions API (`POST /v1/chat/completions`): the scripted model's first and default format. */
-export const chatCompletions: WireFormat = {
-  api: ModelApi.ChatCompletions,
-  framing: { namedEvents: false, done: true },
-  problem(body) {
-    if (typeof body.model !== 'string') return 'The request body has no "model" string.';
-    if (!Array.isArray(body.messages)) return 'The request body has no "messages" array.';
-    return undefined;
-  },
-  answer: completion,
-  events: (step, context, body) =>
-    completionChunks(
-      step,
-      context,
-      (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true,
-    ),
-  errorBody: (_status, message, type, code) => errorBody(message, type, code),
-  scriptedErrorBody,
-};

@@ -5,15 +5,10 @@ import type OpenAI from 'openai';
 import { ConversationCursor, conversationOf, DEFAULT_CONVERSATION } from './cursor.js';
 import type { RecordedRequest } from './recorded-request.js';
 import { anthropicMessages } from './anthropic-messages.js';
-import {
-  chatCompletions,
-  errorBody,
-  requestId,
-  ScriptedModelErrorCode,
-  type CompletionStep,
-  type ResponseContext,
-} from './response.js';
-import { ModelApi, type WireFormat } from './wire-format.js';
+import { chatCompletions } from './chat-completions.js';
+import { ModelApi } from './model-api.js';
+import { errorBody, requestId, ScriptedModelErrorCode, type CompletionStep, type ResponseContext } from './response.js';
+import type { WireFormat } from './wire-format.js';
 import { validateScript, validateStep, type Script, type ScriptStep } from './script.js';
 import { writeEventStream } from './sse.js';
 import { errorMessage } from '../../shared/errors.js';

@@ -1,14 +1,6 @@
 import type { JsonValue } from '../../shared/types.js';
+import type { ModelApi } from './model-api.js';
 import type { CompletionStep, ResponseContext } from './response.js';
-
-/** The model APIs the scripted model answers, each at its own endpoint, from the same script. */
-export const ModelApi = {
-  ChatCompletions: 'chat-completions',
-  Messages: 'messages',
-  Responses: 'responses',
-} as const;
-
-export type ModelApi = (typeof ModelApi)[keyof typeof ModelApi];
 
 /** How one API's requests are checked and its answers, streams and errors are shaped. */
 export interface WireFormat {

@@ -9,7 +9,13 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { FailureType } from '../../../shared/errors.js';
-import type { AssistantMessage, ChatMessage, ModelCallResult, TokenUsage, ToolDefinition } from '../../../shared/types.js';
+import type {
+  AssistantMessage,
+  ChatMessage,
+  ModelCallResult,
+  TokenUsage,
+  ToolDefinition,
+} from '../../../shared/types.js';
 import { toModelFailure } from '../errors.js';
 import { CHAT_COMPLETIONS_TOOL_LIMITS } from '../tool-limits.js';
 import { ProviderName, type ModelProvider, type ProviderRequest } from './provider.js';

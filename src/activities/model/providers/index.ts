@@ -1,6 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
+import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import { FailureType } from '../../../shared/errors.js';
+import { anthropicProvider, type AnthropicMessagesClient } from './anthropic.js';
 import { chatCompletionsProvider, type ChatCompletionsClient } from './chat-completions.js';
 import { parseModelName, ProviderName, type ModelProvider } from './provider.js';
 
@@ -10,6 +12,8 @@ export { parseModelName, ProviderName, type ModelProvider, type ProviderRequest 
 export interface ProviderClients {
   /** Serves `openai:` names and plain names (Chat Completions). */
   openai: ChatCompletionsClient | OpenAI;
+  /** Serves `anthropic:` names; created with `maxRetries: 0` (Temporal retries). Default: none. */
+  anthropic?: AnthropicMessagesClient | Anthropic;
 }
 
 /** The worker's providers, made once per worker and chosen per model call by the conversation's model name. */
@@ -18,6 +22,7 @@ export class ModelProviders {
 
   constructor(clients: ProviderClients) {
     this.providers.set(ProviderName.ChatCompletions, chatCompletionsProvider(clients.openai));
+    if (clients.anthropic) this.providers.set(ProviderName.Anthropic, anthropicProvider(clients.anthropic));
   }
 
   /** The provider of a model name and the name it knows the model by. */
