@@ -34,7 +34,9 @@ export interface TestAgentOptions {
   /** Model name the worker uses when a conversation names none. Default `scripted-model`. */
   defaultModel?: string;
   /** Passed through to `createAgentWorker` (e.g. `toolResultMaxChars`, `worker: { maxCachedWorkflows: 0 }`). */
-  workerOptions?: Partial<Omit<AgentWorkerOptions, 'connection' | 'taskQueue' | 'openai' | 'anthropic' | 'temporal' | 'mcp'>>;
+  workerOptions?: Partial<
+    Omit<AgentWorkerOptions, 'connection' | 'taskQueue' | 'openai' | 'anthropic' | 'temporal' | 'mcp'>
+  >;
 }
 
 export interface TestAgent extends AsyncDisposable {
