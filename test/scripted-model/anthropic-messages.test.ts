@@ -17,14 +17,18 @@ const request = {
   messages: [{ role: 'user' as const, content: 'Hi' }],
 };
 
+const THINKING_TOOL_STEP = {
+  reasoning: 'The user wants the file.',
+  content: 'Reading it.',
+  toolCalls: [{ name: 'files__read_file', arguments: { path: 'a.txt' } }],
+};
+
 describe('scripted model: Anthropic Messages (/v1/messages)', () => {
   it('answers with thinking, text and tool_use blocks, the mapped stop reason and usage with cache counts', async () => {
     const model = await startModel({
       script: [
         {
-          reasoning: 'The user wants the file.',
-          content: 'Reading it.',
-          toolCalls: [{ name: 'files__read_file', arguments: { path: 'a.txt' } }],
+          ...THINKING_TOOL_STEP,
           usage: {
             prompt_tokens: 10,
             completion_tokens: 5,
@@ -63,13 +67,7 @@ describe('scripted model: Anthropic Messages (/v1/messages)', () => {
 
   it('streams the events Anthropic sends, which the SDK assembles into the same message', async () => {
     const model = await startModel({
-      script: [
-        {
-          reasoning: 'Think first.',
-          content: 'Two words.',
-          toolCalls: [{ name: 'echo', arguments: { text: 'a long argument' } }],
-        },
-      ],
+      script: [THINKING_TOOL_STEP],
     });
     const client = anthropicFor(model);
     const stream = await client.messages.create({ ...request, stream: true });
@@ -86,7 +84,7 @@ describe('scripted model: Anthropic Messages (/v1/messages)', () => {
     model.reset();
     const final = await client.messages.stream(request).finalMessage();
     expect(final.content.map((block) => block.type)).toEqual(['thinking', 'text', 'tool_use']);
-    expect(final.content[2]).toMatchObject({ input: { text: 'a long argument' } });
+    expect(final.content[2]).toMatchObject({ input: { path: 'a.txt' } });
     expect(final.stop_reason).toBe('tool_use');
   });
 

@@ -7,34 +7,21 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createModelActivities } from '../../src/activities/model/call.js';
 import { toAnthropicMessages } from '../../src/activities/model/providers/anthropic.js';
 import { TranscriptCache, type TranscriptSource } from '../../src/activities/model/transcript-cache.js';
-import { chainDigest, EMPTY_DIGEST, prefixDigests } from '../../src/shared/digest.js';
+import { chainDigest, EMPTY_DIGEST } from '../../src/shared/digest.js';
 import { FailureType } from '../../src/shared/errors.js';
-import type {
-  ChatMessage,
-  ModelCallInput,
-  ModelCallResult,
-  ModelContextPage,
-  ToolDefinition,
-} from '../../src/shared/types.js';
+import type { ChatMessage, ModelCallInput, ModelCallResult, ToolDefinition } from '../../src/shared/types.js';
 import { thinkingSignature } from '../../src/testing/scripted-model/anthropic-messages.js';
 import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
 import type { StreamBatch } from '../../src/workflows/stream-events.js';
+import { modelCallInput, READ_FILE_TOOL } from '../helpers/model-call.js';
 
-const readFile: ToolDefinition = {
-  name: 'files__read_file',
-  description: 'Read a file.',
-  inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  annotations: { readOnlyHint: true },
-  server: 'files',
-  originalName: 'read_file',
-  timeoutMs: 30_000,
-};
+const readFile = READ_FILE_TOOL;
 const system: ChatMessage = { role: 'system', content: 'You are a file assistant.' };
 const question: ChatMessage = { role: 'user', content: 'What is in /a and /b?' };
 
 function source(messages: ChatMessage[], tools: ToolDefinition[]): TranscriptSource {
   return {
-    page: async (_workflowId, _runId, from, limit): Promise<ModelContextPage> => ({
+    page: async (_workflowId, _runId, from, limit) => ({
       from,
       messages: messages.slice(from, from + limit),
       total: messages.length,
@@ -45,22 +32,12 @@ function source(messages: ChatMessage[], tools: ToolDefinition[]): TranscriptSou
 }
 
 function input(messages: ChatMessage[], overrides: Partial<ModelCallInput> = {}): ModelCallInput {
-  return {
+  return modelCallInput(messages, {
     workflowId: 'conv-anthropic',
-    runId: 'run-1',
-    turn: 1,
-    round: 1,
-    prefix: { count: messages.length, digest: prefixDigests(messages)[messages.length]! },
-    newMessages: [],
     toolsDigest: chainDigest(EMPTY_DIGEST, [readFile]),
     model: 'anthropic:claude-scripted',
-    temperature: undefined,
-    maxCompletionTokens: undefined,
-    maxInputTokens: undefined,
-    toolChoice: 'auto',
-    instruction: undefined,
     ...overrides,
-  };
+  });
 }
 
 describe('the Anthropic provider against the scripted model', () => {

@@ -22,7 +22,9 @@ describe('parseModelName', () => {
   });
 
   it('model providers: a provider without a client fails non-retryable, naming the variable to set', () => {
-    const providers = new ModelProviders({ openai: { chat: { completions: { create: () => Promise.reject(new Error('unused')) } } } });
+    const providers = new ModelProviders({
+      openai: { chat: { completions: { create: () => Promise.reject(new Error('unused')) } } },
+    });
     expect(providers.choose('gpt-4o-mini').provider.name).toBe(ProviderName.ChatCompletions);
     let thrown: unknown;
     try {

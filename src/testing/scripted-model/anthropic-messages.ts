@@ -11,8 +11,7 @@ import {
   type ToolCallText,
 } from './response.js';
 import type { FinishReason } from './script.js';
-import { ModelApi } from './model-api.js';
-import type { WireFormat } from './wire-format.js';
+import { missingField, type WireFormat } from './wire-format.js';
 
 /**
  * Anthropic's Messages API (`POST /v1/messages`), as `@anthropic-ai/sdk` reads it: the answer's content blocks
@@ -106,13 +105,12 @@ function wireBlock(block: ContentBlock): JsonObject {
 }
 
 export const anthropicMessages: WireFormat = {
-  api: ModelApi.Messages,
+  api: 'messages',
   framing: { namedEvents: true, done: false },
 
   problem(body) {
-    if (typeof body.model !== 'string') return 'model: Field required';
-    if (!Array.isArray(body.messages)) return 'messages: Field required';
-    if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
+    const missing = missingField(body, { model: 'string', messages: 'array', max_tokens: 'number' });
+    if (missing) return `${missing.name}: Field required`;
     if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) {
       return 'system: Input should be a valid string or a list of text blocks';
     }

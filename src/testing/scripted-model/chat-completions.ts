@@ -1,15 +1,13 @@
-import { ModelApi } from './model-api.js';
 import { completion, completionChunks, errorBody, scriptedErrorBody } from './response.js';
-import type { WireFormat } from './wire-format.js';
+import { missingField, type WireFormat } from './wire-format.js';
 
 /** OpenAI's Chat Completions API (`POST /v1/chat/completions`): the scripted model's first and default format. */
 export const chatCompletions: WireFormat = {
-  api: ModelApi.ChatCompletions,
+  api: 'chat-completions',
   framing: { namedEvents: false, done: true },
   problem(body) {
-    if (typeof body.model !== 'string') return 'The request body has no "model" string.';
-    if (!Array.isArray(body.messages)) return 'The request body has no "messages" array.';
-    return undefined;
+    const missing = missingField(body, { model: 'string', messages: 'array' });
+    return missing && `The request body has no "${missing.name}" ${missing.kind}.`;
   },
   answer: completion,
   events: (step, context, body) =>

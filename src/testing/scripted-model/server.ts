@@ -6,7 +6,6 @@ import { ConversationCursor, conversationOf, DEFAULT_CONVERSATION } from './curs
 import type { RecordedRequest } from './recorded-request.js';
 import { anthropicMessages } from './anthropic-messages.js';
 import { chatCompletions } from './chat-completions.js';
-import { ModelApi } from './model-api.js';
 import { errorBody, requestId, ScriptedModelErrorCode, type CompletionStep, type ResponseContext } from './response.js';
 import type { WireFormat } from './wire-format.js';
 import { validateScript, validateStep, type Script, type ScriptStep } from './script.js';
@@ -201,7 +200,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     const idempotencyKey = headers['idempotency-key'] ?? null;
     const conversation = conversationOf(idempotencyKey);
     const chat =
-      format.api === ModelApi.ChatCompletions ? (body as unknown as OpenAI.Chat.ChatCompletionCreateParams) : undefined;
+      format.api === 'chat-completions' ? (body as unknown as OpenAI.Chat.ChatCompletionCreateParams) : undefined;
     const { messages = [], tools, tool_choice, ...requestOptions } = chat ?? { model: body.model };
     const recorded: RecordedRequest = {
       api: format.api,

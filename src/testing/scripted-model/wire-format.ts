@@ -2,6 +2,18 @@ import type { JsonValue } from '../../shared/types.js';
 import type { ModelApi } from './model-api.js';
 import type { CompletionStep, ResponseContext } from './response.js';
 
+/** The first of `fields` the body lacks (or has of another type), with the type it should have. */
+export function missingField(
+  body: Record<string, unknown>,
+  fields: Record<string, 'string' | 'number' | 'array'>,
+): { name: string; kind: string } | undefined {
+  for (const [name, kind] of Object.entries(fields)) {
+    const value = body[name];
+    if (kind === 'array' ? !Array.isArray(value) : typeof value !== kind) return { name, kind };
+  }
+  return undefined;
+}
+
 /** How one API's requests are checked and its answers, streams and errors are shaped. */
 export interface WireFormat {
   api: ModelApi;

@@ -12,19 +12,22 @@ import type {
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../../shared/errors.js';
 import type { AssistantMessage, ChatMessage, ReasoningItem, TokenUsage, ToolCall } from '../../../shared/types.js';
-import { toModelFailure, type ProviderSetup } from '../errors.js';
+import type { ProviderSetup } from '../errors.js';
 import { ANTHROPIC_TOOL_LIMITS } from '../tool-limits.js';
 import { assembleAnthropicMessage } from './anthropic-stream.js';
-import { ProviderName, type ModelProvider, type ProviderAnswer, type ProviderRequest } from './provider.js';
+import {
+  ProviderName,
+  defineProvider,
+  type CreateMethod,
+  type ModelProvider,
+  type ProviderAnswer,
+  type ProviderRequest,
+  type SdkRequestOptions,
+} from './provider.js';
 
-/** The one method of the Anthropic client the model activity needs; tests pass a real client pointed at a local server. */
+/** What the Anthropic provider needs of `@anthropic-ai/sdk`'s client. */
 export interface AnthropicMessagesClient {
-  messages: {
-    create(
-      body: MessageCreateParams,
-      options?: { headers?: Record<string, string>; signal?: AbortSignal },
-    ): PromiseLike<Message | AsyncIterable<RawMessageStreamEvent>>;
-  };
+  messages: CreateMethod<MessageCreateParams, Message | AsyncIterable<RawMessageStreamEvent>>;
   baseURL?: string;
 }
 
@@ -41,32 +44,32 @@ const CACHE_BREAKPOINT = { type: 'ephemeral' } as const;
 
 /** Anthropic's Messages API through `@anthropic-ai/sdk`. */
 export function anthropicProvider(client: AnthropicMessagesClient | Anthropic): ModelProvider {
-  const endpoint = (client as { baseURL?: string }).baseURL ?? 'the Anthropic API';
-  return {
+  const description = {
     name: ProviderName.Anthropic,
-    endpoint,
+    client,
+    defaultEndpoint: 'the Anthropic API',
     toolLimits: ANTHROPIC_TOOL_LIMITS,
-    toFailure: (error, tools) => toModelFailure(error, endpoint, tools, ANTHROPIC_SETUP),
-    async call(request) {
-      const body = toAnthropicRequest(request);
-      const options = { headers: { 'Idempotency-Key': request.idempotencyKey }, signal: request.signal };
-      let answer: ProviderAnswer | undefined;
-      // A paused turn (a long server-side step) is continued by sending the answer so far back as it is.
-      for (let continuation = 0; ; continuation++) {
-        const { message, toolInputs } = await send(client, body, options, request.onText);
-        const part = fromAnthropicMessage(message, toolInputs, request.toolChoice === 'none');
-        answer = answer === undefined ? part : joinAnswers(answer, part);
-        if (message.stop_reason !== 'pause_turn' || continuation >= MAX_PAUSE_CONTINUATIONS) return answer;
-        body.messages = [...body.messages, { role: 'assistant', content: message.content }];
-      }
-    },
+    setup: ANTHROPIC_SETUP,
   };
+  return defineProvider(description, async (request) => {
+    const body = toAnthropicRequest(request);
+    const options = { headers: { 'Idempotency-Key': request.idempotencyKey }, signal: request.signal };
+    let answer: ProviderAnswer | undefined;
+    // A paused turn (a long server-side step) is continued by sending the answer so far back as it is.
+    for (let continuation = 0; ; continuation++) {
+      const { message, toolInputs } = await send(client, body, options, request.onText);
+      const part = fromAnthropicMessage(message, toolInputs, request.toolChoice === 'none');
+      answer = answer === undefined ? part : joinAnswers(answer, part);
+      if (message.stop_reason !== 'pause_turn' || continuation >= MAX_PAUSE_CONTINUATIONS) return answer;
+      body.messages = [...body.messages, { role: 'assistant', content: message.content }];
+    }
+  });
 }
 
 async function send(
   client: AnthropicMessagesClient | Anthropic,
   body: MessageCreateParamsNonStreaming,
-  options: { headers: Record<string, string>; signal: AbortSignal },
+  options: SdkRequestOptions,
   onText: ((text: string) => void) | undefined,
 ): Promise<{ message: Message; toolInputs: Map<string, string> }> {
   if (onText === undefined) {

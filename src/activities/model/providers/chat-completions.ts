@@ -16,9 +16,14 @@ import type {
   TokenUsage,
   ToolDefinition,
 } from '../../../shared/types.js';
-import { toModelFailure } from '../errors.js';
 import { CHAT_COMPLETIONS_TOOL_LIMITS } from '../tool-limits.js';
-import { ProviderName, type ModelProvider, type ProviderRequest } from './provider.js';
+import {
+  defineProvider,
+  ProviderName,
+  type CreateMethod,
+  type ModelProvider,
+  type ProviderRequest,
+} from './provider.js';
 
 /**
  * The one method of the OpenAI client the model activity needs; tests pass a real client or a stub of this. With
@@ -26,56 +31,46 @@ import { ProviderName, type ModelProvider, type ProviderRequest } from './provid
  * completion instead still works, without live text.
  */
 export interface ChatCompletionsClient {
-  chat: {
-    completions: {
-      create(
-        body: ChatCompletionCreateParams,
-        options?: { headers?: Record<string, string>; signal?: AbortSignal },
-      ): PromiseLike<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
-    };
-  };
+  chat: { completions: CreateMethod<ChatCompletionCreateParams, ChatCompletion | AsyncIterable<ChatCompletionChunk>> };
   baseURL?: string;
 }
 
 /** OpenAI's Chat Completions API, and any server that speaks it: the default provider. */
 export function chatCompletionsProvider(client: ChatCompletionsClient | OpenAI): ModelProvider {
-  const endpoint = (client as { baseURL?: string }).baseURL ?? 'the model endpoint';
-  return {
+  const description = {
     name: ProviderName.ChatCompletions,
-    endpoint,
+    client,
+    defaultEndpoint: 'the model endpoint',
     toolLimits: CHAT_COMPLETIONS_TOOL_LIMITS,
-    toFailure: (error, tools) => toModelFailure(error, endpoint, tools),
-    async call(request: ProviderRequest) {
-      const wire = request.messages.map(toOpenAIMessage);
-      if (request.instruction) wire.push({ role: 'system', content: request.instruction });
-      const body: ChatCompletionCreateParamsNonStreaming = {
-        model: request.model,
-        messages: wire,
-        ...(request.tools.length > 0
-          ? { tools: request.tools.map(toOpenAITool), tool_choice: request.toolChoice }
-          : {}),
-        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-        ...(request.maxCompletionTokens !== undefined ? { max_completion_tokens: request.maxCompletionTokens } : {}),
-      };
-      const options = {
-        // The openai client accepts an `idempotencyKey` option but sends no header for it: send it ourselves.
-        headers: { 'Idempotency-Key': request.idempotencyKey },
-        signal: request.signal,
-      };
-      let completion: ChatCompletion;
-      const { onText } = request;
-      if (onText) {
-        const response = await client.chat.completions.create(
-          { ...body, stream: true, stream_options: { include_usage: true } },
-          options,
-        );
-        completion = isChunkStream(response) ? await assembleCompletion(response, onText) : response;
-      } else {
-        completion = (await client.chat.completions.create(body, options)) as ChatCompletion;
-      }
-      return fromOpenAICompletion(completion, request.toolChoice === 'none');
-    },
   };
+  return defineProvider(description, async (request: ProviderRequest) => {
+    const wire = request.messages.map(toOpenAIMessage);
+    if (request.instruction) wire.push({ role: 'system', content: request.instruction });
+    const body: ChatCompletionCreateParamsNonStreaming = {
+      model: request.model,
+      messages: wire,
+      ...(request.tools.length > 0 ? { tools: request.tools.map(toOpenAITool), tool_choice: request.toolChoice } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.maxCompletionTokens !== undefined ? { max_completion_tokens: request.maxCompletionTokens } : {}),
+    };
+    const options = {
+      // The openai client accepts an `idempotencyKey` option but sends no header for it: send it ourselves.
+      headers: { 'Idempotency-Key': request.idempotencyKey },
+      signal: request.signal,
+    };
+    let completion: ChatCompletion;
+    const { onText } = request;
+    if (onText) {
+      const response = await client.chat.completions.create(
+        { ...body, stream: true, stream_options: { include_usage: true } },
+        options,
+      );
+      completion = isChunkStream(response) ? await assembleCompletion(response, onText) : response;
+    } else {
+      completion = (await client.chat.completions.create(body, options)) as ChatCompletion;
+    }
+    return fromOpenAICompletion(completion, request.toolChoice === 'none');
+  });
 }
 
 function isChunkStream(

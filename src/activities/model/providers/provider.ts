@@ -1,6 +1,6 @@
 import type { ApplicationFailure } from '@temporalio/common';
 import type { ChatMessage, ModelCallResult, ThinkingSetting, ToolDefinition } from '../../../shared/types.js';
-import type { OfferedTool } from '../errors.js';
+import { OPENAI_SETUP, toModelFailure, type OfferedTool, type ProviderSetup } from '../errors.js';
 import type { ToolLimits } from '../tool-limits.js';
 
 /**
@@ -31,6 +31,20 @@ export function parseModelName(name: string): ModelChoice {
     return { provider: prefix as ProviderName, model: name.slice(colon + 1) };
   }
   return { provider: ProviderName.ChatCompletions, model: name };
+}
+
+/** Options every provider sends with a request: the idempotency key header and the activity's cancellation. */
+export interface SdkRequestOptions {
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/**
+ * The one method of an SDK client a provider needs (`chat.completions.create`, `messages.create`); tests pass a real
+ * client pointed at a local server, or a stub of this.
+ */
+export interface CreateMethod<Body, Answer> {
+  create(body: Body, options?: SdkRequestOptions): PromiseLike<Answer>;
 }
 
 /** One model call in provider-neutral terms; each provider converts it to its API at the edge. */
@@ -67,4 +81,30 @@ export interface ModelProvider {
   call(request: ProviderRequest): Promise<ProviderAnswer>;
   /** The failure a thrown error becomes, classified as retryable or not (see ../errors.ts). */
   toFailure(error: unknown, tools: readonly OfferedTool[]): ApplicationFailure;
+}
+
+/** What makes a provider besides its call: errors name its endpoint (the client's `baseURL`) and its variables. */
+export interface ProviderDescription {
+  name: ProviderName;
+  client: object;
+  /** Named in errors when the client has no `baseURL`. */
+  defaultEndpoint: string;
+  toolLimits: ToolLimits;
+  /** Default: the `OPENAI_*` variables. */
+  setup?: ProviderSetup;
+}
+
+export function defineProvider(
+  description: ProviderDescription,
+  call: (request: ProviderRequest) => Promise<ProviderAnswer>,
+): ModelProvider {
+  const endpoint = (description.client as { baseURL?: string }).baseURL ?? description.defaultEndpoint;
+  const setup = description.setup ?? OPENAI_SETUP;
+  return {
+    name: description.name,
+    endpoint,
+    toolLimits: description.toolLimits,
+    toFailure: (error, tools) => toModelFailure(error, endpoint, tools, setup),
+    call,
+  };
 }
