@@ -1,5 +1,14 @@
-import { prefixDigests } from '../../src/shared/digest.js';
-import type { ChatMessage, ModelCallInput, ToolDefinition } from '../../src/shared/types.js';
+import Anthropic from '@anthropic-ai/sdk';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import OpenAI from 'openai';
+import { afterEach } from 'vitest';
+import { createModelActivities } from '../../src/activities/model/call.js';
+import { TranscriptCache } from '../../src/activities/model/transcript-cache.js';
+import { chainDigest, EMPTY_DIGEST, prefixDigests } from '../../src/shared/digest.js';
+import type { ChatMessage, ModelCallInput, ModelCallResult, ToolDefinition } from '../../src/shared/types.js';
+import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
+import type { StreamBatch } from '../../src/workflows/stream-events.js';
 
 /** A read-only MCP tool, as the pool lists it. */
 export const READ_FILE_TOOL: ToolDefinition = {
@@ -32,5 +41,42 @@ export function modelCallInput(
     toolChoice: 'auto',
     instruction: undefined,
     ...overrides,
+  };
+}
+
+/**
+ * The model activity with every provider's client pointed at a scripted model, in a mock activity environment; the
+ * workflow's transcript is `messages` and its tools `[READ_FILE_TOOL]`. Models are closed after each test.
+ */
+export function useModelActivity() {
+  const started: ScriptedModel[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((model) => model.close()));
+  });
+  return async (script: Script, messages: ChatMessage[]) => {
+    const model = await startScriptedModel({ script });
+    started.push(model);
+    const batches: StreamBatch[] = [];
+    const tools = [READ_FILE_TOOL];
+    const activities = createModelActivities({
+      openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
+      anthropic: new Anthropic({ baseURL: model.anthropicBaseUrl, apiKey: 'test', maxRetries: 0 }),
+      transcripts: new TranscriptCache({
+        page: async (_workflowId, _runId, from, limit) => ({
+          from,
+          messages: messages.slice(from, from + limit),
+          total: messages.length,
+          tools,
+          toolsDigest: chainDigest(EMPTY_DIGEST, tools),
+        }),
+      }),
+      defaultModel: 'gpt-default',
+      publish: async (_target, batch) => void batches.push(batch),
+      streamIntervalMs: 0,
+    });
+    const environment = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
+    const callModel = (value: ModelCallInput): Promise<ModelCallResult> =>
+      environment.run((call: ModelCallInput) => activities.callModel(call), value);
+    return { model, callModel, batches };
   };
 }

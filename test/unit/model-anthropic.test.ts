@@ -1,68 +1,27 @@
-import Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger } from '@temporalio/worker';
-import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createModelActivities } from '../../src/activities/model/call.js';
+import { describe, expect, it } from 'vitest';
 import { toAnthropicMessages } from '../../src/activities/model/providers/anthropic.js';
-import { TranscriptCache, type TranscriptSource } from '../../src/activities/model/transcript-cache.js';
 import { chainDigest, EMPTY_DIGEST } from '../../src/shared/digest.js';
 import { FailureType } from '../../src/shared/errors.js';
-import type { ChatMessage, ModelCallInput, ModelCallResult, ToolDefinition } from '../../src/shared/types.js';
+import type { ChatMessage, ModelCallInput } from '../../src/shared/types.js';
 import { thinkingSignature } from '../../src/testing/scripted-model/anthropic-messages.js';
-import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
-import type { StreamBatch } from '../../src/workflows/stream-events.js';
-import { modelCallInput, READ_FILE_TOOL } from '../helpers/model-call.js';
+import type { Script } from '../../src/testing/scripted-model/index.js';
+import { modelCallInput, READ_FILE_TOOL, useModelActivity } from '../helpers/model-call.js';
 
-const readFile = READ_FILE_TOOL;
 const system: ChatMessage = { role: 'system', content: 'You are a file assistant.' };
 const question: ChatMessage = { role: 'user', content: 'What is in /a and /b?' };
-
-function source(messages: ChatMessage[], tools: ToolDefinition[]): TranscriptSource {
-  return {
-    page: async (_workflowId, _runId, from, limit) => ({
-      from,
-      messages: messages.slice(from, from + limit),
-      total: messages.length,
-      tools,
-      toolsDigest: chainDigest(EMPTY_DIGEST, tools),
-    }),
-  };
-}
 
 function input(messages: ChatMessage[], overrides: Partial<ModelCallInput> = {}): ModelCallInput {
   return modelCallInput(messages, {
     workflowId: 'conv-anthropic',
-    toolsDigest: chainDigest(EMPTY_DIGEST, [readFile]),
+    toolsDigest: chainDigest(EMPTY_DIGEST, [READ_FILE_TOOL]),
     model: 'anthropic:claude-scripted',
     ...overrides,
   });
 }
 
 describe('the Anthropic provider against the scripted model', () => {
-  const started: ScriptedModel[] = [];
-  afterEach(async () => {
-    await Promise.all(started.splice(0).map((model) => model.close()));
-  });
-
-  async function setUp(script: Script, messages: ChatMessage[]) {
-    const model = await startScriptedModel({ script });
-    started.push(model);
-    const batches: StreamBatch[] = [];
-    const activities = createModelActivities({
-      openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
-      anthropic: new Anthropic({ baseURL: model.anthropicBaseUrl, apiKey: 'test', maxRetries: 0 }),
-      transcripts: new TranscriptCache(source(messages, [readFile])),
-      defaultModel: 'gpt-default',
-      publish: async (_target, batch) => void batches.push(batch),
-      streamIntervalMs: 0,
-    });
-    const environment = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
-    const callModel = (value: ModelCallInput): Promise<ModelCallResult> =>
-      environment.run((call: ModelCallInput) => activities.callModel(call), value);
-    return { model, callModel, batches };
-  }
+  const setUp = useModelActivity();
 
   it('anthropic: system, tools and the transcript go with cache breakpoints; parallel tool_use comes back as tool calls', async () => {
     const { model, callModel } = await setUp(
@@ -103,7 +62,7 @@ describe('the Anthropic provider against the scripted model', () => {
         {
           name: 'files__read_file',
           description: 'Read a file.',
-          input_schema: readFile.inputSchema,
+          input_schema: READ_FILE_TOOL.inputSchema,
           cache_control: { type: 'ephemeral' },
         },
       ],

@@ -6,6 +6,7 @@ import { ConversationCursor, conversationOf, DEFAULT_CONVERSATION } from './curs
 import type { RecordedRequest } from './recorded-request.js';
 import { anthropicMessages } from './anthropic-messages.js';
 import { chatCompletions } from './chat-completions.js';
+import { openAIResponses } from './openai-responses.js';
 import { errorBody, requestId, ScriptedModelErrorCode, type CompletionStep, type ResponseContext } from './response.js';
 import type { WireFormat } from './wire-format.js';
 import { validateScript, validateStep, type Script, type ScriptStep } from './script.js';
@@ -50,6 +51,7 @@ const SCRIPTED_MODEL_ID = 'scripted-model';
 const ENDPOINTS = [
   'POST /v1/chat/completions',
   'POST /v1/messages',
+  'POST /v1/responses',
   'GET /v1/models',
   'GET /_scripted/requests[?conversation=]',
   'POST /_scripted/reset',
@@ -59,6 +61,7 @@ const ENDPOINTS = [
 const FORMATS: Record<string, WireFormat> = {
   'POST /v1/chat/completions': chatCompletions,
   'POST /v1/messages': anthropicMessages,
+  'POST /v1/responses': openAIResponses,
 };
 
 /** Answers in the shape the endpoint's client expects; thrown by handlers and turned into a response. */

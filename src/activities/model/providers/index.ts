@@ -4,6 +4,7 @@ import type OpenAI from 'openai';
 import { FailureType } from '../../../shared/errors.js';
 import { anthropicProvider, type AnthropicMessagesClient } from './anthropic.js';
 import { chatCompletionsProvider, type ChatCompletionsClient } from './chat-completions.js';
+import { openAIResponsesProvider } from './openai-responses.js';
 import { parseModelName, ProviderName, type ModelProvider } from './provider.js';
 
 export { parseModelName, ProviderName, type ModelProvider, type ProviderRequest } from './provider.js';
@@ -22,6 +23,10 @@ export class ModelProviders {
 
   constructor(clients: ProviderClients) {
     this.providers.set(ProviderName.ChatCompletions, chatCompletionsProvider(clients.openai));
+    // The Responses API comes with the same client: an `openai` client, or a stub that also has `responses.create`.
+    if ('responses' in clients.openai) {
+      this.providers.set(ProviderName.OpenAIResponses, openAIResponsesProvider(clients.openai));
+    }
     if (clients.anthropic) this.providers.set(ProviderName.Anthropic, anthropicProvider(clients.anthropic));
   }
 

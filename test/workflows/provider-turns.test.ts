@@ -3,6 +3,7 @@ import { toOpenAIMessage } from '../../src/activities/model/call.js';
 import type { ChatMessage } from '../../src/shared/types.js';
 import type { RecordedRequest } from '../../src/testing/scripted-model/index.js';
 import { thinkingSignature } from '../../src/testing/scripted-model/anthropic-messages.js';
+import { encryptedReasoning } from '../../src/testing/scripted-model/openai-responses.js';
 import {
   approveUpdate,
   type ConversationOutcome,
@@ -45,7 +46,7 @@ async function oneShot(
   return handle.result();
 }
 
-describe('turns on Anthropic Messages', () => {
+describe('turns on Anthropic Messages and OpenAI Responses', () => {
   it('anthropic turn: a thinking tool chain with parallel calls runs each tool once and sends thinking back signed', async () => {
     const thought = 'Find Ada, then her record and her company.';
     const agent = await bed.agentWith([
@@ -185,5 +186,27 @@ describe('turns on Anthropic Messages', () => {
     const backOnOpenAI = JSON.stringify(agent.model.requests[4]!.messages);
     expect(backOnOpenAI).not.toContain('Her record next.');
     expect(backOnOpenAI).toContain('crm__get_record');
+  });
+
+  it('responses turn: a tool chain keeps its encrypted reasoning and sends it back with the call outputs', async () => {
+    const agent = await bed.agentWith([
+      { reasoning: 'Find Ada.', toolCalls: [{ name: 'crm__find_user', arguments: { name: 'Ada' } }] },
+      { content: 'Ada is u-1.' },
+    ]);
+    const outcome = await oneShot(agent, `responses-chain-${++counter}`, 'Who is Ada?', {
+      model: 'openai-responses:gpt-scripted',
+    });
+    expect(outcome.state.transcript.at(-1)).toMatchObject({ role: 'assistant', content: 'Ada is u-1.' });
+    expectValidToolPairing(outcome.state.transcript.map(toOpenAIMessage));
+    const requests = agent.model.requests;
+    expect(requests.map((request) => request.api)).toEqual(['responses', 'responses']);
+    const second = requests[1]!.body.input as Block[];
+    expect(second.map((item) => item.type ?? item.role)).toEqual([
+      'user',
+      'reasoning',
+      'function_call',
+      'function_call_output',
+    ]);
+    expect(second[1]).toMatchObject({ encrypted_content: encryptedReasoning('Find Ada.') });
   });
 });
