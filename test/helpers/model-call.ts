@@ -44,6 +44,20 @@ export function modelCallInput(
   };
 }
 
+/** A call of the turn's second round onwards, on `model`, with the workflow's tools `[READ_FILE_TOOL]`. */
+export function providerCallInput(
+  model: string,
+  messages: readonly ChatMessage[],
+  overrides: Partial<ModelCallInput> = {},
+): ModelCallInput {
+  return modelCallInput(messages, {
+    workflowId: `conv-${model.split(':')[0]}`,
+    toolsDigest: chainDigest(EMPTY_DIGEST, [READ_FILE_TOOL]),
+    model,
+    ...overrides,
+  });
+}
+
 /**
  * The model activity with every provider's client pointed at a scripted model, in a mock activity environment; the
  * workflow's transcript is `messages` and its tools `[READ_FILE_TOOL]`. Models are closed after each test.

@@ -1,23 +1,17 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { toAnthropicMessages } from '../../src/activities/model/providers/anthropic.js';
-import { chainDigest, EMPTY_DIGEST } from '../../src/shared/digest.js';
 import { FailureType } from '../../src/shared/errors.js';
 import type { ChatMessage, ModelCallInput } from '../../src/shared/types.js';
 import { thinkingSignature } from '../../src/testing/scripted-model/anthropic-messages.js';
 import type { Script } from '../../src/testing/scripted-model/index.js';
-import { modelCallInput, READ_FILE_TOOL, useModelActivity } from '../helpers/model-call.js';
+import { providerCallInput, READ_FILE_TOOL, useModelActivity } from '../helpers/model-call.js';
 
 const system: ChatMessage = { role: 'system', content: 'You are a file assistant.' };
 const question: ChatMessage = { role: 'user', content: 'What is in /a and /b?' };
 
 function input(messages: ChatMessage[], overrides: Partial<ModelCallInput> = {}): ModelCallInput {
-  return modelCallInput(messages, {
-    workflowId: 'conv-anthropic',
-    toolsDigest: chainDigest(EMPTY_DIGEST, [READ_FILE_TOOL]),
-    model: 'anthropic:claude-scripted',
-    ...overrides,
-  });
+  return providerCallInput('anthropic:claude-scripted', messages, overrides);
 }
 
 describe('the Anthropic provider against the scripted model', () => {

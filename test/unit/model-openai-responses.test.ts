@@ -1,21 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { chainDigest, EMPTY_DIGEST } from '../../src/shared/digest.js';
 import { FailureType } from '../../src/shared/errors.js';
 import type { ChatMessage, ModelCallInput } from '../../src/shared/types.js';
 import { encryptedReasoning } from '../../src/testing/scripted-model/openai-responses.js';
-import { modelCallInput, READ_FILE_TOOL, useModelActivity } from '../helpers/model-call.js';
+import { providerCallInput, READ_FILE_TOOL, useModelActivity } from '../helpers/model-call.js';
 
 const system: ChatMessage = { role: 'system', content: 'You are a file assistant.' };
 const question: ChatMessage = { role: 'user', content: 'What is in /a?' };
 const setUp = useModelActivity();
 
 function input(messages: ChatMessage[], overrides: Partial<ModelCallInput> = {}): ModelCallInput {
-  return modelCallInput(messages, {
-    workflowId: 'conv-responses',
-    toolsDigest: chainDigest(EMPTY_DIGEST, [READ_FILE_TOOL]),
-    model: 'openai-responses:gpt-scripted',
-    ...overrides,
-  });
+  return providerCallInput('openai-responses:gpt-scripted', messages, overrides);
 }
 
 describe('the OpenAI Responses provider against the scripted model', () => {

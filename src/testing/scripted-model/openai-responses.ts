@@ -1,16 +1,7 @@
 import type { JsonObject } from '../../shared/types.js';
-import {
-  digest,
-  errorBody,
-  finishReasonOf,
-  scriptedErrorBody,
-  scriptedUsage,
-  splitArguments,
-  splitContent,
-  toolCallsOf,
-  type CompletionStep,
-  type ResponseContext,
-} from './response.js';
+import type { CompletionStep, ResponseContext } from './response.js';
+// One namespace: the scripted answer's parts, shared by every format.
+import * as scripted from './response.js';
 import { missingField, type WireFormat } from './wire-format.js';
 
 /**
@@ -21,15 +12,15 @@ import { missingField, type WireFormat } from './wire-format.js';
 
 /** The encrypted content the scripted model gives a reasoning item: derived from its text, so a test can check it came back. */
 export function encryptedReasoning(reasoning: string): string {
-  return `enc_${digest('reasoning', reasoning)}`;
+  return `enc_${scripted.digest('reasoning', reasoning)}`;
 }
 
 function responseId(context: ResponseContext): string {
-  return `resp_${digest('response', context.conversation, context.stepIndex)}`;
+  return `resp_${scripted.digest('response', context.conversation, context.stepIndex)}`;
 }
 
 function outputItems(step: CompletionStep, context: ResponseContext): JsonObject[] {
-  const key = (kind: string, index = 0) => digest(kind, context.conversation, context.stepIndex, index);
+  const key = (kind: string, index = 0) => scripted.digest(kind, context.conversation, context.stepIndex, index);
   const items: JsonObject[] = [];
   if (step.reasoning !== undefined) {
     items.push({
@@ -48,7 +39,7 @@ function outputItems(step: CompletionStep, context: ResponseContext): JsonObject
       content: [{ type: 'output_text', text: step.content, annotations: [] }],
     });
   }
-  toolCallsOf(step, context).forEach((call, index) => {
+  scripted.toolCallsOf(step, context).forEach((call, index) => {
     items.push({
       type: 'function_call',
       id: `fc_${key('function-call', index)}`,
@@ -62,8 +53,8 @@ function outputItems(step: CompletionStep, context: ResponseContext): JsonObject
 }
 
 function response(step: CompletionStep, context: ResponseContext, output: JsonObject[]): JsonObject {
-  const usage = scriptedUsage(step, toolCallsOf(step, context), context);
-  const finish = finishReasonOf(step);
+  const usage = scripted.scriptedUsage(step, scripted.toolCallsOf(step, context), context);
+  const finish = scripted.finishReasonOf(step);
   const incomplete = finish === 'length' ? 'max_output_tokens' : finish === 'content_filter' ? 'content_filter' : null;
   return {
     id: responseId(context),
@@ -107,7 +98,7 @@ export const openAIResponses: WireFormat = {
           item: { ...item, content: [], status: 'in_progress' },
         });
         const text = step.content ?? '';
-        for (const delta of splitContent(text)) {
+        for (const delta of scripted.splitContent(text)) {
           push({ type: 'response.output_text.delta', item_id, output_index, content_index: 0, delta, logprobs: [] });
         }
         push({ type: 'response.output_text.done', item_id, output_index, content_index: 0, text, logprobs: [] });
@@ -117,7 +108,7 @@ export const openAIResponses: WireFormat = {
           output_index,
           item: { ...item, arguments: '', status: 'in_progress' },
         });
-        for (const delta of splitArguments(item.arguments as string)) {
+        for (const delta of scripted.splitArguments(item.arguments as string)) {
           push({ type: 'response.function_call_arguments.delta', item_id, output_index, delta });
         }
         push({
@@ -135,6 +126,6 @@ export const openAIResponses: WireFormat = {
     push({ type: final.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response: final });
     return events;
   },
-  errorBody: (_status, message, type, code) => errorBody(message, type, code),
-  scriptedErrorBody,
+  errorBody: (_status, message, type, code) => scripted.errorBody(message, type, code),
+  scriptedErrorBody: scripted.scriptedErrorBody,
 };

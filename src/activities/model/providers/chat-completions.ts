@@ -224,14 +224,28 @@ export function fromOpenAICompletion(completion: ChatCompletion, toolsDisabled: 
 }
 
 function fromOpenAIUsage(usage: ChatCompletion['usage']): TokenUsage {
-  const inputTokens = usage?.prompt_tokens ?? 0;
-  const outputTokens = usage?.completion_tokens ?? 0;
-  // Already counted in prompt_tokens: reported apart only so a reader can see what the cache saved.
-  const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0;
+  return openAIUsage(
+    usage?.prompt_tokens,
+    usage?.completion_tokens,
+    usage?.total_tokens,
+    usage?.prompt_tokens_details?.cached_tokens,
+  );
+}
+
+/** OpenAI's counts (both APIs) as the transcript's; cached tokens are already within the input tokens. */
+export function openAIUsage(
+  input: number | undefined,
+  output: number | undefined,
+  total: number | undefined,
+  cached: number | undefined,
+): TokenUsage {
+  const inputTokens = input ?? 0;
+  const outputTokens = output ?? 0;
   return {
     inputTokens,
     outputTokens,
-    totalTokens: usage?.total_tokens ?? inputTokens + outputTokens,
-    ...(cached > 0 ? { cacheReadInputTokens: cached } : {}),
+    totalTokens: total ?? inputTokens + outputTokens,
+    // Reported apart only so a reader can see what the cache saved.
+    ...((cached ?? 0) > 0 ? { cacheReadInputTokens: cached } : {}),
   };
 }

@@ -9,8 +9,9 @@ import type {
   ResponseStreamEvent,
 } from 'openai/resources/responses/responses';
 import { FailureType } from '../../../shared/errors.js';
-import type { AssistantMessage, ChatMessage, ReasoningItem, TokenUsage, ToolCall } from '../../../shared/types.js';
+import type { AssistantMessage, ChatMessage, ReasoningItem, ToolCall } from '../../../shared/types.js';
 import { CHAT_COMPLETIONS_TOOL_LIMITS } from '../tool-limits.js';
+import { openAIUsage } from './chat-completions.js';
 import {
   defineProvider,
   ProviderName,
@@ -167,18 +168,8 @@ export function fromResponse(response: Response, toolsDisabled: boolean): Provid
       : response.incomplete_details?.reason === 'max_output_tokens'
         ? 'length'
         : 'stop';
-  return { message, usage: fromResponsesUsage(response.usage), finishReason, model: response.model };
-}
-
-function fromResponsesUsage(usage: Response['usage']): TokenUsage {
-  const inputTokens = usage?.input_tokens ?? 0;
-  const outputTokens = usage?.output_tokens ?? 0;
-  // Already counted in input_tokens: reported apart only so a reader can see what the cache saved.
-  const cached = usage?.input_tokens_details?.cached_tokens ?? 0;
-  return {
-    inputTokens,
-    outputTokens,
-    totalTokens: usage?.total_tokens ?? inputTokens + outputTokens,
-    ...(cached > 0 ? { cacheReadInputTokens: cached } : {}),
-  };
+  const { usage } = response;
+  const cached = usage?.input_tokens_details?.cached_tokens;
+  const tokens = openAIUsage(usage?.input_tokens, usage?.output_tokens, usage?.total_tokens, cached);
+  return { message, usage: tokens, finishReason, model: response.model };
 }
