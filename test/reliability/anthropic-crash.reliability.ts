@@ -12,7 +12,16 @@ import { startScriptedModel, type ScriptedModel } from '../../src/testing/script
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import { askUpdate, endSignal, transcriptQuery } from '../../src/workflows/definitions.js';
 import { expectValidToolPairing } from '../helpers/transcript.js';
-import { callsPerTool, killLeftovers, requireBuild, until, within, WorkerProcess, writeMcpConfig } from './helpers.js';
+import {
+  callsPerTool,
+  killLeftovers,
+  requireBuild,
+  until,
+  within,
+  WorkerProcess,
+  writeMcpConfig,
+  type WorkerEnvironment,
+} from './helpers.js';
 
 /**
  * A conversation on Anthropic with extended thinking runs a three-round tool chain in a worker process that is killed
@@ -24,61 +33,59 @@ type Handle = WorkflowHandle<typeof conversationWorkflow>;
 const SLOW_MS = 4_000;
 const THOUGHTS = ['Count the order first.', 'Wait for the slow step.', 'Say it is done.'];
 
-let env: TestWorkflowEnvironment;
-let model: ScriptedModel;
-let tmp: string;
-const counterFiles: string[] = [];
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-anthropic-crash-'));
+const counterFile = path.join(tmp, 'counter.jsonl');
 const workers: WorkerProcess[] = [];
+let env: TestWorkflowEnvironment | undefined;
+let model: ScriptedModel | undefined;
 
 beforeAll(async () => {
   requireBuild();
-  tmp = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-anthropic-crash-'));
-  env = await createLocalEnvironment();
-  model = await startScriptedModel({
-    name: 'the thinking chain',
-    script: [
-      { reasoning: THOUGHTS[0], toolCalls: [{ name: 'test__increment', arguments: { key: 'orders' } }] },
-      { reasoning: THOUGHTS[1], toolCalls: [{ name: 'test__slow', arguments: { delayMs: SLOW_MS } }] },
-      { reasoning: THOUGHTS[2], toolCalls: [{ name: 'test__echo', arguments: { text: 'done' } }] },
-      { content: 'The order is counted and done.' },
-    ],
-  });
+  [env, model] = await Promise.all([
+    createLocalEnvironment(),
+    startScriptedModel({
+      name: 'the thinking chain',
+      script: [
+        { reasoning: THOUGHTS[0], toolCalls: [{ name: 'test__increment', arguments: { key: 'orders' } }] },
+        { reasoning: THOUGHTS[1], toolCalls: [{ name: 'test__slow', arguments: { delayMs: SLOW_MS } }] },
+        { reasoning: THOUGHTS[2], toolCalls: [{ name: 'test__echo', arguments: { text: 'done' } }] },
+        { content: 'The order is counted and done.' },
+      ],
+    }),
+  ]);
 });
 
 afterAll(async () => {
   await Promise.allSettled(workers.map((worker) => worker.kill()));
-  killLeftovers(counterFiles);
+  killLeftovers([counterFile]);
   await model?.close();
   await env?.teardown();
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  rmSync(tmp, { recursive: true, force: true });
 });
 
 describe('Anthropic with thinking, worker killed mid-chain', () => {
   it('anthropic crash: a fresh worker finishes the chain; thinking is sent back signed, each completed call ran once', async () => {
-    const taskQueue = `anthropic-crash-${randomUUID()}`;
-    const counterFile = path.join(tmp, 'counter.jsonl');
     const mcpConfigPath = path.join(tmp, 'mcp.json');
-    counterFiles.push(counterFile);
     writeMcpConfig(mcpConfigPath, counterFile);
-    const startWorker = async () => {
-      const worker = await WorkerProcess.start({
-        temporalAddress: env.address,
-        taskQueue,
-        modelBaseUrl: model.baseUrl,
-        mcpConfigPath,
-        logFile: path.join(tmp, 'worker.log'),
-        extraEnvironment: {
-          ANTHROPIC_BASE_URL: model.anthropicBaseUrl,
-          ANTHROPIC_API_KEY: 'test',
-          DURABLE_AGENT_MODEL: 'anthropic:claude-scripted',
-        },
-      });
-      workers.push(worker);
-      return worker;
+    const { address, client } = env!;
+    const taskQueue = `anthropic-crash-${randomUUID()}`;
+    // The same options for the first worker and for the one that replaces it after the kill.
+    const workerOptions: WorkerEnvironment = {
+      temporalAddress: address,
+      taskQueue,
+      modelBaseUrl: model!.baseUrl,
+      mcpConfigPath,
+      logFile: path.join(tmp, 'worker.log'),
+      extraEnvironment: {
+        ANTHROPIC_BASE_URL: model!.anthropicBaseUrl,
+        ANTHROPIC_API_KEY: 'test',
+        DURABLE_AGENT_MODEL: 'anthropic:claude-scripted',
+      },
     };
 
-    const first = await startWorker();
-    const handle: Handle = await env.client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
+    const first = await WorkerProcess.start(workerOptions);
+    workers.push(first);
+    const handle: Handle = await client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
       taskQueue,
       workflowId: 'conversation-anthropic-crash',
       args: [{ conversationId: 'anthropic-crash', settings: { thinking: { budgetTokens: 2048 } } }],
@@ -88,7 +95,7 @@ describe('Anthropic with thinking, worker killed mid-chain', () => {
 
     await until(() => callsPerTool(counterFile).slow === 1, 'the slow tool to start', { timeoutMs: 60_000 });
     await first.kill();
-    await startWorker();
+    workers.push(await WorkerProcess.start(workerOptions));
     const turn = await within(asked, 180_000, 'the turn after the kill');
 
     expect(turn.answer).toBe('The order is counted and done.');
@@ -104,7 +111,7 @@ describe('Anthropic with thinking, worker killed mid-chain', () => {
     expect(reasoning).toEqual(
       THOUGHTS.map((thinking) => ({ type: 'anthropic_thinking', thinking, signature: thinkingSignature(thinking) })),
     );
-    const last = model.requests.at(-1)!;
+    const last = model!.requests.at(-1)!;
     expect(last.api).toBe('messages');
     const sentBack = (last.body.messages as { role: string; content: { type: string; signature?: string }[] }[])
       .filter((turnMessage) => turnMessage.role === 'assistant')
