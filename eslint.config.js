@@ -23,6 +23,14 @@ export default tseslint.config(
     },
   },
   {
+    // The embedded example's own tsconfig.json builds it where it is installed on its own; here it is checked with the
+    // project's, whose paths resolve durable-agent to these sources.
+    files: ['examples/embedded/**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: false, project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  {
     // No import cycles anywhere in src/, type-only imports included.
     files: ['src/**/*.ts'],
     plugins: { 'durable-agent': { rules: { 'no-import-cycle': noImportCycle } } },
@@ -43,12 +51,14 @@ export default tseslint.config(
         {
           patterns: [
             {
-              // Everything but the allowed: @temporalio/workflow and /common, ajv, this folder, src/shared, and the
-              // marker the worker's codec hands the workflow for a payload it could not decrypt (plain data).
-              regex: String.raw`^(?!(?:@temporalio/(?:workflow|common)|ajv|\./[^/]+|\.\./shared/[^/]+|\.\./codec/undecodable\.js)$)`,
+              // Everything but the allowed: @temporalio/workflow and /common, ajv, this folder, src/shared, the
+              // marker the worker's codec hands the workflow for a payload it could not decrypt (plain data), and the
+              // OpenTelemetry API (no I/O: a no-op, or the tracer Temporal's workflow interceptors register in the sandbox).
+              regex: String.raw`^(?!(?:@temporalio/(?:workflow|common)|@opentelemetry/api|ajv|\./[^/]+|\.\./shared/[^/]+|\.\./codec/undecodable\.js)$)`,
               allowTypeImports: true,
               message:
-                'Workflow code loads only @temporalio/workflow, @temporalio/common, ajv, src/workflows and src/shared ' +
+                'Workflow code loads only @temporalio/workflow, @temporalio/common, @opentelemetry/api, ajv, src/workflows ' +
+                'and src/shared ' +
                 '(deterministic, no I/O); import anything else as a type, or call an activity.',
             },
             cliOnly,

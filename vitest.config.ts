@@ -1,6 +1,26 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * examples/embedded is a package of its own that depends on this one by path: its imports of durable-agent resolve
+ * to this package's build through its `exports`, as they would from its node_modules after `npm install`, so its test
+ * runs in `npm test` without a second install.
+ */
+function ownPackageAliases() {
+  const manifest = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
+    exports: Record<string, string | { default: string }>;
+  };
+  return Object.entries(manifest.exports)
+    .filter(([, target]) => typeof target === 'object')
+    .map(([subpath, target]) => ({
+      find: new RegExp(`^durable-agent${subpath.slice(1).replace(/[/.]/g, '\\$&')}$`),
+      replacement: fileURLToPath(new URL((target as { default: string }).default, import.meta.url)),
+    }));
+}
+
 export default defineConfig({
+  resolve: { alias: ownPackageAliases() },
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     // Provisions both Temporal servers once, before any test file starts its own environment. Vitest puts no time

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { baselineContender } from './baseline.js';
-import { CONTENDERS, EXPERIMENTS, FLOOR, type ContenderDefinition } from './contenders/index.js';
+import { CONTENDERS, EXPERIMENTS, FLOOR, TRACED, type ContenderDefinition } from './contenders/index.js';
 import { log } from './log.js';
 import { narrowPlan, PLANS, scalePlan, type Plan } from './plan.js';
 
@@ -20,6 +20,7 @@ function parseValues(args: string[]) {
       'stock-server': { type: 'boolean', default: false },
       eager: { type: 'boolean', default: false },
       experiments: { type: 'boolean', default: false },
+      tracing: { type: 'boolean', default: false },
       baseline: { type: 'string' },
       scale: { type: 'string' },
       delays: { type: 'string' },
@@ -66,6 +67,7 @@ function runVariant(values: BenchValues): string {
     values.delays && `delays-${values.delays}`,
     values.concurrency && `concurrency-${values.concurrency}`,
     values.experiments && 'experiments',
+    values.tracing && 'tracing',
     values.scale && `scale-${values.scale}`,
     values.baseline && `baseline-${values.baseline.replace(/[^\w.-]/g, '_')}`,
     values.eager && 'eager',
@@ -101,9 +103,14 @@ export async function chooseContenders({ values }: BenchOptions): Promise<Conten
   const only = values.only?.split(',');
   const baseline: ContenderDefinition[] = [];
   for (const ref of values.baseline?.split(',') ?? []) baseline.push(await baselineContender(repoRoot, ref));
-  const chosen = [...CONTENDERS, ...baseline, ...(values.experiments ? EXPERIMENTS : [])].filter(
+  const traced = values.tracing ? [TRACED] : [];
+  const chosen = [...CONTENDERS, ...baseline, ...traced, ...(values.experiments ? EXPERIMENTS : [])].filter(
     (definition) =>
-      only === undefined || only.includes(definition.name) || definition === FLOOR || baseline.includes(definition),
+      only === undefined ||
+      only.includes(definition.name) ||
+      definition === FLOOR ||
+      baseline.includes(definition) ||
+      traced.includes(definition),
   );
   // Said out loud: a run without the peer must never pass for one with it.
   const peers = values['no-peer'] ? chosen.filter((definition) => definition.peer) : [];

@@ -9,6 +9,7 @@ import {
   type EncryptionKey,
 } from './codec/keys.js';
 import { MAX_TOOL_RESULT_CHARS } from './shared/payload-limits.js';
+import { readTemporalProfile, type TemporalProfile } from './temporal-profile.js';
 
 /**
  * All configuration that durable-agent reads from the environment, read and validated in one place.
@@ -176,6 +177,10 @@ export interface WorkerVersioningConfig {
   buildId: string | undefined;
 }
 
+/**
+ * Each setting is the variable's, else the `temporal.toml` profile's (`TEMPORAL_CONFIG_FILE`, `TEMPORAL_PROFILE`: see
+ * src/temporal-profile.ts), else the default.
+ */
 export interface TemporalConfig {
   /** `TEMPORAL_ADDRESS`: the cluster to connect to. Unset: `durable-agent dev` starts an embedded dev server. */
   address: string | undefined;
@@ -188,6 +193,12 @@ export interface TemporalConfig {
   /** `TEMPORAL_TLS_CLIENT_CERT_PATH` / `TEMPORAL_TLS_CLIENT_KEY_PATH`: mTLS client certificate and key files. */
   clientCertPath: string | undefined;
   clientKeyPath: string | undefined;
+  /** `TEMPORAL_TLS_SERVER_CA_CERT_PATH`: the CA certificate the server's is checked against. Default the system's. */
+  serverCaCertPath?: string;
+  /** `TEMPORAL_TLS_SERVER_NAME`: the name the server's certificate must carry. Default the address's host. */
+  serverName?: string;
+  /** `TEMPORAL_GRPC_META_<NAME>`: gRPC headers sent with every call (`grpc_meta` of the profile). Default none. */
+  metadata?: Record<string, string>;
 }
 
 export interface ModelConfig {
@@ -217,6 +228,11 @@ export interface Config {
   cacheDir: string;
   /** `DURABLE_AGENT_MCP_CONFIG`: path of an `mcpServers` JSON file; unset means no tools. */
   mcpConfigPath: string | undefined;
+  /**
+   * `DURABLE_AGENT_PRICES`: path of a JSON file of prices per model (docs/cost.md), over the `@pydantic/genai-prices`
+   * table. Unset: the table alone.
+   */
+  pricesPath: string | undefined;
   /** `DURABLE_AGENT_DEV_PORT`, default 7233: gRPC port of the embedded dev server. */
   devPort: number;
   /** `DURABLE_AGENT_UI_PORT`, default 8233: Web UI port of the embedded dev server. */
@@ -259,25 +275,71 @@ export function defaultCacheDir(env: Env = process.env): string {
   return path.join(xdg ?? path.join(os.homedir(), '.cache'), 'durable-agent');
 }
 
-export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
-  const apiKey = read(env, 'TEMPORAL_API_KEY');
-  const clientCertPath = read(env, 'TEMPORAL_TLS_CLIENT_CERT_PATH');
-  const clientKeyPath = read(env, 'TEMPORAL_TLS_CLIENT_KEY_PATH');
+/** The cluster's settings: the `TEMPORAL_*` variables over the `temporal.toml` profile. */
+export function loadTemporalConfig(env: Env = process.env): TemporalConfig {
+  const profile = readTemporalProfile(env);
+  if ('problem' in profile) throw new ConfigError(profile.problem);
+  const { settings } = profile;
+  const tls = settings.tls;
+  const apiKey = read(env, 'TEMPORAL_API_KEY') ?? settings.apiKey;
+  const clientCertPath =
+    read(env, 'TEMPORAL_TLS_CLIENT_CERT_PATH') ?? profilePath(tls?.clientCert, 'client_cert', profile);
+  const clientKeyPath = read(env, 'TEMPORAL_TLS_CLIENT_KEY_PATH') ?? profilePath(tls?.clientKey, 'client_key', profile);
   if ((clientCertPath === undefined) !== (clientKeyPath === undefined)) {
     throw new ConfigError(
       'TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH go together: set both (mTLS) or neither.',
     );
   }
+  const tlsByDefault = tls !== undefined ? tls.disabled !== true : apiKey !== undefined || clientCertPath !== undefined;
+  const metadata = { ...settings.grpcMeta, ...grpcMetadata(env) };
+  const serverCaCertPath =
+    read(env, 'TEMPORAL_TLS_SERVER_CA_CERT_PATH') ?? profilePath(tls?.serverCACert, 'server_ca_cert', profile);
+  const serverName = read(env, 'TEMPORAL_TLS_SERVER_NAME') ?? tls?.serverName;
+  return {
+    address: readAddress(env, 'TEMPORAL_ADDRESS') ?? profileAddress(settings.address, profile),
+    namespace: read(env, 'TEMPORAL_NAMESPACE') ?? settings.namespace ?? 'default',
+    apiKey,
+    tls: readBoolean(env, 'TEMPORAL_TLS', tlsByDefault),
+    clientCertPath,
+    clientKeyPath,
+    ...(serverCaCertPath === undefined ? {} : { serverCaCertPath }),
+    ...(serverName === undefined ? {} : { serverName }),
+    ...(Object.keys(metadata).length === 0 ? {} : { metadata }),
+  };
+}
+
+function profileAddress(address: string | undefined, profile: TemporalProfile): string | undefined {
+  if (address === undefined) return undefined;
+  const problem = addressProblem(address);
+  if (problem === undefined) return address;
+  throw new ConfigError(
+    `Invalid address ${JSON.stringify(address)} in the ${profile.source} (${problem}): expected ${ADDRESS_SHAPE}.`,
+  );
+}
+
+/** The path of a certificate or key the profile names; a profile that gives its content inline is refused by name. */
+function profilePath(source: { path: string } | { data: unknown } | undefined, key: string, profile: TemporalProfile) {
+  if (source === undefined) return undefined;
+  if ('path' in source) return source.path;
+  throw new ConfigError(
+    `tls.${key}_data in the ${profile.source} is not supported: give tls.${key}_path (a PEM file).`,
+  );
+}
+
+/** `TEMPORAL_GRPC_META_X_TENANT=acme` sends the header `x-tenant: acme`, as in every Temporal tool. */
+function grpcMetadata(env: Env): Record<string, string> {
+  const prefix = 'TEMPORAL_GRPC_META_';
+  return Object.fromEntries(
+    Object.entries(env)
+      .filter((entry): entry is [string, string] => entry[0].startsWith(prefix) && read(env, entry[0]) !== undefined)
+      .map(([name, value]) => [name.slice(prefix.length).toLowerCase().replaceAll('_', '-'), value.trim()]),
+  );
+}
+
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
   const taskQueue = read(env, 'DURABLE_AGENT_TASK_QUEUE') ?? 'durable-agent';
   return {
-    temporal: {
-      address: readAddress(env, 'TEMPORAL_ADDRESS'),
-      namespace: read(env, 'TEMPORAL_NAMESPACE') ?? 'default',
-      apiKey,
-      tls: readBoolean(env, 'TEMPORAL_TLS', apiKey !== undefined || clientCertPath !== undefined),
-      clientCertPath,
-      clientKeyPath,
-    },
+    temporal: loadTemporalConfig(env),
     model: {
       baseUrl: readUrl(env, 'OPENAI_BASE_URL'),
       apiKey: read(env, 'OPENAI_API_KEY'),
@@ -289,6 +351,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     dataDir: path.resolve(cwd, read(env, 'DURABLE_AGENT_DATA_DIR') ?? '.durable-agent'),
     cacheDir: path.resolve(cwd, read(env, 'DURABLE_AGENT_CACHE_DIR') ?? defaultCacheDir(env)),
     mcpConfigPath: read(env, 'DURABLE_AGENT_MCP_CONFIG'),
+    pricesPath: read(env, 'DURABLE_AGENT_PRICES'),
     devPort: readPort(env, 'DURABLE_AGENT_DEV_PORT', 7233),
     uiPort: readPort(env, 'DURABLE_AGENT_UI_PORT', 8233),
     toolResultMaxChars: readInteger(
@@ -320,6 +383,7 @@ export function checkConfigFiles(config: Config): void {
   const files = [
     ['TEMPORAL_TLS_CLIENT_CERT_PATH', config.temporal.clientCertPath],
     ['TEMPORAL_TLS_CLIENT_KEY_PATH', config.temporal.clientKeyPath],
+    ['TEMPORAL_TLS_SERVER_CA_CERT_PATH', config.temporal.serverCaCertPath],
   ] as const;
   for (const [name, file] of files) {
     if (file === undefined) continue;

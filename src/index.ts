@@ -1,47 +1,14 @@
 /**
- * durable-agent's public API: the client (and the settings, results, messages and stream events it speaks in), the
- * worker and its MCP tools, the streaming bridge, configuration. Everything else is internal; the testing kit is
- * `durable-agent/testing`, the workflow code `durable-agent/workflows`. test/exports.test.ts pins this list.
+ * durable-agent's package root: what a backend needs to drive conversations. The client, the settings, results,
+ * messages and stream events it speaks in, its errors, and the configuration and encryption keys it connects with.
+ * It loads no worker code: the worker, the plugin and the MCP tools are `durable-agent/worker`, the HTTP bridge
+ * `durable-agent/bridge`, the codec server `durable-agent/codec`, the testing kit `durable-agent/testing`, the workflow
+ * code `durable-agent/workflows`. test/exports.test.ts pins every list, test/entry-points.test.ts what this one loads.
  */
 export * from './agent-client/index.js';
-export {
-  createAgentWorker,
-  createOpenAIClient,
-  runWorker,
-  type AgentWorkerOptions,
-  type RunWorkerOptions,
-} from './worker.js';
-export { McpPool, type McpPoolOptions } from './mcp/pool.js';
-export { Redactor, type Secret } from './shared/redaction.js';
-export { installWorkerRuntime, RedactingLogger } from './worker-logger.js';
-export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } from './mcp/config.js';
-export { McpAuthorizationRequiredError } from './mcp/errors.js';
-export { FileTokenStore, type McpTokenStore, type StoredAuthorization } from './mcp/oauth/token-store.js';
-export {
-  createStreamingBridge,
-  serveStreamingBridge,
-  createServeToken,
-  ServeConfigError,
-  ServeErrorType,
-  type ServeTokenOptions,
-  type StreamingBridge,
-  type StreamingBridgeOptions,
-  type ServeBridgeOptions,
-  type ServedBridge,
-} from './bridge/index.js';
-export {
-  createCodecApp,
-  EncryptionCodec,
-  encryptionDataConverter,
-  EncryptionKeyNotFoundError,
-  workerDataConverter,
-  MalformedEncryptedPayloadError,
-  parseEncryptionKeys,
-  PayloadDecryptionError,
-  serveCodec,
-  type CodecServerOptions,
-  type EncryptionKey,
-  type RunningCodecServer,
-} from './codec/index.js';
+export { encryptionDataConverter } from './codec/data-converter.js';
+export { EncryptionCodec } from './codec/encryption-codec.js';
+export { EncryptionKeyNotFoundError, MalformedEncryptedPayloadError, PayloadDecryptionError } from './codec/errors.js';
+export { parseEncryptionKeys, type EncryptionKey } from './codec/keys.js';
 export { loadConfig, ConfigError, type Config, type TemporalConfig } from './config.js';
 export { FailureType } from './shared/errors.js';

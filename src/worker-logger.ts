@@ -1,6 +1,7 @@
 import type { LogLevel, LogMetadata, Logger } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Redactor } from './shared/redaction.js';
+import { readTelemetrySettings, runtimeTelemetryOptions, type TelemetrySettings } from './telemetry/index.js';
 
 /**
  * The worker's log, redacted (docs/security.md, "What leaves the worker"): every line the Temporal Runtime logs (the
@@ -51,11 +52,18 @@ export class RedactingLogger implements Logger {
  * Install the Temporal Runtime with the worker's redacting logger (INFO and up, to stderr, as the Runtime's default).
  * Call it before anything creates the Runtime (a worker, a native connection, `Runtime.instance()`). When something
  * did (a server download through the Temporal SDK's test environment), the Runtime there is kept and a warning says
- * that its log is not redacted.
+ * that its log is not redacted. When `telemetry` (default: the OpenTelemetry environment) names a metrics endpoint, the Runtime exports its metrics
+ * and the worker's (docs/observability.md) there over OTLP/HTTP.
  */
-export function installWorkerRuntime(secrets: Redactor): Runtime {
+export function installWorkerRuntime(
+  secrets: Redactor,
+  telemetry: TelemetrySettings | undefined = readTelemetrySettings(),
+): Runtime {
   try {
-    return Runtime.install({ logger: new RedactingLogger(new DefaultLogger('INFO'), secrets) });
+    return Runtime.install({
+      logger: new RedactingLogger(new DefaultLogger('INFO'), secrets),
+      telemetryOptions: runtimeTelemetryOptions(telemetry),
+    });
   } catch (error) {
     const runtime = Runtime.instance();
     runtime.logger.warn(

@@ -9,47 +9,48 @@ import {
 } from '@temporalio/worker';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { createActivities, type ActivityDependencies } from './activities/index.js';
-import {
-  ENCODED_FAILURE_CONVERTER_PATH,
-  encryptionDataConverter,
-  STACKLESS_FAILURE_CONVERTER_PATH,
-  workerDataConverter,
-} from './codec/data-converter.js';
+import type { ActivityDependencies } from './activities/index.js';
+import { ENCODED_FAILURE_CONVERTER_PATH, STACKLESS_FAILURE_CONVERTER_PATH } from './codec/data-converter.js';
 import type { EncryptionKey } from './codec/keys.js';
 import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './agent-client/connection.js';
 import type { Config } from './config.js';
 import { loadMcpConfig } from './mcp/config.js';
+import { loadPriceTable } from './pricing/price-table.js';
 import { McpPool } from './mcp/pool.js';
+import { agentWorkflowsPath, durableAgentPlugin } from './plugin/index.js';
 import { looksSecret, Redactor } from './shared/redaction.js';
+import { startTelemetry, workerTelemetry, type Telemetry } from './telemetry/index.js';
 import { deploymentVersion as versionOf, workerDeploymentOptions } from './worker-versioning.js';
 
 /** The workflows module: `.ts` when running from source (tests), `.js` once built. */
-export const workflowsPath = new URL(
-  `./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
-  import.meta.url,
-).pathname;
+export const workflowsPath = agentWorkflowsPath;
 
-const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
+const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 
 /**
  * The workflow bundle, built once per process (bundling takes seconds and every worker can share it) and quietly:
  * the bundler's progress lines would bury the worker's own output. With `encodeFailures` (what a worker with
  * encryption keys runs), the workflow's own failures (e.g. a refused message) carry their message in an encoded
  * payload, which the codec encrypts: see {@link encryptionDataConverter}. No failure carries a stack trace.
+ * `interceptorModules` are bundled as workflow interceptors (tracing's, `workerTelemetry`); default none.
  */
-export function bundleWorkflows(options: { encodeFailures?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+export function bundleWorkflows(
+  options: { encodeFailures?: boolean; interceptorModules?: string[] } = {},
+): Promise<WorkflowBundleWithSourceMap> {
   const encodeFailures = options.encodeFailures ?? false;
-  let bundle = bundles.get(encodeFailures);
+  const interceptorModules = options.interceptorModules ?? [];
+  const key = JSON.stringify([encodeFailures, interceptorModules]);
+  let bundle = bundles.get(key);
   if (bundle === undefined) {
     bundle = bundleWorkflowCode({
       workflowsPath,
+      workflowInterceptorModules: interceptorModules,
       logger: quietBundlerLogger,
       // The converter a worker's data converter names: the bundle's own failures (e.g. a refused message) must be
       // converted the same way (encoded with keys; never with a stack trace).
       failureConverterPath: encodeFailures ? ENCODED_FAILURE_CONVERTER_PATH : STACKLESS_FAILURE_CONVERTER_PATH,
     });
-    bundles.set(encodeFailures, bundle);
+    bundles.set(key, bundle);
   }
   return bundle;
 }
@@ -80,38 +81,43 @@ export interface AgentWorkerOptions extends ActivityDependencies {
    * turns and move to the deployment's current version between turns. Default none: an unversioned worker.
    */
   deploymentVersion?: WorkerDeploymentVersion;
+  /**
+   * Traces, metrics and log ids (docs/observability.md), from {@link startTelemetry}. A `worker.workflowBundle` passed
+   * in must then have been built with its workflow interceptors (`bundleWorkflows({ interceptorModules })`). Default
+   * none: no interceptor, no sink, nothing exported.
+   */
+  telemetry?: Telemetry;
   /** Any other Temporal worker option (e.g. `workflowBundle`, `maxCachedWorkflows`); these win over ours. */
   worker?: Partial<WorkerOptions>;
 }
 
-/** A Temporal worker running the conversation workflow and durable-agent's activities. */
+/**
+ * A Temporal worker running the conversation workflow and durable-agent's activities, and nothing else: the
+ * {@link durableAgentPlugin} on a worker of its own, with the workflow bundle built once per process.
+ */
 export async function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> {
-  const { connection, taskQueue, namespace, worker, encryptionKeys, deploymentVersion, ...dependencies } = options;
-  if (encryptionKeys !== undefined) {
-    // The activities signal and query their own workflow: those payloads are encrypted with the worker's keys too.
-    const { temporal } = dependencies;
-    dependencies.temporal = new Client({
-      connection: temporal.connection,
-      namespace: temporal.options.namespace,
-      interceptors: temporal.options.interceptors,
-      dataConverter: encryptionDataConverter(encryptionKeys),
-    });
-  }
+  const { connection, taskQueue, namespace, worker, encryptionKeys, deploymentVersion, telemetry, ...dependencies } =
+    options;
+  const observed =
+    telemetry === undefined
+      ? undefined
+      : workerTelemetry(telemetry, { defaultModel: dependencies.defaultModel, secrets: dependencies.secrets });
   return await Worker.create({
     connection,
     namespace: namespace ?? 'default',
     taskQueue,
-    dataConverter: workerDataConverter(encryptionKeys),
     // A bundle passed in must have been built with the same failure converter (bundleWorkflows does that).
     workflowBundle:
-      worker?.workflowBundle ?? (await bundleWorkflows({ encodeFailures: (encryptionKeys?.length ?? 0) > 0 })),
-    // The worker's own connection also answers whether Temporal is up before a finished result is handed over.
-    activities: createActivities({ workerConnection: connection, ...dependencies }),
-    // Cancellation reaches an activity with its next heartbeat: flush heartbeats often so an interrupt or the time
-    // limit aborts a model or MCP request within a second or two, not at 80% of the heartbeat timeout.
-    maxHeartbeatThrottleInterval: '1 second',
+      worker?.workflowBundle ??
+      (await bundleWorkflows({
+        encodeFailures: (encryptionKeys?.length ?? 0) > 0,
+        interceptorModules: observed?.workflowInterceptorModules,
+      })),
+    interceptors: observed?.interceptors,
+    sinks: observed?.sinks,
     ...(deploymentVersion === undefined ? {} : workerDeploymentOptions(deploymentVersion)),
     ...worker,
+    plugins: [durableAgentPlugin({ ...dependencies, encryptionKeys }), ...(worker?.plugins ?? [])],
   });
 }
 
@@ -176,6 +182,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   ] as const) {
     if (value !== undefined && looksSecret(value)) secrets.add(value, `\${${name}}`);
   }
+  // Read before connecting, like the MCP configuration: a bad price file stops the worker with a ConfigError.
+  const prices = loadPriceTable(config.pricesPath);
   const mcp = new McpPool(loadMcpConfig(config.mcpConfigPath), {
     // Each server's messages are redacted with its own secrets already; these are all of the worker's.
     logger: {
@@ -192,9 +200,11 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     address,
     tls: clientOptions.tls,
     apiKey: config.temporal.apiKey,
+    metadata: clientOptions.metadata,
   });
   const clientConnection = await Connection.connect(clientOptions);
   const deploymentVersion = config.workerVersioning === undefined ? undefined : versionOf(config.workerVersioning);
+  const telemetry = startTelemetry();
   try {
     const worker = await createAgentWorker({
       connection,
@@ -208,8 +218,10 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       toolResultMaxChars: config.toolResultMaxChars,
       keepFinished: config.keepResults ? undefined : false,
       secrets,
+      prices,
       encryptionKeys: config.encryptionKeys,
       deploymentVersion,
+      telemetry,
     });
     options.onReady?.({
       address,
@@ -219,6 +231,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     });
     await worker.run();
   } finally {
+    await telemetry?.tracing?.shutdown();
     await mcp.close();
     await clientConnection.close();
     await connection.close();

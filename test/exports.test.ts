@@ -1,6 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import * as bridge from '../src/entry-points/bridge.js';
+import * as codec from '../src/entry-points/codec.js';
+import * as worker from '../src/entry-points/worker.js';
 import * as root from '../src/index.js';
 import * as testing from '../src/testing/index.js';
 import * as workflows from '../src/workflows/index.js';
@@ -24,43 +27,25 @@ const ROOT_VALUES = [
   'EncryptionCodec',
   'EncryptionKeyNotFoundError',
   'FailureType',
-  'FileTokenStore',
   'InvalidApprovalArgumentsError',
   'InputAlreadyAnsweredError',
   'InputRequestNotFoundError',
   'InvalidInputError',
-  'McpAuthorizationRequiredError',
-  'McpConfigError',
   'MalformedEncryptedPayloadError',
-  'McpPool',
   'MessageRejectedError',
-  'RedactingLogger',
-  'Redactor',
-  'ServeConfigError',
-  'ServeErrorType',
   'PayloadDecryptionError',
   'StreamFailureType',
   'TooManyUpdatesError',
   'UnknownApprovalError',
   'connectionOptions',
-  'createAgentWorker',
-  'createCodecApp',
-  'createOpenAIClient',
-  'createServeToken',
-  'createStreamingBridge',
-  'installWorkerRuntime',
   'encryptionDataConverter',
   'loadConfig',
-  'loadMcpConfig',
   'parseEncryptionKeys',
-  'runWorker',
-  'serveCodec',
-  'serveStreamingBridge',
   'subscribe',
-  'workerDataConverter',
 ];
 
 const ROOT_TYPES = [
+  // Telemetry (docs/observability.md).
   // The client's options and results.
   'AskOptions',
   'ConnectOptions',
@@ -96,47 +81,116 @@ const ROOT_TYPES = [
   'InputRequest',
   'StopReason',
   'TokenUsage',
+  'CostSpend',
+  'ConversationBudget',
   'ToolCall',
   'ToolMessage',
   'ToolOutcome',
   'TurnBudget',
   'TurnResult',
   'UserMessage',
-  // The event stream and its bridge.
+  // The event stream.
   'ApprovalDecidedEvent',
   'ApprovalRequestedEvent',
   'InputAnsweredEvent',
   'InputRequestedEvent',
   'ModelAttemptStartedEvent',
-  'ServeBridgeOptions',
-  'ServeTokenOptions',
-  'ServedBridge',
   'StreamEvent',
   'StreamEventType',
-  'StreamingBridge',
-  'StreamingBridgeOptions',
   'SubscribeOptions',
   'TextDeltaEvent',
   'ToolCallFinishedEvent',
   'ToolCallStartedEvent',
   'TurnFinishedEvent',
   'TurnStartedEvent',
-  // The worker, its MCP tools, configuration.
-  'AgentWorkerOptions',
+  // Configuration and encryption keys.
   'Config',
+  'TemporalConfig',
+  'EncryptionKey',
+  // Structured output.
+  'OutputFormat',
+  'OutputRequest',
+];
+
+const WORKER_VALUES = [
+  'DurableAgentPlugin',
+  'FileTokenStore',
+  'McpAuthorizationRequiredError',
+  'McpConfigError',
+  'McpPool',
+  'PriceTable',
+  'RedactingLogger',
+  'ToolDefinitionError',
+  'ToolError',
+  'ToolRegistry',
+  'Redactor',
+  'createAgentWorker',
+  'createAnthropicClient',
+  'createOpenAIClient',
+  'createToolRegistry',
+  'defineTool',
+  'durableAgentPlugin',
+  'installWorkerRuntime',
+  'loadMcpConfig',
+  'loadPriceTable',
+  'readTelemetrySettings',
+  'runWorker',
+  'runtimeTelemetryOptions',
+  'startTelemetry',
+  'workerDataConverter',
+];
+
+const WORKER_TYPES = [
+  'AgentWorkerOptions',
+  'DurableAgentPluginOptions',
   'McpConfig',
   'McpPoolOptions',
   'McpServerConfig',
   'McpTokenStore',
+  'ModelPrices',
   'RunWorkerOptions',
   'Secret',
   'StoredAuthorization',
-  'TemporalConfig',
-  // Encryption of payloads and the codec server.
-  'CodecServerOptions',
-  'EncryptionKey',
-  'RunningCodecServer',
+  // TypeScript tools beside the MCP servers' tools.
+  'FunctionTool',
+  'JsonSchemaToolDefinition',
+  'ToolCallContext',
+  'ToolOutput',
+  'ToolRegistryOptions',
+  'ZodToolDefinition',
+  'Telemetry',
+  'TelemetrySettings',
 ];
+
+const BRIDGE_VALUES = [
+  'ServeConfigError',
+  'ServeErrorType',
+  'createServeToken',
+  'createStreamingBridge',
+  'serveStreamingBridge',
+];
+
+const BRIDGE_TYPES = [
+  'ServeBridgeOptions',
+  'ServeTokenOptions',
+  'ServedBridge',
+  'StreamingBridge',
+  'StreamingBridgeOptions',
+];
+
+const CODEC_VALUES = [
+  'EncryptionCodec',
+  'EncryptionKeyNotFoundError',
+  'MalformedEncryptedPayloadError',
+  'PayloadDecryptionError',
+  'createCodecApp',
+  'encryptionDataConverter',
+  'parseEncryptionKeys',
+  'serveCodec',
+  'workerDataConverter',
+];
+
+const CODEC_TYPES = ['CodecServerOptions', 'EncryptionKey', 'RunningCodecServer'];
 
 const TESTING_VALUES = [
   'ARGUMENT_PIECE_LENGTH',
@@ -188,14 +242,19 @@ const WORKFLOWS_VALUES = ['conversationWorkflow'];
 
 const sorted = (names: string[]) => [...names].sort();
 
-const entryPoints = ['index.ts', 'testing/index.ts', 'workflows/index.ts'].map((entryPoint) =>
-  fileURLToPath(new URL(`../src/${entryPoint}`, import.meta.url)),
-);
+const entryPoints = [
+  'index.ts',
+  'entry-points/worker.ts',
+  'entry-points/bridge.ts',
+  'entry-points/codec.ts',
+  'testing/index.ts',
+  'workflows/index.ts',
+].map((entryPoint) => fileURLToPath(new URL(`../src/${entryPoint}`, import.meta.url)));
 let program: ts.Program | undefined;
 
 /** The names an entry point exports, split into values and type-only names, as the TypeScript compiler sees them. */
 function exportsOf(entryPoint: string): { values: string[]; types: string[] } {
-  // One program for the three entry points: building it is most of the cost.
+  // One program for every entry point: building it is most of the cost.
   program ??= ts.createProgram(entryPoints, {
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -217,7 +276,7 @@ function exportsOf(entryPoint: string): { values: string[]; types: string[] } {
 }
 
 describe('the public API', () => {
-  it('durable-agent exports the client, settings, results and messages, the stream, the worker and MCP, config', () => {
+  it('durable-agent exports the client, settings, results and messages, the stream, config and keys', () => {
     expect(Object.keys(root).sort()).toEqual(sorted(ROOT_VALUES));
   });
 
@@ -225,6 +284,17 @@ describe('the public API', () => {
     const { values, types } = exportsOf('index.ts');
     expect(values).toEqual(sorted(ROOT_VALUES));
     expect(types).toEqual(sorted(ROOT_TYPES));
+  });
+
+  it.each([
+    ['worker', worker, WORKER_VALUES, WORKER_TYPES],
+    ['bridge', bridge, BRIDGE_VALUES, BRIDGE_TYPES],
+    ['codec', codec, CODEC_VALUES, CODEC_TYPES],
+  ])('durable-agent/%s exports its role and no more', (entryPoint, module, valueNames, typeNames) => {
+    expect(Object.keys(module).sort()).toEqual(sorted(valueNames));
+    const { values, types } = exportsOf(`entry-points/${entryPoint}.ts`);
+    expect(values).toEqual(sorted(valueNames));
+    expect(types).toEqual(sorted(typeNames));
   });
 
   it('durable-agent/testing exports the testing kit', () => {

@@ -37,6 +37,14 @@ describe('the built package', () => {
     expect(exportsUnderNode('durable-agent').sort()).toEqual(Object.keys(source).sort());
   });
 
+  it.each(['worker', 'bridge', 'codec'])(
+    'durable-agent/%s loads under plain Node and exports what the source exports',
+    async (entryPoint) => {
+      const source = (await import(`../src/entry-points/${entryPoint}.ts`)) as object;
+      expect(exportsUnderNode(`durable-agent/${entryPoint}`).sort()).toEqual(Object.keys(source).sort());
+    },
+  );
+
   it('durable-agent/testing loads under plain Node and exports what the source exports', async () => {
     const source = await import('../src/testing/index.js');
     expect(exportsUnderNode('durable-agent/testing').sort()).toEqual(Object.keys(source).sort());

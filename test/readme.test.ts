@@ -19,6 +19,11 @@ describe('the README', () => {
     expect(read('README.md')).toContain(read('examples/backend.ts'));
   });
 
+  it('docs/tools.md shows examples/order-tools.ts and examples/structured-answer.ts word for word (typechecked)', () => {
+    expect(read('docs/tools.md')).toContain(read('examples/order-tools.ts'));
+    expect(read('docs/tools.md')).toContain(read('examples/structured-answer.ts'));
+  });
+
   it('gives the two commands, run and test, before anything else', () => {
     const readme = read('README.md');
     const firstSection = readme.slice(0, readme.indexOf('\n## ', readme.indexOf('## The two commands') + 1));

@@ -1,12 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
 import type { conversationWorkflow } from '../src/workflows/conversation.js';
 import {
   askUpdate,
   type ConversationSettings,
-  type ConversationStatus,
   endSignal,
   interruptSignal,
   statusQuery,
@@ -16,6 +14,7 @@ import {
 } from '../src/workflows/definitions.js';
 import { schemaErrors, schemaValidator } from './helpers/schema-validator.js';
 import { useTimeSkippingWithCrm } from './helpers/time-skipping.js';
+import { waitForStatus } from './helpers/status.js';
 
 /**
  * The schemas checked against what really crosses the wire: a conversation with tool calls, an interrupt, an ask, a
@@ -27,7 +26,6 @@ import { useTimeSkippingWithCrm } from './helpers/time-skipping.js';
 const bed = useTimeSkippingWithCrm();
 const validator = schemaValidator();
 
-type Handle = WorkflowHandle<typeof conversationWorkflow>;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
 
@@ -87,15 +85,6 @@ function publicPayloads(events: HistoryEvent[]): { what: string; file: string; v
   return found;
 }
 
-async function waitForStatus(handle: Handle, done: (status: ConversationStatus) => boolean) {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    const status = await handle.query(statusQuery);
-    if (done(status)) return status;
-    await sleep(100);
-  }
-  throw new Error(`status never matched; last: ${JSON.stringify(await handle.query(statusQuery))}`);
-}
-
 describe('JSON Schemas against a real conversation', () => {
   it('schemas: the start input, signals, ask, queries, continue-as-new input and result of a real conversation validate', async () => {
     const agent = await bed.agentWith([
@@ -124,12 +113,16 @@ describe('JSON Schemas against a real conversation', () => {
     const checked: { what: string; file: string; value: unknown }[] = [];
     const check = (what: string, file: string, value: unknown) => checked.push({ what, file, value });
 
-    await waitForStatus(handle, (status) => status.phase === 'idle' && status.turns === 1);
+    await waitForStatus(handle, (status) => status.phase === 'idle' && status.turns === 1, 300);
     await handle.signal(userMessageSignal, { id: 'm-2', content: 'Do the slow thing.' });
-    const running = await waitForStatus(handle, (status) => status.currentTurn?.activity.startsWith('tools') ?? false);
+    const running = await waitForStatus(
+      handle,
+      (status) => status.currentTurn?.activity.startsWith('tools') ?? false,
+      300,
+    );
     check('status while a turn runs', 'conversation-status.schema.json', running);
     await handle.signal(interruptSignal, { reason: 'changed my mind' });
-    await waitForStatus(handle, (status) => status.phase === 'idle' && status.turns === 2);
+    await waitForStatus(handle, (status) => status.phase === 'idle' && status.turns === 2, 300);
     check(
       'ask result (client side)',
       'turn-result.schema.json',

@@ -34,6 +34,7 @@ describe('workflow imports: an allow-list', () => {
     "import { condition as value } from '@temporalio/workflow';",
     "import { ApplicationFailure as value } from '@temporalio/common';",
     "import value from 'ajv';",
+    "import { trace as value } from '@opentelemetry/api';",
     "import { runTurn as value } from './turn.js';",
     "import { digest as value } from '../shared/digest.js';",
     "import { firstUndecodable as value } from '../codec/undecodable.js';",
@@ -50,11 +51,12 @@ describe('workflow imports: an allow-list', () => {
     "import { Client as value } from '@modelcontextprotocol/sdk/client/index.js';",
     "import { McpPool as value } from '../mcp/pool.js';",
     "import { createActivities as value } from '../activities/index.js';",
-    "import { DurableAgentClient as value } from '../client/index.js';",
+    "import { DurableAgentClient as value } from '../agent-client/index.js';",
     "import { EncryptionCodec as value } from '../codec/encryption-codec.js';",
     "import { Worker as value } from '@temporalio/worker';",
     "import { loadConfig as value } from '../config.js';",
     "import { Hono as value } from 'hono';",
+    "import { BasicTracerProvider as value } from '@opentelemetry/sdk-trace-base';",
   ])('refused in workflow code: %s', async (source) => {
     expect(await refused(source)).toBe(true);
   });

@@ -6,6 +6,11 @@ import OpenAI from 'openai';
 import { encryptionDataConverter } from '../../src/codec/data-converter.js';
 import { readEncryptionKeys } from '../../src/config.js';
 import { McpPool } from '../../src/mcp/pool.js';
+import {
+  clientTelemetryInterceptors,
+  startTelemetry,
+  WORKFLOW_TRACING_INTERCEPTORS,
+} from '../../src/telemetry/index.js';
 import { createAgentWorker, workflowsPath } from '../../src/worker.js';
 import { conversationWorkflow } from '../../src/workflows/conversation.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
@@ -14,6 +19,7 @@ import { runMain, serveContender, WorkClock, type ContenderDriver } from '../har
 import { promptOf, stepsOf, type TurnSpec } from '../workload.js';
 import { parseContenderArguments, type ContenderConfig } from './config.js';
 import { benchMcpServer, timedPool } from './mcp.js';
+import { startOtlpSink } from './otlp-sink.js';
 import { replayOnColdWorker } from './replay.js';
 import { installQuietRuntime, quietBundlerLogger } from './runtime.js';
 
@@ -66,7 +72,16 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
   // DURABLE_AGENT_ENCRYPTION_KEYS (the durable-agent-encrypted contender): the client and worker encrypt, as users run them.
   const encryptionKeys = readEncryptionKeys();
   const dataConverter = encryptionDataConverter(encryptionKeys);
-  const client = new Client({ connection, namespace: config.namespace, dataConverter });
+  // BENCH_TRACING (the durable-agent-traced contender): traces on, as OTEL_EXPORTER_OTLP_ENDPOINT turns them on, sent
+  // to a sink in this process.
+  const sink = process.env.BENCH_TRACING === '1' ? await startOtlpSink() : undefined;
+  const telemetry = sink === undefined ? undefined : startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
+  const client = new Client({
+    connection,
+    namespace: config.namespace,
+    dataConverter,
+    interceptors: { workflow: clientTelemetryInterceptors(telemetry) },
+  });
   const openai = new OpenAI({ baseURL: config.modelBaseUrl, apiKey: 'bench', maxRetries: 0 });
   const worker = await createAgentWorker({
     connection: nativeConnection,
@@ -77,10 +92,12 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
     mcp: timedPool(pool, clock, currentWorkflowId),
     temporal: client,
     encryptionKeys,
+    telemetry,
     worker: {
       workflowBundle: await bundleWorkflowCode({
         workflowsPath,
         logger: quietBundlerLogger,
+        workflowInterceptorModules: telemetry === undefined ? [] : [WORKFLOW_TRACING_INTERCEPTORS],
         // With keys, the workflow's failures are encoded as the worker's own bundle has them (src/worker.ts).
         ...(dataConverter.failureConverterPath ? { failureConverterPath: dataConverter.failureConverterPath } : {}),
       }),
@@ -129,6 +146,8 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running;
       } finally {
+        await telemetry?.tracing?.shutdown();
+        await sink?.close();
         await pool.close();
         await connection.close();
         await nativeConnection.close();

@@ -68,6 +68,18 @@ export const CONTENDERS: ContenderDefinition[] = [
 ];
 
 /**
+ * The same worker and client with tracing on (`--tracing`): every span exported over OTLP/HTTP to a sink in the
+ * contender's process, so the difference to durable-agent is the cost of tracing per step.
+ */
+export const TRACED: ContenderDefinition = {
+  name: 'durable-agent-traced',
+  label: 'durable-agent, traced (OTLP)',
+  script: here('./durable-agent.js'),
+  durable: true,
+  env: { BENCH_TRACING: '1' },
+};
+
+/**
  * Variants of durable-agent that isolate one cost each, run side by side with the others by `--experiments`. They
  * change nothing in src/: the contender applies them from outside (see bench/contenders/durable-agent.ts).
  */

@@ -14,7 +14,11 @@ import { createModelActivities, type ChatCompletionsClient } from './model/call.
 import type { AnthropicMessagesClient } from './model/providers/anthropic.js';
 import { redactModelAnswer, redactOutcome, workerSecrets } from './calls/outbound.js';
 import { createToolActivities } from './tools/call.js';
+import { ToolRegistry } from '../tools/registry.js';
+import type { FunctionTool } from '../tools/define-tool.js';
 import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './model/transcript-cache.js';
+import { pricedModelCall } from './model/pricing.js';
+import { PriceTable } from '../pricing/price-table.js';
 
 export interface ActivityDependencies {
   /** An OpenAI client (created with `maxRetries: 0`: Temporal owns retries) or anything with the same `chat.completions.create`. */
@@ -49,6 +53,16 @@ export interface ActivityDependencies {
    * added; a token registered with `secrets.add(value, label)` later is redacted from then on.
    */
   secrets?: Redactor;
+  /**
+   * Prices per model, for the cost each model call records (docs/cost.md). Default: the `@pydantic/genai-prices`
+   * table shipped with the package, without configured prices.
+   */
+  prices?: PriceTable;
+  /**
+   * Tools written in TypeScript (`defineTool`, docs/tools.md), offered to the model beside the MCP servers' tools:
+   * a registry from `createToolRegistry` (with dependencies and an approval policy) or a plain list. Default none.
+   */
+  tools?: ToolRegistry | readonly FunctionTool[];
 }
 
 /** A transcript source that asks the workflow run itself, by query. */
@@ -69,6 +83,8 @@ export function createActivities(dependencies: ActivityDependencies) {
     pool: dependencies.mcp,
     maxResultChars: dependencies.toolResultMaxChars,
     secrets,
+    functionTools:
+      dependencies.tools instanceof ToolRegistry ? dependencies.tools : new ToolRegistry(dependencies.tools ?? []),
     askInput: ({ workflowId, runId }, poll, signal) =>
       dependencies.temporal.withAbortSignal(signal, () =>
         dependencies.temporal.workflow.getHandle(workflowId, runId).executeUpdate(requestInputUpdate, { args: [poll] }),
@@ -84,6 +100,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     publish: ({ workflowId, runId }, batch) =>
       dependencies.temporal.workflow.getHandle(workflowId, runId).signal(streamSignal, batch),
   });
+  const prices = dependencies.prices ?? new PriceTable();
   const { workflowService } = dependencies.workerConnection ?? dependencies.temporal;
   const finished =
     dependencies.keepFinished === false
@@ -97,7 +114,7 @@ export function createActivities(dependencies: ActivityDependencies) {
       finished.run({ size: modelResultChars, settlesRun: true, deliverFailures: true }, () =>
         redactOutcome(
           secrets,
-          () => model.callModel(input),
+          () => pricedModelCall(prices, input, dependencies.defaultModel, () => model.callModel(input)),
           (result) => redactModelAnswer(secrets, result),
         ),
       ),

@@ -1,14 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  ApplicationFailure,
-  isGrpcServiceError,
-  WithStartWorkflowOperation,
-  WorkflowUpdateFailedError,
-} from '@temporalio/client';
-import { causeChain, FailureType } from '../shared/errors.js';
+import { ApplicationFailure, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import { FailureType } from '../shared/errors.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
-import { askUpdate, statusQuery, type IncomingMessage, type TurnResult } from '../workflows/definitions.js';
+import { askUpdate, type IncomingMessage, type TurnResult } from '../workflows/definitions.js';
 import {
   CONVERSATION_WORKFLOW_TYPE,
   isValidMessage,
@@ -23,14 +18,15 @@ import {
   MessageRejectedError,
   TooManyUpdatesError,
 } from './errors.js';
+import { isResourceExhausted, isUnavailable } from './grpc-retry.js';
+import { conversationStatus } from './status.js';
 import type { AskOptions, SendOptions } from './types.js';
+import { toOutputFormat } from './output-format.js';
 
 /** How long `ask` keeps retrying while the conversation continues as new, by default. */
 const DEFAULT_ROLLING_OVER_WAIT_MS = 5 * 60_000;
 /** How often the too-many-updates fallback polls the conversation's status. */
 const ANSWER_POLL_MS = 500;
-/** gRPC status RESOURCE_EXHAUSTED. */
-const GRPC_RESOURCE_EXHAUSTED = 8;
 
 /** What asking needs besides the runs: sending by signal, for the too-many-updates fallback. */
 export type SendMessage = (conversationId: string, content: string, options: SendOptions) => Promise<unknown>;
@@ -47,7 +43,11 @@ export async function askAndWait(
   content: string,
   options: AskOptions,
 ): Promise<TurnResult> {
-  const message: IncomingMessage = { id: options.messageId ?? randomUUID(), content };
+  const message: IncomingMessage = {
+    id: options.messageId ?? randomUUID(),
+    content,
+    ...(options.output ? { output: toOutputFormat(options.output) } : {}),
+  };
   const startedAt = Date.now();
   const controller = new AbortController();
   const timer =
@@ -105,8 +105,11 @@ async function askUntilAnswered(
         { tryFirst: isValidMessage(message, options.settings) },
       );
     } catch (error) {
-      if (updateFailure(error)?.type === FailureType.ConversationRollingOver) {
+      // An update Temporal admitted and then dropped (UNAVAILABLE) is asked again: the same id reaches the same update.
+      const rollingOver = updateFailure(error)?.type === FailureType.ConversationRollingOver;
+      if (rollingOver || isUnavailable(error)) {
         if (Date.now() >= rollingOverUntil) {
+          if (!rollingOver) throw error;
           throw new ConversationRollingOverError(conversationId, attempt, { cause: error });
         }
         await sleep(Math.min(100 * 1.5 ** (attempt - 1), 1_000), undefined, { signal });
@@ -115,7 +118,11 @@ async function askUntilAnswered(
       throwIfRefused(conversationId, error);
       if (!isResourceExhausted(error)) throw (await endedError(runs, conversationId, error)) ?? error;
       if (options.onTooManyUpdates === 'throw') throw new TooManyUpdatesError(conversationId, { cause: error });
-      await send(conversationId, message.content, { messageId: message.id, settings: options.settings });
+      await send(conversationId, message.content, {
+        messageId: message.id,
+        settings: options.settings,
+        ...(message.output ? { output: message.output } : {}),
+      });
       return await waitForAnswer(runs, conversationId, message, signal);
     }
   }
@@ -123,7 +130,8 @@ async function askUntilAnswered(
 
 /**
  * The too-many-updates fallback: the message is queued by signal; its answer is the status's `lastResult` once its
- * turn finishes, or what a later ask with the same id returns (the conversation keeps recent results).
+ * turn finishes, or what a later ask with the same id returns (the conversation keeps recent results). A run that
+ * closes under the wait gives the answer it recorded, or `ConversationEndedError` with the reason it closed.
  */
 async function waitForAnswer(
   runs: ConversationRuns,
@@ -137,7 +145,7 @@ async function waitForAnswer(
   const handle = runs.handle(conversationId);
   const polled = (async () => {
     for (;;) {
-      const status = await handle.query(statusQuery);
+      const status = await conversationStatus(runs, conversationId);
       if (status.lastResult?.messageId === message.id) return status.lastResult;
       await sleep(ANSWER_POLL_MS, undefined, { signal: done.signal });
     }
@@ -147,7 +155,10 @@ async function waitForAnswer(
       try {
         return await handle.executeUpdate(askUpdate, { args: [message], updateId: message.id });
       } catch (error) {
-        const retry = isResourceExhausted(error) || updateFailure(error)?.type === FailureType.ConversationRollingOver;
+        const retry =
+          isResourceExhausted(error) ||
+          isUnavailable(error) ||
+          updateFailure(error)?.type === FailureType.ConversationRollingOver;
         if (!retry) throw error;
         await sleep(1_000, undefined, { signal: done.signal });
       }
@@ -157,8 +168,8 @@ async function waitForAnswer(
     return await Promise.race([polled, asked]);
   } catch (error) {
     throwIfRefused(conversationId, error);
-    // A run that closed under the waiting message (`workflow execution already completed`): say why it closed.
-    throw (await endedError(runs, conversationId, error)) ?? error;
+    // A run that closed under the waiting message (`workflow execution already completed`).
+    return await closedRunAnswer(runs, message, conversationId, error);
   } finally {
     done.abort();
     signal.removeEventListener('abort', stop);
@@ -197,17 +208,28 @@ async function endedError(
   }
 }
 
+/**
+ * What a waiting message gets when its run closed under the wait: the answer the run recorded before it closed (among
+ * the last results it handed on), else `ConversationEndedError` with the reason it closed, else `cause` itself.
+ */
+async function closedRunAnswer(
+  runs: ConversationRuns,
+  message: IncomingMessage,
+  conversationId: string,
+  cause: unknown,
+): Promise<TurnResult> {
+  const latest = await runs.describe(conversationId).catch(() => undefined);
+  if (latest?.status === 'COMPLETED') {
+    const outcome = await runs.outcome(conversationId, latest.runId).catch(() => undefined);
+    const results = [outcome?.state.lastResult, ...(outcome?.state.recentResults ?? [])];
+    const recorded = results.find((result) => result?.messageId === message.id);
+    if (recorded !== undefined) return recorded;
+  }
+  throw (await endedError(runs, conversationId, cause)) ?? cause;
+}
+
 /** The workflow's own failure behind a failed or rejected update, if that is what `error` is. */
 function updateFailure(error: unknown): ApplicationFailure | undefined {
   if (!(error instanceof WorkflowUpdateFailedError)) return undefined;
   return error.cause instanceof ApplicationFailure ? error.cause : undefined;
-}
-
-/** Temporal's RESOURCE_EXHAUSTED (gRPC 8): here, the limit of updates in flight on one workflow. */
-function isResourceExhausted(error: unknown): boolean {
-  return [...causeChain(error)].some(
-    (cause) =>
-      (isGrpcServiceError(cause) && Number(cause.code) === GRPC_RESOURCE_EXHAUSTED) ||
-      (cause instanceof Error && /RESOURCE_EXHAUSTED|in-flight updates|concurrent in-flight/i.test(cause.message)),
-  );
 }

@@ -6,22 +6,26 @@ import { cancellableRetryInterceptor } from './grpc-retry.js';
 /** Where `durable-agent dev` serves Temporal; clients use it when `TEMPORAL_ADDRESS` is unset. */
 export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
 
-/** Connection options for the configured cluster: address, TLS or mTLS, API key. */
+/** Connection options for the configured cluster: address, TLS or mTLS, API key, gRPC headers. */
 export async function connectionOptions(config: TemporalConfig): Promise<ConnectionOptions> {
-  const tls = !config.tls
-    ? false
-    : config.clientCertPath && config.clientKeyPath
-      ? {
-          clientCertPair: {
-            crt: await readFile(config.clientCertPath),
-            key: await readFile(config.clientKeyPath),
-          },
-        }
-      : true;
   return {
     address: config.address ?? DEFAULT_TEMPORAL_ADDRESS,
-    tls,
+    tls: await tlsOptions(config),
     ...(config.apiKey ? { apiKey: config.apiKey } : {}),
+    ...(config.metadata ? { metadata: config.metadata } : {}),
+  };
+}
+
+async function tlsOptions(config: TemporalConfig): Promise<ConnectionOptions['tls']> {
+  if (!config.tls) return false;
+  const { clientCertPath, clientKeyPath, serverCaCertPath, serverName } = config;
+  if (!clientCertPath && !serverCaCertPath && !serverName) return true;
+  return {
+    ...(clientCertPath && clientKeyPath
+      ? { clientCertPair: { crt: await readFile(clientCertPath), key: await readFile(clientKeyPath) } }
+      : {}),
+    ...(serverCaCertPath ? { serverRootCACertificate: await readFile(serverCaCertPath) } : {}),
+    ...(serverName ? { serverNameOverride: serverName } : {}),
   };
 }
 

@@ -3,13 +3,13 @@ import { Client, type Connection } from '@temporalio/client';
 import { encryptionDataConverter } from '../codec/data-converter.js';
 import { keyRefusalInterceptor } from './key-refusals.js';
 import { loadConfig, readEncryptionKeys } from '../config.js';
+import { clientTelemetryInterceptors, startTelemetry, type Tracing } from '../telemetry/index.js';
 import type { ChatMessage } from '../shared/types.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
 import {
   conversationWorkflowId,
   endSignal,
   interruptSignal,
-  statusQuery,
   transcriptQuery,
   userMessageSignal,
   type IncomingMessage,
@@ -20,17 +20,21 @@ import {
 import type { ApprovalDecision } from '../shared/approval-messages.js';
 import { approveCall, denyCall, listPendingApprovals } from './approvals.js';
 import { askAndWait } from './ask.js';
+import { toOutputFormat } from './output-format.js';
 import { answerInput, type InputAnswerOptions } from './input-answers.js';
 import { connectTemporal } from './connection.js';
 import {
   CONVERSATION_WORKFLOW_TYPE,
   ConversationRuns,
   isValidMessage,
+  type ConversationHandle,
   rejectInvalidMessage,
 } from './conversation-runs.js';
 import { reportsStarted, signalWithStartReportingStart } from './signal-with-start.js';
 import { ConversationEndedError } from './errors.js';
 import { listConversations } from './list.js';
+import { queryRun } from './run-queries.js';
+import { conversationStatus } from './status.js';
 import { TranscriptChain, type ConversationTranscriptPage } from './transcript.js';
 import type {
   ApproveOptions,
@@ -61,6 +65,8 @@ export class DurableAgentClient {
   readonly taskQueue: string;
   private readonly runs: ConversationRuns;
   private readonly ownedConnection: Connection | undefined;
+  /** Spans of a client that `connect()` made are flushed by `close()`, so a command that ends loses none. */
+  private tracing: Tracing | undefined;
   /** Whether the server says if a signal-with-start started a run: `send` needs that to go in one call. */
   private startedReported: Promise<boolean> | undefined;
 
@@ -76,18 +82,25 @@ export class DurableAgentClient {
     const config = options.temporal === undefined || options.taskQueue === undefined ? loadConfig() : undefined;
     const temporal = options.temporal ?? (config as NonNullable<typeof config>).temporal;
     const keys = options.encryptionKeys ?? config?.encryptionKeys ?? readEncryptionKeys();
+    const telemetry = startTelemetry();
     const connection = await connectTemporal(temporal);
     const client = new Client({
       connection,
       namespace: temporal.namespace,
       dataConverter: encryptionDataConverter(keys),
-      interceptors: { workflow: [keyRefusalInterceptor()] },
+      interceptors: { workflow: [keyRefusalInterceptor(), ...clientTelemetryInterceptors(telemetry)] },
     });
-    return new DurableAgentClient({ client, taskQueue: options.taskQueue ?? config?.taskQueue }, connection);
+    const agentClient = new DurableAgentClient(
+      { client, taskQueue: options.taskQueue ?? config?.taskQueue },
+      connection,
+    );
+    agentClient.tracing = telemetry?.tracing;
+    return agentClient;
   }
 
-  /** Close the connection if `connect()` opened it. */
+  /** Close the connection if `connect()` opened it, after exporting its spans. */
   async close(): Promise<void> {
+    await this.tracing?.flush();
     await this.ownedConnection?.close();
   }
 
@@ -123,7 +136,11 @@ export class DurableAgentClient {
    * conversation ignores an invalid signal silently.
    */
   async send(conversationId: string, content: string, options: SendOptions = {}): Promise<SendResult> {
-    const message: IncomingMessage = { id: options.messageId ?? randomUUID(), content };
+    const message: IncomingMessage = {
+      id: options.messageId ?? randomUUID(),
+      content,
+      ...(options.output ? { output: toOutputFormat(options.output) } : {}),
+    };
     const workflowId = conversationWorkflowId(conversationId);
     return await this.runs.withTarget(
       conversationId,
@@ -200,26 +217,7 @@ export class DurableAgentClient {
 
   /** The conversation's state: phase, turns, queue, the running turn's progress, the last result. */
   async status(conversationId: string): Promise<ConversationStatusReport> {
-    const description = await this.runs.describe(conversationId);
-    const base = { workflowId: conversationWorkflowId(conversationId), runId: description.runId };
-    if (description.status === 'COMPLETED') {
-      const outcome = await this.runs.outcome(conversationId, description.runId);
-      const { state } = outcome;
-      return {
-        ...base,
-        open: false,
-        conversationId,
-        phase: outcome.closedBecause === 'ended' ? 'ended' : 'idle',
-        turns: state.turns,
-        queued: state.queue.length,
-        transcriptLength: state.transcriptOffset + state.transcript.length,
-        transcriptOffset: state.transcriptOffset,
-        ...(state.lastResult ? { lastResult: state.lastResult } : {}),
-      };
-    }
-    const status = await this.runs.handle(conversationId, description.runId).query(statusQuery);
-    if (description.status === 'RUNNING') return { ...base, open: true, ...status };
-    return { ...base, ...status, open: false, phase: 'ended', currentTurn: undefined };
+    return await conversationStatus(this.runs, conversationId);
   }
 
   /** The questions MCP servers wait for a person to answer in this conversation (elicitation; docs/mcp.md). */
@@ -296,9 +294,12 @@ export class DurableAgentClient {
   }
 
   private async chain(conversationId: string): Promise<TranscriptChain> {
-    const { runId } = await this.runs.describe(conversationId);
-    return new TranscriptChain(runId, (run, request) =>
-      this.runs.handle(conversationId, run).query(transcriptQuery, request),
-    );
+    const { runId, status } = await this.runs.describe(conversationId);
+    return new TranscriptChain(runId, (run, request) => {
+      const query = (handle: ConversationHandle) => handle.query(transcriptQuery, request);
+      const ask = () => query(this.runs.handle(conversationId, run));
+      // Earlier runs are closed; the latest may close while it is asked, and then answers from its history.
+      return run === runId && status === 'RUNNING' ? queryRun(this.runs, conversationId, run, query, ask) : ask();
+    });
   }
 }

@@ -1,5 +1,10 @@
-import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions } from '@temporalio/client';
-import { errorMessage } from '../shared/errors.js';
+import {
+  defaultGrpcRetryOptions,
+  isGrpcServiceError,
+  makeGrpcRetryInterceptor,
+  type ConnectionOptions,
+} from '@temporalio/client';
+import { causeChain, errorMessage } from '../shared/errors.js';
 
 type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
 type NextCall = Parameters<Interceptor>[1];
@@ -7,7 +12,7 @@ type Call = ReturnType<NextCall>;
 type Status = Parameters<ReturnType<typeof defaultGrpcRetryOptions>['retryableDecider']>[1];
 
 /** gRPC status codes used here (from @grpc/grpc-js, which the Temporal client depends on). */
-const GrpcStatus = { CANCELLED: 1, RESOURCE_EXHAUSTED: 8 } as const;
+const GrpcStatus = { CANCELLED: 1, RESOURCE_EXHAUSTED: 8, UNAVAILABLE: 14 } as const;
 
 /** Longest pause between two attempts, so that a call cancelled between two attempts settles within it. */
 export const MAX_RETRY_DELAY_MS = 500;
@@ -71,6 +76,29 @@ export function cancellableRetryInterceptor(): Interceptor {
 /** Temporal's answer to an update that reached a run in its last workflow task. */
 export function isWorkflowClosing(status: Pick<Status, 'code' | 'details'>): boolean {
   return Number(status.code) === GrpcStatus.RESOURCE_EXHAUSTED && /workflow is closing/i.test(status.details);
+}
+
+/**
+ * Temporal's RESOURCE_EXHAUSTED (gRPC 8) anywhere in `error`'s causes: a limit of the moment, such as the updates in
+ * flight on one workflow or the queries one workflow holds.
+ */
+export function isResourceExhausted(error: unknown): boolean {
+  return [...causeChain(error)].some(
+    (cause) =>
+      (isGrpcServiceError(cause) && Number(cause.code) === GrpcStatus.RESOURCE_EXHAUSTED) ||
+      (cause instanceof Error && /RESOURCE_EXHAUSTED|in-flight updates|concurrent in-flight/i.test(cause.message)),
+  );
+}
+
+/**
+ * Temporal's UNAVAILABLE (gRPC 14) anywhere in `error`'s causes: among others, what a workflow's admitted updates and
+ * held queries get when the server drops its copy of the workflow (after any update-with-start it refused): "workflow
+ * update was aborted", "buffered query cleared, please retry".
+ */
+export function isUnavailable(error: unknown): boolean {
+  return [...causeChain(error)].some(
+    (cause) => isGrpcServiceError(cause) && Number(cause.code) === GrpcStatus.UNAVAILABLE,
+  );
 }
 
 /** `call`, with `hook` run before a cancellation reaches it. */

@@ -56,8 +56,11 @@ export type {
   ApprovalSettings,
   InputRequest,
   InputAnswer,
+  OutputFormat,
 } from '../workflows/definitions.js';
+export type { OutputRequest } from './output-format.js';
 export { DEFAULT_BUDGET, type TurnBudget, type BudgetLimit } from '../workflows/budget.js';
+export type { ConversationBudget } from '../workflows/cost-budget.js';
 export type {
   ChatMessage,
   UserMessage,
@@ -66,6 +69,7 @@ export type {
   ToolCall,
   ToolOutcome,
   TokenUsage,
+  CostSpend,
 } from '../shared/types.js';
 
 // The event stream (docs/streaming.md).

@@ -2,6 +2,7 @@ import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../shared/search-attributes.js';
 import type { ConversationPhase } from '../workflows/definitions.js';
 import { CONVERSATION_WORKFLOW_TYPE, ENDED_STATUSES } from './conversation-runs.js';
+import type { CostSpend } from '../shared/types.js';
 import type { ConversationSummary, ListOptions } from './types.js';
 
 const OURS = `WorkflowType = '${CONVERSATION_WORKFLOW_TYPE}'`;
@@ -95,5 +96,11 @@ function toSummary(execution: WorkflowExecutionInfo): ConversationSummary {
     executionStatus,
     startTime: execution.startTime,
     ...(execution.closeTime ? { closeTime: execution.closeTime } : {}),
+    ...(isCostSpend(execution.memo?.cost) ? { cost: execution.memo.cost } : {}),
   };
+}
+
+/** A memo's cost as the workflow writes it (visibility.ts); anything else is left out rather than misread. */
+function isCostSpend(value: unknown): value is CostSpend {
+  return typeof value === 'object' && value !== null && typeof (value as CostSpend).usd === 'number';
 }

@@ -2,13 +2,14 @@
 import type { Client } from '@temporalio/client';
 import type { EncryptionKey } from '../codec/keys.js';
 import type { TemporalConfig } from '../config.js';
-import type { JsonObject } from '../shared/types.js';
+import type { CostSpend, JsonObject } from '../shared/types.js';
 import type {
   ConversationPhase,
   ConversationSettings,
   ConversationStatus,
   PendingApproval,
 } from '../workflows/definitions.js';
+import type { OutputRequest } from './output-format.js';
 
 export interface DurableAgentClientOptions {
   /** A connected Temporal client; its namespace is the conversations' namespace. */
@@ -58,6 +59,11 @@ export interface SendOptions {
    * none for a new conversation, the previous run's settings for a reopened one.
    */
   settings?: ConversationSettings;
+  /**
+   * This message's answer must be JSON matching a schema (JSON Schema or zod); the `TurnResult` carries it parsed as
+   * `output`. Overrides the settings' `output`. Default: the settings'.
+   */
+  output?: OutputRequest;
 }
 
 export interface SendResult {
@@ -116,6 +122,8 @@ export interface ConversationSummary {
   executionStatus: string;
   startTime: Date;
   closeTime?: Date;
+  /** What the conversation's model calls cost so far (docs/cost.md), as of its latest turn; absent before any. */
+  cost?: CostSpend;
 }
 
 export interface ApproveOptions {

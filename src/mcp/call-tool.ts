@@ -1,4 +1,4 @@
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { SdkError, SdkErrorCode, type CallToolResult } from '@modelcontextprotocol/client';
 import { errorMessage } from '../shared/errors.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
 import { linkSignal, untilAborted } from './abort-signals.js';
@@ -76,20 +76,23 @@ export async function callServerTool(
     // the SDK's timeout error, which the failure handling below knows.
     const deadline = new PausableDeadline(
       timeoutMs,
-      () => new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs }),
+      () => new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs }),
     );
     const call = callInFlight(deadline, options.onElicitation, config.elicitationTimeoutMs);
     session.calls.add(call);
     try {
-      return (await session.client.callTool({ name: tool, arguments: args }, undefined, {
-        signal: link.signal === undefined ? deadline.signal : AbortSignal.any([link.signal, deadline.signal]),
-        // Never by the SDK: the deadline above is the call's timeout.
-        timeout: NO_SDK_TIMEOUT_MS,
-        onprogress: options.onProgress,
-        // The activity's start-to-close timeout is derived from `timeoutMs`: a call kept alive by progress
-        // notifications past it would be cut by Temporal anyway, so progress does not extend the timeout.
-        resetTimeoutOnProgress: false,
-      })) as CallToolResult;
+      return await session.client.callTool(
+        { name: tool, arguments: args },
+        {
+          signal: link.signal === undefined ? deadline.signal : AbortSignal.any([link.signal, deadline.signal]),
+          // Never by the SDK: the deadline above is the call's timeout.
+          timeout: NO_SDK_TIMEOUT_MS,
+          onprogress: options.onProgress,
+          // The activity's start-to-close timeout is derived from `timeoutMs`: a call kept alive by progress
+          // notifications past it would be cut by Temporal anyway, so progress does not extend the timeout.
+          resetTimeoutOnProgress: false,
+        },
+      );
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason ?? error;
       const failure = callFailure(error, { server, session, tool, timeoutMs });

@@ -1,9 +1,15 @@
 import { errorMessage } from '../shared/errors.js';
 import type { McpServerConfig } from './config.js';
-import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { OAuthError, UnauthorizedError } from '@modelcontextprotocol/client';
 import { causeChain } from '../shared/errors.js';
-import { describeConnectFailure, McpTransportError, rejectionText, type RequestFailure } from './errors.js';
+import {
+  describeConnectFailure,
+  httpAnswerText,
+  McpTransportError,
+  networkErrorCode,
+  rejectionText,
+  type RequestFailure,
+} from './errors.js';
 import { endpointAsWritten } from './redaction.js';
 
 /**
@@ -38,7 +44,7 @@ export function connectFailure(config: McpServerConfig, error: unknown, stderr: 
     case 'rejected':
       return new McpTransportError(
         `MCP server "${config.name}" ${rejectionText(failure.status, usesOAuth(config))} (${endpointAsWritten(config)}: ` +
-          `${errorMessage(error)})`,
+          `${errorMessage(error)}${httpAnswerText(error)})`,
         options,
       );
     case 'cannot_start': {
@@ -49,8 +55,16 @@ export function connectFailure(config: McpServerConfig, error: unknown, stderr: 
         options,
       );
     }
-    case 'unreachable':
-      return couldNotReach(config, `${errorMessage(error)}${stderr}`, error);
+    case 'unreachable': {
+      // The SDK's version probe words a refused connection "fetch failed": the socket's code says which failure it was.
+      const text = errorMessage(error);
+      const code = error instanceof Error ? networkErrorCode(error) : undefined;
+      return couldNotReach(
+        config,
+        `${text}${code !== undefined && !text.includes(code) ? ` (${code})` : ''}${stderr}`,
+        error,
+      );
+    }
   }
 }
 
@@ -85,7 +99,7 @@ export function authorizationFailure(config: McpServerConfig, error: unknown): M
     // Ours, from the OAuth provider (src/mcp/oauth/provider.ts): already worded for the operator.
     if (cause instanceof McpTransportError) return cause;
     if (cause instanceof OAuthError || cause instanceof UnauthorizedError) {
-      const what = cause instanceof OAuthError ? `${cause.errorCode}: ${cause.message}` : cause.message;
+      const what = cause instanceof OAuthError ? `${cause.code}: ${cause.message}` : cause.message;
       return new McpTransportError(
         `MCP server "${config.name}": its authorization server refused to issue a token (${what}): check "oauth" ` +
           `in the MCP config${config.transport === 'http' && config.oauth?.grant === 'authorization_code' ? ', or log in again' : ''}`,

@@ -1,4 +1,4 @@
-import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import { errorMessage } from '../shared/errors.js';
 import type { JsonObject } from '../shared/types.js';
 

@@ -1,5 +1,4 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { causeChain } from '../shared/errors.js';
 
 /**
@@ -72,8 +71,8 @@ export type RequestFailure =
 
 /** Read an error thrown by `client.request`/`client.callTool` (not by a cancellation: check the signal first). */
 export function describeRequestFailure(error: unknown): RequestFailure {
-  if (error instanceof StreamableHTTPError) {
-    const status = error.code ?? 0;
+  if (error instanceof SdkHttpError) {
+    const status = error.status;
     // 404 on a request with a session id: the server forgot the session (restart, expiry) and did not run anything.
     if (status === 404) return { kind: 'session_lost' };
     // Servers built from the SDK's own examples (server-everything among them) answer an unknown session with
@@ -82,17 +81,14 @@ export function describeRequestFailure(error: unknown): RequestFailure {
     if (isFinalHttpStatus(status)) return { kind: 'rejected', status };
     return { kind: 'sent', timedOut: false, connectionBroken: status < 0 };
   }
-  if (error instanceof McpError) {
-    if (error.code === (ErrorCode.RequestTimeout as number))
-      return { kind: 'sent', timedOut: true, connectionBroken: false };
-    if (error.code === (ErrorCode.ConnectionClosed as number)) {
-      return { kind: 'sent', timedOut: false, connectionBroken: true };
-    }
-    return { kind: 'protocol', code: error.code };
-  }
-  if (error instanceof Error) {
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.RequestTimeout) return { kind: 'sent', timedOut: true, connectionBroken: false };
+    if (error.code === SdkErrorCode.ConnectionClosed) return { kind: 'sent', timedOut: false, connectionBroken: true };
     // The SDK rejects with this before writing anything when the transport has already gone away.
-    if (error.message === 'Not connected') return { kind: 'not_sent', retryable: true };
+    if (error.code === SdkErrorCode.NotConnected) return { kind: 'not_sent', retryable: true };
+  }
+  if (error instanceof ProtocolError) return { kind: 'protocol', code: error.code };
+  if (error instanceof Error) {
     if (NOT_SENT_NETWORK_CODES.has(networkErrorCode(error) ?? '')) return { kind: 'not_sent', retryable: true };
   }
   return { kind: 'sent', timedOut: false, connectionBroken: true };
@@ -110,9 +106,9 @@ export type ConnectFailure =
 const CANNOT_START_CODES = new Set(['ENOENT', 'EACCES', 'ENOTDIR', 'EISDIR']);
 
 export function describeConnectFailure(error: unknown): ConnectFailure {
-  if (error instanceof StreamableHTTPError) {
+  if (error instanceof SdkHttpError) {
     // No session exists yet, so a 404 is the URL's, not a forgotten session's.
-    const status = error.code ?? 0;
+    const status = error.status;
     if (isFinalHttpStatus(status) || status === 404) return { kind: 'rejected', status };
     return { kind: 'unreachable' };
   }
@@ -144,9 +140,25 @@ function isFinalHttpStatus(status: number): boolean {
   return status >= 400 && status < 500 && status !== 404 && status !== 408 && status !== 429;
 }
 
+/** Characters of an HTTP error's body kept in an error message. */
+const ANSWER_TEXT_CHARACTERS = 500;
+
+/**
+ * The body of the server's HTTP error answer, when the SDK's message leaves it out (its version probe does): what the
+ * server said is often the only clue to a wrong header. The pool redacts it like every message (src/mcp/redaction.ts).
+ */
+export function httpAnswerText(error: unknown): string {
+  if (!(error instanceof SdkHttpError)) return '';
+  const text = typeof error.data.text === 'string' ? error.data.text.trim() : '';
+  if (text === '' || error.message.includes(text)) return '';
+  return `; the server answered: ${text.slice(0, ANSWER_TEXT_CHARACTERS)}`;
+}
+
 /** `fetch` wraps socket errors: `TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })`. */
-function networkErrorCode(error: Error): string | undefined {
+export function networkErrorCode(error: Error): string | undefined {
   for (const cause of causeChain(error)) {
+    // The SDK's own errors carry codes of their own (`ERA_NEGOTIATION_FAILED`) around the socket's.
+    if (cause instanceof SdkError || cause instanceof ProtocolError) continue;
     const code = (cause as { code?: unknown }).code;
     if (typeof code === 'string') return code;
   }

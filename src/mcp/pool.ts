@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { packageVersion } from '../shared/package-version.js';
 import type { JsonObject, ToolDefinition, UnavailableServer } from '../shared/types.js';
 import { callServerTool, type McpCallOptions, type McpToolTarget } from './call-tool.js';
@@ -71,8 +71,10 @@ export interface McpServerStatus {
   connects: number;
   /** Process id of the running stdio server. */
   pid: number | undefined;
-  /** Session id of the current Streamable HTTP connection. */
+  /** Session id of the current Streamable HTTP connection (none at 2026-07-28, which has no sessions). */
   sessionId: string | undefined;
+  /** The MCP revision the open connection speaks, e.g. `2026-07-28` or `2025-11-25`. */
+  protocolVersion: string | undefined;
   /** Why the last listing failed, while the server is down. */
   unavailable: string | undefined;
 }
@@ -183,6 +185,7 @@ export class McpPool {
       connects: server.connects,
       pid: server.pid,
       sessionId: server.sessionId,
+      protocolVersion: server.protocolVersion,
       unavailable: server.outage === undefined ? undefined : server.redactor.text(server.outage.reason),
     }));
   }

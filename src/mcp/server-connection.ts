@@ -1,12 +1,10 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Client, type PriorDiscovery, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
+import { closedDuringProbe, EraMemory, InPlaceStdioClientTransport, VERSION_NEGOTIATION } from './protocol-era.js';
 import { errorMessage } from '../shared/errors.js';
 import { isToolAllowed, type McpServerConfig } from './config.js';
 import { connectFailure, couldNotReach, listingFailure } from './connection-failures.js';
 import { type CallInFlight, ELICITATION_CAPABILITY, routeElicitation } from './elicitation.js';
-import { describeRequestFailure } from './errors.js';
+import { describeRequestFailure, networkErrorCode } from './errors.js';
 import { McpAuthorizationRequiredError } from './errors.js';
 import { McpOAuthProvider } from './oauth/provider.js';
 import type { McpTokenStore } from './oauth/token-store.js';
@@ -46,7 +44,7 @@ export type ServerListing = { tools: Tool[] } | { unavailable: string };
 /** One initialized MCP session with a server: a started process (stdio) or an HTTP session. */
 export interface Session {
   client: Client;
-  transport: StdioClientTransport | StreamableHTTPClientTransport;
+  transport: InPlaceStdioClientTransport | StreamableHTTPClientTransport;
   closed: boolean;
   /** The server's tools (allow/deny applied); dropped on `tools/list_changed`. */
   tools: Promise<Tool[]> | undefined;
@@ -73,6 +71,8 @@ export class ServerConnection {
   private readonly outages: ServerOutages;
   private readonly log: Required<McpLogger>;
   private session: Session | undefined;
+  /** Stdio only: what the server speaks, once known (./protocol-era.ts). */
+  private readonly era: EraMemory | undefined;
   private opening: Promise<Session> | undefined;
   private closed = false;
 
@@ -82,6 +82,7 @@ export class ServerConnection {
   ) {
     const redactor = redactorFor(config);
     this.redactor = redactor;
+    this.era = config.transport === 'stdio' ? new EraMemory() : undefined;
     this.oauth =
       config.transport === 'http' && config.oauth !== undefined
         ? new McpOAuthProvider(
@@ -128,7 +129,12 @@ export class ServerConnection {
   /** Process id of the running stdio server. */
   get pid(): number | undefined {
     const transport = this.session?.transport;
-    return transport instanceof StdioClientTransport ? (transport.pid ?? undefined) : undefined;
+    return transport instanceof InPlaceStdioClientTransport ? (transport.pid ?? undefined) : undefined;
+  }
+
+  /** The MCP revision the open connection speaks: `2026-07-28` without a session, or an older one with `initialize`. */
+  get protocolVersion(): string | undefined {
+    return this.session?.client.getNegotiatedProtocolVersion();
   }
 
   /** Session id of the current Streamable HTTP session. */
@@ -231,14 +237,17 @@ export class ServerConnection {
         `no login is stored in ${this.settings.tokenStore.description}`,
       );
     }
-    const session = this.createSession();
-    this.connects += 1;
-    try {
-      await session.client.connect(session.transport, { timeout: this.settings.connectTimeoutMs });
-    } catch (error) {
-      await closeSession(session);
-      throw connectFailure(this.config, error, stderrHint(session));
-    }
+    const prior = this.era?.prior;
+    const session = await this.connectSession(prior).catch((error: unknown) => {
+      if (closedDuringProbe(error)) {
+        // A legacy server that exits on a request it does not know: started again, and not asked again.
+        this.era?.assumeLegacy();
+        return this.connectSession({ kind: 'legacy' });
+      }
+      // A kept-alive socket the server had closed (it restarted): nothing was processed, and a new socket may work.
+      if (error instanceof Error && networkErrorCode(error) === 'UND_ERR_SOCKET') return this.connectSession(prior);
+      throw error;
+    });
     if (this.closed) {
       await closeSession(session);
       throw couldNotReach(this.config, 'the MCP pool closed meanwhile (the worker is shutting down)');
@@ -247,12 +256,42 @@ export class ServerConnection {
     return session;
   }
 
+  private async connectSession(prior: PriorDiscovery | undefined): Promise<Session> {
+    const session = this.createSession();
+    this.connects += 1;
+    try {
+      await session.client.connect(session.transport, { timeout: this.settings.connectTimeoutMs, prior });
+    } catch (error) {
+      await closeSession(session);
+      if (closedDuringProbe(error)) throw error;
+      throw connectFailure(this.config, error, stderrHint(session));
+    }
+    this.era?.remember(session.client);
+    return session;
+  }
+
   private createSession(): Session {
     const { config, settings, log } = this;
-    const client = new Client(settings.clientInfo, { capabilities: { elicitation: ELICITATION_CAPABILITY } });
+    const client = new Client(settings.clientInfo, {
+      capabilities: { elicitation: ELICITATION_CAPABILITY },
+      // Servers that speak 2026-07-28 are spoken to without a session; older ones through `initialize`.
+      versionNegotiation: VERSION_NEGOTIATION,
+      // `notifications/tools/list_changed` of a 2025-11-25 session, or of the `subscriptions/listen` stream the SDK
+      // opens to a 2026-07-28 server that offers it: the next use lists the tools again.
+      listChanged: {
+        tools: {
+          autoRefresh: false,
+          debounceMs: 0,
+          onChanged: () => {
+            session.tools = undefined;
+            log.debug(`MCP server "${config.name}" changed its tool list.`);
+          },
+        },
+      },
+    });
     const transport =
       config.transport === 'stdio'
-        ? new StdioClientTransport({
+        ? new InPlaceStdioClientTransport({
             command: config.command,
             args: config.args,
             env: config.env,
@@ -264,7 +303,7 @@ export class ServerConnection {
             ...(this.oauth && { authProvider: this.oauth, fetch: this.oauth.observingFetch() }),
           });
     const session: Session = { client, transport, closed: false, tools: undefined, stderrTail: [], calls: new Set() };
-    if (transport instanceof StdioClientTransport) this.collectStderr(transport, session);
+    if (transport instanceof InPlaceStdioClientTransport) this.collectStderr(transport, session);
     client.onclose = () => {
       session.closed = true;
       if (this.session === session) {
@@ -273,19 +312,15 @@ export class ServerConnection {
       }
     };
     client.onerror = (error) => log.debug(`MCP server "${config.name}": ${errorMessage(error)}`);
-    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
-      routeElicitation(session.calls, request.params, extra.signal, (message) =>
+    client.setRequestHandler('elicitation/create', (request, context) =>
+      routeElicitation(session.calls, request.params, context.mcpReq.signal, (message) =>
         log.warn(`MCP server "${config.name}" ${message}`),
       ),
     );
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      session.tools = undefined;
-      log.debug(`MCP server "${config.name}" changed its tool list.`);
-    });
     return session;
   }
 
-  private collectStderr(transport: StdioClientTransport, session: Session): void {
+  private collectStderr(transport: InPlaceStdioClientTransport, session: Session): void {
     let partial = '';
     transport.stderr?.on('data', (chunk: Buffer) => {
       const lines = (partial + chunk.toString('utf8')).split('\n');

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import type { JsonObject, ToolAnnotations, ToolDefinition } from '../shared/types.js';
 import { serverApproval } from '../shared/approval-policy.js';
 import { DEFAULT_ELICITATION_TIMEOUT_MS, type McpServerConfig } from './config.js';

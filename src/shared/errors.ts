@@ -24,6 +24,11 @@ export const FailureType = {
   ModelInvalidResponse: 'ModelInvalidResponse',
   /** The model's answer is too large for an activity result even after cutting its text and arguments. */
   ModelResponseTooLarge: 'ModelResponseTooLarge',
+  /**
+   * A cost budget limits the turn and the worker has no price for its model (non-retryable): the call was not made.
+   * Fixed by giving the model a price (docs/cost.md) or by removing the budget.
+   */
+  ModelUnpriced: 'ModelUnpriced',
   /** The worker could not rebuild the transcript prefix the workflow named (retryable). */
   TranscriptUnavailable: 'TranscriptUnavailable',
 
@@ -32,6 +37,8 @@ export const FailureType = {
   ToolTransportError: 'ToolTransportError',
   /** No configured MCP server provides this tool (non-retryable). */
   ToolNotConfigured: 'ToolNotConfigured',
+  /** A TypeScript tool's `execute` threw or timed out (retried only when the tool is read-only or idempotent). */
+  ToolExecutionError: 'ToolExecutionError',
 
   /**
    * Raised by the Temporal worker itself, not by durable-agent: it refused to send an activity's result (or heartbeat)
@@ -45,6 +52,8 @@ export const FailureType = {
   ConversationEnded: 'ConversationEnded',
   ConversationRollingOver: 'ConversationRollingOver',
   InvalidMessage: 'InvalidMessage',
+  /** The turn's answer did not match its output schema, after the corrections allowed (the turn's `error`). */
+  OutputInvalid: 'OutputInvalid',
   /**
    * The worker could not decrypt a client's signal, update or query argument (another key id, or another key under the
    * same id): refused or dropped, never a failed workflow task. Its message names the key ids only and stays readable

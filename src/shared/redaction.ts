@@ -150,7 +150,7 @@ export class Redactor {
   }
 
   /**
-   * `error` with the message, stack and details of it and of every cause redacted, in place (Temporal records a
+   * `error` with the message, stack, details and data of it and of every cause redacted, in place (Temporal records a
    * failure's cause chain with messages, stack traces and details; a stack starts with the message as it was when
    * the error was made, so it is redacted on its own). Returns the same error, so `throw redactor.error(error)` works;
    * a thrown string or object comes back redacted as a copy.
@@ -160,10 +160,18 @@ export class Redactor {
     const seen = new Set<unknown>();
     for (let current: unknown = error; typeof current === 'object' && current !== null && !seen.has(current);) {
       seen.add(current);
-      const record = current as { message?: unknown; stack?: unknown; cause?: unknown; details?: unknown };
+      const record = current as {
+        message?: unknown;
+        stack?: unknown;
+        cause?: unknown;
+        details?: unknown;
+        data?: unknown;
+      };
       if (typeof record.message === 'string') record.message = this.text(record.message);
       if (typeof record.stack === 'string') record.stack = this.text(record.stack);
       if (Array.isArray(record.details)) record.details = this.value(record.details);
+      // The MCP SDK's errors keep what the server answered (an HTTP body that may echo our headers) in `data`.
+      if (record.data !== undefined) record.data = this.value(record.data);
       current = record.cause;
     }
     return error instanceof Error || !isPlainObject(error) ? error : this.value(error);

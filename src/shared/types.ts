@@ -100,6 +100,11 @@ export interface ToolDefinition {
    * configuration; the workflow adds it to the call's start-to-close timeout. Absent in tools recorded before it was.
    */
   elicitationTimeoutMs?: number;
+  /**
+   * `function`: a tool written in TypeScript that runs in the worker (`defineTool`, docs/tools.md); `server` is then
+   * `worker`. Absent for an MCP server's tool, so the tool lists of workers without such tools are recorded as before.
+   */
+  source?: 'function';
 }
 
 /** Why a tool's calls wait for a person's approval. */
@@ -125,18 +130,23 @@ export interface TokenUsage {
    */
   totalTokens: number;
   /**
-   * Of `inputTokens`, those read from the provider's prompt cache (billed at a fraction); absent when none were.
+   * Of `inputTokens`, those read from the provider's prompt cache (billed at the cache-read price); absent when none.
    * @asType integer
    * @minimum 0
    */
-  cacheReadInputTokens?: number;
+  cacheReadTokens?: number;
   /**
-   * Of `inputTokens`, those written to the provider's prompt cache (Anthropic bills them above the base price);
-   * absent when none were.
+   * Of `inputTokens`, those written to the provider's prompt cache (billed at the cache-write price); absent when none.
    * @asType integer
    * @minimum 0
    */
-  cacheCreationInputTokens?: number;
+  cacheWriteTokens?: number;
+  /**
+   * Of `outputTokens`, those the model spent reasoning (billed as output); absent when none.
+   * @asType integer
+   * @minimum 0
+   */
+  reasoningTokens?: number;
 }
 
 export const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
@@ -144,7 +154,7 @@ export const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTo
 /** Input of the `callTool` activity: one tool call the workflow has already validated. */
 export interface CallToolInput {
   toolCallId: string;
-  tool: Pick<ToolDefinition, 'name' | 'server' | 'originalName' | 'annotations' | 'timeoutMs'>;
+  tool: Pick<ToolDefinition, 'name' | 'server' | 'originalName' | 'annotations' | 'timeoutMs' | 'source'>;
   arguments: JsonObject;
   /** The conversation's `toolAttempts`, only when not the default (the activity counts its failed attempts). */
   toolAttempts?: number;
@@ -200,6 +210,17 @@ export interface ModelCallInput {
   modelAttempts?: number;
   /** The conversation's extended thinking, only when set. */
   thinking?: ThinkingSetting;
+  /** A cost budget limits the turn: the worker refuses to call a model it cannot price. Only when set. */
+  costBudget?: true;
+  /** The turn asks for structured output: the provider's structured-output option. Absent otherwise. */
+  responseFormat?: ResponseFormat;
+}
+
+/** A JSON Schema the model's answer must match, as the model activity sends it (in each API's own option). */
+export interface ResponseFormat {
+  name: string;
+  schema: JsonObject;
+  strict: boolean;
 }
 
 /** What the turn's first model call found: recorded once per turn, used by every later call of the turn. */
@@ -212,11 +233,43 @@ export interface TurnSetup {
   unavailableServers?: UnavailableServer[];
 }
 
+/**
+ * What one model call cost in US dollars, priced by the worker that made it from its usage (docs/cost.md) and recorded
+ * with the call's result, so replay never prices it again. A model without a known price is `priced: false`, not free.
+ */
+export type ModelCallCost =
+  | {
+      priced: true;
+      /** The call's price: input (cache reads and writes at their own prices) plus output (reasoning included). */
+      usd: number;
+      /** The input's part of `usd`: the next call of the conversation sends at least this input again. */
+      inputUsd: number;
+      /** Where the price came from: `configured`, or `genai-prices:<provider>/<model>`. */
+      source: string;
+    }
+  | { priced: false; usd: null; reason: string };
+
+/** What the model calls of a turn or a conversation cost (docs/cost.md). */
+export interface CostSpend {
+  /** US dollars of the calls that had a price. */
+  usd: number;
+  /**
+   * Calls without a known price, not counted in `usd` (which is then a lower bound); absent when none.
+   * @asType integer
+   * @minimum 1
+   */
+  unpricedCalls?: number;
+}
+
+export const ZERO_COST: CostSpend = { usd: 0 };
+
 export interface ModelCallResult {
   message: AssistantMessage;
   usage: TokenUsage;
   finishReason: string;
   model: string;
+  /** Absent in results recorded before calls were priced. */
+  cost?: ModelCallCost;
   /** Only for a call with `listTools`. */
   turnSetup?: TurnSetup;
 }

@@ -6,6 +6,7 @@ import { argumentErrors } from './argument-schema.js';
 import { RecentIds } from './conversation-state.js';
 import type { EventLog } from './stream-events.js';
 import type { TurnApprovals } from './turn-context.js';
+import { waitEnded, waitStarted } from './wait-metrics.js';
 
 /** Decided call ids remembered so a late second decision is told `AlreadyDecided`, not `UnknownApproval`. */
 const REMEMBERED_DECISIONS = 1_000;
@@ -63,6 +64,7 @@ export class Approvals implements TurnApprovals {
     this.waiting.set(pending.callId, { pending, inputSchema: tool.inputSchema });
     this.events.append({ type: 'approval_requested', ...pending });
     info('tool call awaits approval', { callId: pending.callId, tool: pending.tool, reason: pending.reason });
+    waitStarted('approval');
     this.changed();
   }
 
@@ -157,6 +159,7 @@ export class Approvals implements TurnApprovals {
     if (decision.always === true) this.allowed.add(pending.tool);
     this.events.append({ type: 'approval_decided', ...decision });
     info('tool call decided', { ...decision });
+    waitEnded('approval', pending.requestedAt, decision.by === 'timeout' ? 'timeout' : decision.decision);
     this.changed();
     return decision;
   }

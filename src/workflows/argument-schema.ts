@@ -16,14 +16,29 @@ const MAX_COMPILED = 200;
 
 /** What is wrong with `value` as arguments for a tool with input schema `schema`, as readable lines; empty if valid. */
 export function argumentErrors(schema: JsonObject, value: JsonObject): string[] {
+  return schemaErrors(schema, value, "the tool's input schema");
+}
+
+/** What is wrong with `value` under `schema`, as readable lines; empty if valid. `what` names the schema. */
+export function schemaErrors(schema: JsonObject, value: unknown, what: string): string[] {
   let validate: ValidateFunction;
   try {
     validate = validator(schema);
   } catch (error) {
-    return [`the tool's input schema cannot be checked (${error instanceof Error ? error.message : String(error)})`];
+    return [`${what} cannot be checked (${error instanceof Error ? error.message : String(error)})`];
   }
   if (validate(value)) return [];
   return (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`);
+}
+
+/** Why `schema` cannot be used to check values (it does not compile), or `undefined` when it can. */
+export function schemaProblem(schema: JsonObject): string | undefined {
+  try {
+    validator(schema);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }
 
 function validator(schema: JsonObject): ValidateFunction {

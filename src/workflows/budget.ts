@@ -1,4 +1,5 @@
-import type { TokenUsage } from '../shared/types.js';
+import type { CostSpend, TokenUsage } from '../shared/types.js';
+import type { CostLimit } from './cost-budget.js';
 
 /** Limits of one turn. Every limit is checked before each model or tool call, from what the workflow recorded. */
 export interface TurnBudget {
@@ -26,6 +27,12 @@ export interface TurnBudget {
    * @minimum 0
    */
   maxDurationMs: number;
+  /**
+   * US dollars the turn's model calls may cost, priced by the worker (docs/cost.md); default none. A model call does
+   * not start once the turn has spent this, or when its least cost (the input of the call before) would go past it.
+   * @minimum 0
+   */
+  maxCostUsd?: number;
 }
 
 export const DEFAULT_MAX_ROUNDS = 20;
@@ -40,13 +47,15 @@ export const DEFAULT_BUDGET: TurnBudget = {
   maxDurationMs: DEFAULT_MAX_DURATION_MS,
 };
 
-export type BudgetLimit = 'rounds' | 'toolCalls' | 'tokens' | 'time';
+export type BudgetLimit = 'rounds' | 'toolCalls' | 'tokens' | 'time' | CostLimit;
 
 /** What a turn has spent so far: only numbers the workflow recorded, so replay computes the same. */
 export interface TurnSpend {
   rounds: number;
   toolCalls: number;
   usage: TokenUsage;
+  /** What the turn's model calls cost; absent until a call recorded a cost. */
+  cost?: CostSpend;
   /** Workflow time (ms since epoch) when the turn started. */
   startedAt: number;
   /**
@@ -67,6 +76,8 @@ export function resolveBudget(overrides: Partial<TurnBudget> | undefined): TurnB
     const value = overrides?.[key];
     if (value !== undefined) budget[key] = value;
   }
+  // No default: a turn has a cost limit only when its settings give one.
+  if (overrides?.maxCostUsd !== undefined) budget.maxCostUsd = overrides.maxCostUsd;
   return budget;
 }
 
@@ -96,11 +107,17 @@ export function timeLeft(spend: TurnSpend, budget: TurnBudget, now: number): num
 }
 
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return {
+  const sum: TokenUsage = {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     totalTokens: a.totalTokens + b.totalTokens,
   };
+  // The parts priced apart only when some call reported them, so usage without them stays as it was recorded.
+  for (const part of ['cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const) {
+    const total = (a[part] ?? 0) + (b[part] ?? 0);
+    if (total > 0) sum[part] = total;
+  }
+  return sum;
 }
 
 /** By how much a turn went past its limits (the final-answer call may exceed them); zero fields are left out. */
@@ -111,5 +128,7 @@ export function overrun(spend: TurnSpend, budget: TurnBudget, now: number): Part
   if (spend.usage.totalTokens > budget.maxTokens) result.tokens = spend.usage.totalTokens - budget.maxTokens;
   const elapsed = activeTime(spend, now);
   if (elapsed > budget.maxDurationMs) result.time = elapsed - budget.maxDurationMs;
+  const spentUsd = spend.cost?.usd ?? 0;
+  if (budget.maxCostUsd !== undefined && spentUsd > budget.maxCostUsd) result.cost = spentUsd - budget.maxCostUsd;
   return result;
 }

@@ -2,6 +2,7 @@ import { expectedFailure, FailureType } from '../shared/errors.js';
 import type { ChatMessage, ModelContextPage, ToolDefinition } from '../shared/types.js';
 import { Approvals } from './approvals.js';
 import { CARRIED_STATE_FORMAT, readCarriedState } from './carried-state.js';
+import { CostLedger } from './cost-budget.js';
 import { carriedResults, carriedTranscript, page, RecentIds, validateMessage } from './conversation-state.js';
 import type {
   ConversationInput,
@@ -72,6 +73,8 @@ export class ConversationCore {
   private readonly waitingAsks = new Set<string>();
   private tools: ToolDefinition[] | undefined;
   private toolsDigest: string | undefined;
+  /** What the conversation's model calls cost, carried from run to run (docs/cost.md). */
+  private readonly costs: CostLedger;
 
   constructor(
     input: ConversationInput,
@@ -92,6 +95,7 @@ export class ConversationCore {
     this.turns = carried?.turns ?? 0;
     this.seen = new RecentIds(carried?.seenMessageIds ?? []);
     this.lastResult = carried?.lastResult;
+    this.costs = new CostLedger(carried?.cost);
     this.recentResults.push(...(carried?.recentResults ?? []));
     this.events = new EventLog(carried?.streamOffset ?? 0, carried?.streamEvents);
     this.approvals = new Approvals(carried?.allowedTools, this.events, hooks);
@@ -249,6 +253,7 @@ export class ConversationCore {
       queued: this.queue.length,
       transcriptLength: this.transcriptOffset + this.transcript.length,
       transcriptOffset: this.transcriptOffset,
+      cost: this.costs.total,
       ...(this.lastResult ? { lastResult: this.lastResult } : {}),
     };
     if (this.approvals.pending.length > 0) status.pendingApprovals = this.approvals.pending;
@@ -261,6 +266,7 @@ export class ConversationCore {
         rounds: spend.rounds,
         toolCalls: spend.toolCalls,
         usage: spend.usage,
+        ...(spend.cost ? { cost: spend.cost } : {}),
         startedAt: new Date(spend.startedAt).toISOString(),
         activity,
       };
@@ -310,6 +316,7 @@ export class ConversationCore {
     this.transcript.append({ role: 'user', content: message.content, id: message.id });
     this.events.startTurn(this.turns, message.id);
     const running: RunningTurn = { turn: this.turns, messageId: message.id, cancel, interrupted: false };
+    const output = message.output ?? this.settings.output;
     this.current = running;
     return {
       conversationId: this.conversationId,
@@ -317,6 +324,8 @@ export class ConversationCore {
       messageId: message.id,
       transcript: this.transcript,
       settings: this.settings,
+      // Only when asked for, so the turns of conversations without structured output take the path they always took.
+      ...(output !== undefined ? { output } : {}),
       observer: observeTurn(running, {
         events: this.events,
         inputs: this.inputs,
@@ -327,6 +336,7 @@ export class ConversationCore {
         },
       }),
       approvals: this.approvals,
+      costs: this.costs,
     };
   }
 
@@ -374,6 +384,7 @@ export class ConversationCore {
       ...(streamEvents.length > 0 ? { streamEvents } : {}),
       ...(this.ending ? { ended: true } : {}),
       ...this.approvals.carried(),
+      ...(this.costs.carried() ? { cost: this.costs.carried() } : {}),
     };
   }
 

@@ -17,6 +17,7 @@ import {
 } from './definitions.js';
 import { handleEventStream, type EventPolls } from './event-polls.js';
 import { handleInputRequests } from './input-handlers.js';
+import type { TurnTraces } from './turn-traces.js';
 import { refusingUndecodable } from './undecodable-guard.js';
 
 /**
@@ -27,13 +28,31 @@ import { refusingUndecodable } from './undecodable-guard.js';
  * Keep this order: signals and updates that arrived before their handler are delivered as it is set, so the order of
  * these calls is part of what replay must reproduce.
  */
-export function setConversationHandlers(conversation: ConversationCore, conversationId: string): EventPolls {
+export function setConversationHandlers(
+  conversation: ConversationCore,
+  conversationId: string,
+  traces: TurnTraces,
+): EventPolls {
   const setHandler = refusingUndecodable();
-  setHandler(userMessageSignal, (message) => conversation.receive(message), { description: described.userMessage });
-  setHandler(askUpdate, (message) => conversation.ask(message, (settled) => condition(settled)), {
-    validator: (message: IncomingMessage) => conversation.validateAsk(message),
-    description: described.ask,
-  });
+  setHandler(
+    userMessageSignal,
+    (message) => {
+      traces.arrived(message.id);
+      conversation.receive(message);
+    },
+    { description: described.userMessage },
+  );
+  setHandler(
+    askUpdate,
+    (message) => {
+      traces.arrived(message.id);
+      return conversation.ask(message, (settled) => condition(settled));
+    },
+    {
+      validator: (message: IncomingMessage) => conversation.validateAsk(message),
+      description: described.ask,
+    },
+  );
   setHandler(interruptSignal, (request) => conversation.interrupt(request?.reason), {
     description: described.interrupt,
   });

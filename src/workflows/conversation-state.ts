@@ -1,4 +1,5 @@
 import { expectedFailure, FailureType } from '../shared/errors.js';
+import { outputFormatProblem } from './structured-output.js';
 import { jsonBytes } from '../shared/payload-limits.js';
 import type { ChatMessage } from '../shared/types.js';
 import type { ConversationSettings, IncomingMessage } from './definitions.js';
@@ -68,6 +69,9 @@ export function validateMessage(message: unknown, settings: ConversationSettings
   if (content.length > maxChars) {
     return fail(`The message has ${content.length} characters; the limit is ${maxChars} (settings.maxMessageChars).`);
   }
+  const { output } = message as { output?: unknown };
+  const outputProblem = output === undefined ? undefined : outputFormatProblem(output);
+  if (outputProblem !== undefined) return fail(outputProblem);
 }
 
 /**

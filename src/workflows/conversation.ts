@@ -13,6 +13,7 @@ import { targetChanged, targetMayHaveChanged } from './deployment-target.js';
 import { lookForEarlierRun } from './earlier-run-lookup.js';
 import { continuedInput, lookBack } from './earlier-runs.js';
 import { runTurn } from './turn.js';
+import { TurnTraces } from './turn-traces.js';
 import { refuseUndecodableInput } from './undecodable-guard.js';
 import { Visibility } from './visibility.js';
 
@@ -43,7 +44,8 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const publish = () =>
     listed ? visibility.publish(conversation.status()) : visibility.describe(conversation.status());
 
-  const polls = setConversationHandlers(conversation, conversationId);
+  const traces = new TurnTraces();
+  const polls = setConversationHandlers(conversation, conversationId, traces);
 
   // A run that did not continue from another may have been started over closed runs of the same id, by a client that
   // did not carry their state (earlier-runs.ts): it looks back before it answers anything, and continues from them.
@@ -99,7 +101,11 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     const scope = new CancellationScope();
     const turn = conversation.startTurn(message, () => scope.cancel());
     publish();
-    const result = await scope.run(() => runTurn({ ...turn, workflowId: info.workflowId, runId: info.runId }));
+    const traced = traces.start(turn);
+    const result = await scope.run(() =>
+      traces.within(traced, () => runTurn({ ...turn, workflowId: info.workflowId, runId: info.runId })),
+    );
+    traces.finish(traced, result);
     conversation.finishTurn(result);
     publish();
     // Nothing queued: move now rather than at the next message, so the old version drains.

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ChatMessage, ModelContextPage, ThinkingSetting, TokenUsage } from '../shared/types.js';
+import type { ChatMessage, CostSpend, ModelContextPage, ThinkingSetting, TokenUsage } from '../shared/types.js';
 import type {
   ApprovalDecision,
   ApprovalSettings,
@@ -9,11 +9,14 @@ import type {
 } from '../shared/approval-messages.js';
 import type { InputAnswer, InputRequest } from '../shared/input-messages.js';
 import type { TurnBudget } from './budget.js';
+import type { ConversationBudget, ConversationCost } from './cost-budget.js';
 import type { InputPoll, InputPollResult } from './input-requests.js';
 import type { PollEventsRequest, PollEventsResult, StreamBatch, StreamEvent } from './stream-events.js';
 import type { TurnResult } from './turn-result.js';
+import type { OutputFormat } from './structured-output.js';
 
 export type { StopReason, TurnResult } from './turn-result.js';
+export type { OutputFormat } from './structured-output.js';
 export type * from '../shared/approval-messages.js';
 export type * from '../shared/input-messages.js';
 
@@ -38,6 +41,8 @@ export interface IncomingMessage {
    * @pattern \S
    */
   content: string;
+  /** This turn's answer must be JSON matching a schema (structured output); overrides the settings' `output`. */
+  output?: OutputFormat;
 }
 
 export interface ConversationSettings {
@@ -66,6 +71,8 @@ export interface ConversationSettings {
   maxInputTokens?: number;
   /** Per-turn limits; each field defaults to the values in `DEFAULT_BUDGET`. */
   budget?: Partial<TurnBudget>;
+  /** Limits of the whole conversation, across its turns and runs (docs/cost.md); default none. */
+  conversationBudget?: ConversationBudget;
   /** When a limit is reached, make one final model call with tools disabled; default true. */
   finalAnswer?: boolean;
   /**
@@ -106,6 +113,8 @@ export interface ConversationSettings {
   stream?: boolean;
   /** Which tool calls wait for a person's approval, and for how long (docs/approvals.md); default: each server's own. */
   approval?: ApprovalSettings;
+  /** Every turn's answer must be JSON matching a schema (structured output; docs/tools.md); default none. */
+  output?: OutputFormat;
 }
 
 /** `awaiting_approval` and `awaiting_input`: a turn is running and waits for a person (see `pendingApprovals`). */
@@ -150,6 +159,8 @@ export interface ConversationStatus {
      */
     toolCalls: number;
     usage: TokenUsage;
+    /** What the turn's model calls cost so far (docs/cost.md); absent until a call recorded a cost. */
+    cost?: CostSpend;
     /**
      * When the turn started (workflow time).
      * @format date-time
@@ -176,6 +187,8 @@ export interface ConversationStatus {
    * @minimum 0
    */
   transcriptOffset: number;
+  /** What the conversation's model calls cost so far, the running turn's included (docs/cost.md). */
+  cost?: CostSpend;
   /** The result of the latest finished turn. */
   lastResult?: TurnResult;
   /** Tool calls waiting for a person's decision (phase `awaiting_approval`); absent when none. */
@@ -276,6 +289,8 @@ export interface ConversationState {
   ended?: boolean;
   /** Tools a person allowed for the rest of the conversation (`approve` with `always`); absent when none. */
   allowedTools?: string[];
+  /** What the conversation's model calls cost so far (docs/cost.md); absent before the first priced call. */
+  cost?: ConversationCost;
 }
 
 /** The start argument of `conversationWorkflow`. */
@@ -312,6 +327,11 @@ export interface ConversationOutcome {
 /** The workflow id of a conversation: readable in the Web UI and derived, so clients never need a lookup. */
 export function conversationWorkflowId(conversationId: string): string {
   return `conversation-${conversationId}`;
+}
+
+/** The conversation id in a conversation's workflow id; a workflow id of another shape is its own id. */
+export function conversationIdOf(workflowId: string): string {
+  return workflowId.replace(/^conversation-/, '');
 }
 
 /** Queue a user message (idempotent by message id). For backends that do not wait for the answer. */

@@ -1,8 +1,9 @@
 import type { ApplicationFailure } from '@temporalio/workflow';
 import { expectedFailure, FailureType } from '../shared/errors.js';
 import type { InputAnswer, InputRequest } from '../shared/input-messages.js';
-import { inputContentProblems } from './input-schema.js';
+import { inputContentProblems, withSchemaDefaults } from './input-schema.js';
 import type { EventLog } from './stream-events.js';
+import { waitEnded, waitStarted } from './wait-metrics.js';
 
 /**
  * Questions MCP servers ask the person during tool calls (elicitation), as the conversation holds them: the tool
@@ -100,7 +101,10 @@ export class InputRequests {
     if (typeof content !== 'object' || content === null || Array.isArray(content)) {
       throw invalid('content must be a JSON object of the requested fields.');
     }
-    const problems = inputContentProblems(request.requestedSchema, content);
+    const problems = inputContentProblems(
+      request.requestedSchema,
+      withSchemaDefaults(request.requestedSchema, content),
+    );
     if (problems.length > 0) {
       throw invalid(`the content does not match the requested fields: ${problems.join('; ')}.`);
     }
@@ -113,7 +117,9 @@ export class InputRequests {
     const settled: InputAnswer = {
       requestId,
       action,
-      ...(action === 'accept' && request?.mode === 'form' ? { content: content ?? {} } : {}),
+      ...(action === 'accept' && request?.mode === 'form'
+        ? { content: withSchemaDefaults(request.requestedSchema, content ?? {}) }
+        : {}),
       ...(by !== undefined ? { by } : {}),
     };
     this.settle(settled);
@@ -150,6 +156,7 @@ export class InputRequests {
     this.pending.set(request.requestId, request);
     const { attempt: _attempt, ...shown } = request;
     this.events.append({ type: 'input_requested', ...shown });
+    waitStarted('question');
     this.changed();
     return request;
   }
@@ -159,6 +166,7 @@ export class InputRequests {
     if (request === undefined) return;
     this.pending.delete(answer.requestId);
     this.answered.set(answer.requestId, answer);
+    waitEnded('question', request.requestedAt, answer.action);
     this.events.append({
       type: 'input_answered',
       ...answer,

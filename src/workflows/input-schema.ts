@@ -26,6 +26,20 @@ export function inputContentProblems(schema: JsonObject | undefined, content: Js
   return problems;
 }
 
+/**
+ * `content` with the requested schema's `default` for every field it leaves out. The chat page shows the defaults
+ * filled in, so a form accepted as shown means them; applied here, where every surface's answer arrives (the chat page,
+ * `chat`, the client, the bridge), the same empty form gets the same answer everywhere.
+ */
+export function withSchemaDefaults(schema: JsonObject | undefined, content: JsonObject): JsonObject {
+  const properties = isObject(schema?.properties) ? schema.properties : {};
+  const filled: JsonObject = { ...content };
+  for (const [key, field] of Object.entries(properties)) {
+    if (filled[key] === undefined && isObject(field) && field.default !== undefined) filled[key] = field.default;
+  }
+  return filled;
+}
+
 function fieldProblem(field: JsonObject, value: JsonValue): string | undefined {
   switch (field.type) {
     case 'string':

@@ -9,6 +9,7 @@ import type {
 } from '../shared/types.js';
 import { errorMessage, FailureType } from '../shared/errors.js';
 import { formatBytes, MAX_PART_BYTES, utf8Bytes } from '../shared/payload-limits.js';
+import { argumentErrors } from './argument-schema.js';
 
 /**
  * The boundary between tool failures the model should see and failures the infrastructure retries: everything here
@@ -46,30 +47,33 @@ export function prepareToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolD
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    const reason = errorMessage(error);
-    return {
-      kind: 'reject',
+    return invalidArguments(
       call,
-      message: toolMessage(
-        call,
-        'invalid_arguments',
-        `Error: the arguments for ${call.name} are not valid JSON (${reason}). ` +
-          'Call the tool again with a JSON object that matches its parameters schema.',
-      ),
-    };
+      `Error: the arguments for ${call.name} are not valid JSON (${errorMessage(error)}). ` +
+        'Call the tool again with a JSON object that matches its parameters schema.',
+    );
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    return {
-      kind: 'reject',
+    return invalidArguments(
       call,
-      message: toolMessage(
-        call,
-        'invalid_arguments',
-        `Error: the arguments for ${call.name} must be a JSON object, not ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : typeof parsed}.`,
-      ),
-    };
+      `Error: the arguments for ${call.name} must be a JSON object, not ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : typeof parsed}.`,
+    );
+  }
+  // A TypeScript tool's schema is checked here, before dispatch; an MCP server checks its own tools' arguments and its
+  // error reaches the model as the result.
+  const errors = tool.source === 'function' ? argumentErrors(tool.inputSchema, parsed as JsonObject) : [];
+  if (errors.length > 0) {
+    return invalidArguments(
+      call,
+      `Error: the arguments for ${call.name} do not match its parameters schema (${errors.join('; ')}), so the ` +
+        'call was not run. Call the tool again with arguments that match the schema.',
+    );
   }
   return { kind: 'dispatch', call, tool, arguments: parsed as JsonObject };
+}
+
+function invalidArguments(call: ToolCall, content: string): PreparedToolCall {
+  return { kind: 'reject', call, message: toolMessage(call, 'invalid_arguments', content) };
 }
 
 export const SYNTHETIC_RESULTS = {

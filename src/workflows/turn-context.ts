@@ -1,8 +1,10 @@
 import type { ToolCall, ToolDefinition, ToolMessage, UnavailableServer } from '../shared/types.js';
 import type { ApprovalDecision, PendingApproval } from '../shared/approval-messages.js';
 import type { TurnSpend } from './budget.js';
+import type { CostLedger } from './cost-budget.js';
 import type { ConversationSettings } from './definitions.js';
 import type { Transcript } from './transcript.js';
+import type { OutputFormat } from './structured-output.js';
 
 /** Live progress of a turn, read by the status query and shown in the Web UI's current details. */
 export interface TurnProgress {
@@ -58,6 +60,10 @@ export interface TurnContext {
   messageId: string;
   transcript: Transcript;
   settings: ConversationSettings;
+  /** The answer must be JSON matching this (the message's `output`, else the settings'); absent for a text answer. */
+  output?: OutputFormat;
   observer: TurnObserver;
   approvals: TurnApprovals;
+  /** What the conversation has spent on model calls: the turn adds each call's cost to it (docs/cost.md). */
+  costs: CostLedger;
 }

@@ -1,4 +1,5 @@
-import type { AssistantMessage, TokenUsage, UnavailableServer } from '../shared/types.js';
+import type { AssistantMessage, CostSpend, JsonValue, TokenUsage, UnavailableServer } from '../shared/types.js';
+import { ZERO_COST } from '../shared/types.js';
 import { type BudgetLimit, overrun, type TurnBudget, type TurnSpend } from './budget.js';
 
 /**
@@ -39,6 +40,10 @@ export interface TurnResult {
    */
   toolCalls: number;
   usage: TokenUsage;
+  /** What the turn's model calls cost (docs/cost.md); absent in results of releases that did not price calls. */
+  cost?: CostSpend;
+  /** What the conversation's model calls cost so far, this turn included; absent like `cost`. */
+  conversationCost?: CostSpend;
   /**
    * Workflow time the turn took, in milliseconds.
    * @asType integer
@@ -50,6 +55,11 @@ export interface TurnResult {
   error?: TurnError;
   /** MCP servers whose tools this turn went without, because they could not be listed; absent when none. */
   unavailableServers?: UnavailableServer[];
+  /**
+   * The answer parsed, when the turn asked for structured output (`output`) and the answer matched its schema; absent
+   * otherwise (then `error` has type `OutputInvalid` when the answer did not match).
+   */
+  output?: JsonValue;
 }
 
 /**
@@ -57,10 +67,10 @@ export interface TurnResult {
  * answer, or its failure; neither when there was no such call or it was cancelled.
  */
 export type TurnStop =
-  | { kind: 'answered'; answer: string | null }
-  | { kind: 'budget'; limit: BudgetLimit; answer?: string | null; error?: TurnError }
+  | { kind: 'answered'; answer: string | null; output?: JsonValue }
+  | { kind: 'budget'; limit: BudgetLimit; answer?: string | null; error?: TurnError; output?: JsonValue }
   | { kind: 'cancelled' }
-  | { kind: 'error'; error: TurnError };
+  | { kind: 'error'; error: TurnError; answer?: string | null };
 
 /** What one model call brought the loop: the model's reply, or how the turn stops. */
 export type ModelStep = { kind: 'reply'; message: AssistantMessage } | TurnStop;
@@ -90,6 +100,7 @@ export function turnResult(
   budget: TurnBudget,
   now: number,
   unavailableServers: readonly UnavailableServer[] = [],
+  costs: { conversationCost?: CostSpend } = {},
 ): TurnResult {
   const over = overrun(spend, budget, now);
   const error = stop.kind === 'error' || stop.kind === 'budget' ? stop.error : undefined;
@@ -97,15 +108,21 @@ export function turnResult(
     conversationId: identity.conversationId,
     turn: identity.turn,
     messageId: identity.messageId,
-    answer: stop.kind === 'answered' || stop.kind === 'budget' ? (stop.answer ?? null) : null,
+    answer: stop.kind === 'answered' || stop.kind === 'budget' || stop.kind === 'error' ? (stop.answer ?? null) : null,
     stopReason: stopReason(stop),
     rounds: spend.rounds,
     toolCalls: spend.toolCalls,
     usage: spend.usage,
+    // A turn that made no model call cost nothing; one whose calls were recorded before calls were priced has no cost.
+    ...(spend.cost || spend.rounds === 0 ? { cost: spend.cost ?? ZERO_COST } : {}),
+    ...(costs.conversationCost ? { conversationCost: costs.conversationCost } : {}),
     durationMs: now - spend.startedAt,
     ...(Object.keys(over).length > 0 ? { overrun: over } : {}),
     ...(error ? { error } : {}),
     ...(unavailableServers.length > 0 ? { unavailableServers: [...unavailableServers] } : {}),
+    ...((stop.kind === 'answered' || stop.kind === 'budget') && stop.output !== undefined
+      ? { output: stop.output }
+      : {}),
   };
 }
 

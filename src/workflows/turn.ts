@@ -1,4 +1,4 @@
-import { isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { FailureType } from '../shared/errors.js';
@@ -10,7 +10,7 @@ import type {
   ToolMessage,
   UnavailableServer,
 } from '../shared/types.js';
-import { ZERO_USAGE } from '../shared/types.js';
+import { ZERO_COST, ZERO_USAGE } from '../shared/types.js';
 import {
   addUsage,
   completionTokenLimit,
@@ -20,6 +20,7 @@ import {
   type TurnBudget,
   type TurnSpend,
 } from './budget.js';
+import { addCost, type CostLimit, exhaustedCostLimit, hasCostBudget, isCostLimit } from './cost-budget.js';
 import { DEFAULT_MODEL_ATTEMPTS, DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
 import type { ConversationSettings } from './definitions.js';
 import { DEFAULT_STREAM, type ModelStreamOptions } from './stream-events.js';
@@ -29,6 +30,13 @@ import type { TurnContext } from './turn-context.js';
 import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAnswer } from './turn-result.js';
 import { approvalReason } from '../shared/approval-policy.js';
 import { awaitApproval, editedNote, TimeLimit } from './turn-approvals.js';
+import {
+  correctionRequest,
+  correctionsAllowed,
+  type OutputFormat,
+  readOutput,
+  responseFormat,
+} from './structured-output.js';
 
 // Every Date.now() in this file (the loop's budget check, the turn's start and result, tool-call durations) reads
 // Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
@@ -36,10 +44,15 @@ import { awaitApproval, editedNote, TimeLimit } from './turn-approvals.js';
 
 // Each call sets `maximumAttempts`: its error attempts (counted by the activity) plus the attempts it may lose to
 // workers that die or shut down (see attempts.ts).
+//
+// A worker that dies (SIGKILL, out of memory) is noticed only when its attempt's heartbeat timeout passes: the retry
+// starts on another worker after that timeout plus the first retry interval (1 s), at most 7 s for the 6 s below. The
+// activities heartbeat every 2 s (src/activities/calls/heartbeat.ts), so the timeout waits for three missed
+// heartbeats; an event loop stalled for longer than 4 to 6 s times a live attempt out (docs/reliability.md). A
+// timeout here changes no command a workflow emits, only the attributes of calls scheduled from now on, so no patch.
 const { callModel } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
-  // The model activity heartbeats while it waits, so a dead worker is noticed in seconds, not minutes.
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '6 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
@@ -51,8 +64,8 @@ const { callModel } = proxyActivities<Activities>({
 
 const { callTool } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
-  // Tool calls heartbeat too; the heartbeat also records that a request was sent (see docs/mcp.md).
-  heartbeatTimeout: '10 seconds',
+  // As the model call's; the heartbeat also records that a request was sent (see docs/mcp.md).
+  heartbeatTimeout: '6 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
@@ -62,12 +75,21 @@ const { callTool } = proxyActivities<Activities>({
   },
 });
 
+/** The patch that turns on structured output (docs/upgrading.md): release 0.1.0's turns never asked for it. */
+export const STRUCTURED_OUTPUT_PATCH = 'structured-output';
+
 /** Sent with the final-answer call when a budget limit stopped the turn. */
 export const FINAL_ANSWER_INSTRUCTION =
   'The budget for this turn is used up, so tools are no longer available. ' +
   'Answer the user now with the information you already have, and say briefly what you could not finish.';
 
 export type { TurnContext, TurnObserver, TurnProgress } from './turn-context.js';
+
+/**
+ * The patch of the cost budget (docs/cost.md): a turn whose settings set one checks it before each model call. Asked
+ * only then, so turns without a cost budget record no marker and replay as release 0.1.0 recorded them.
+ */
+export const COST_BUDGET_PATCH = 'cost-budget';
 
 /** Everything a turn changes as it runs, in one object that the functions below share. */
 interface TurnState {
@@ -89,6 +111,12 @@ interface TurnState {
   unavailableServers: UnavailableServer[];
   /** The time limit fired: what was in flight was cancelled by the budget, not by the user. */
   timedOut: boolean;
+  /** A cost budget limits this turn (and the patch that checks it was applied). */
+  costLimited: boolean;
+  /** The answer must be JSON matching this (structured output); undefined for a text answer. */
+  output: OutputFormat | undefined;
+  /** Answers sent back to the model because they did not match `output`. */
+  corrections: number;
 }
 
 /**
@@ -103,12 +131,19 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
   try {
     stop = await clock.work.run(async (): Promise<TurnStop> => {
       for (;;) {
-        const limit = turn.timedOut ? 'time' : exhaustedLimit(turn.spend, turn.budget, Date.now());
+        const limit = turn.timedOut
+          ? 'time'
+          : (exhaustedLimit(turn.spend, turn.budget, Date.now()) ?? exhaustedCost(turn));
         if (limit !== undefined) return { kind: 'budget', limit };
         const step = await askModel(turn, false);
         if (step.kind !== 'reply') return step;
         const calls = step.message.toolCalls ?? [];
-        if (calls.length === 0) return { kind: 'answered', answer: step.message.content };
+        if (calls.length === 0) {
+          const answered = turn.output ? checkedAnswer(turn, turn.output, step.message.content) : undefined;
+          // Structured output that did not match: the correction request is in the transcript; ask again.
+          if (answered === 'correcting') continue;
+          return answered ?? { kind: 'answered', answer: step.message.content };
+        }
         context.transcript.append(...(await runToolCalls(turn, calls, clock)));
         report(turn, 'thinking');
         if (context.observer.interrupted()) return { kind: 'cancelled' };
@@ -118,8 +153,15 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
   } finally {
     clock.cancel();
   }
-  if (stop.kind === 'budget' && wantsFinalAnswer(turn)) stop = withFinalAnswer(stop, await askModel(turn, true));
-  const result = turnResult(context, stop, turn.spend, turn.budget, Date.now(), turn.unavailableServers);
+  // A cost limit is a cap on money: the final-answer call would be a call over it, so a cost stop makes none, and
+  // neither does another limit's stop when the call would go past a cost limit.
+  if (stop.kind === 'budget' && !isCostLimit(stop.limit) && wantsFinalAnswer(turn) && !exhaustedCost(turn)) {
+    stop = withFinalAnswer(stop, await askModel(turn, true));
+  }
+  if (stop.kind === 'budget' && turn.output && typeof stop.answer === 'string') stop = finalOutput(turn.output, stop);
+  const result = turnResult(context, stop, turn.spend, turn.budget, Date.now(), turn.unavailableServers, {
+    conversationCost: context.costs.total,
+  });
   const { stopReason, rounds, toolCalls } = result;
   log.info('turn finished', { turn: context.turn, stopReason, rounds, toolCalls });
   return result;
@@ -129,9 +171,10 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
 // when one activation resolves several things at once, that depth orders the commands. Keep it when editing.
 
 function startTurn(context: TurnContext): TurnState {
+  const budget = resolveBudget(context.settings.budget);
   return {
     context,
-    budget: resolveBudget(context.settings.budget),
+    budget,
     spend: { rounds: 0, toolCalls: 0, usage: ZERO_USAGE, startedAt: Date.now() },
     round: 0,
     model: context.settings.model,
@@ -140,7 +183,49 @@ function startTurn(context: TurnContext): TurnState {
     toolsListed: false,
     unavailableServers: [],
     timedOut: false,
+    costLimited: hasCostBudget(budget, context.settings.conversationBudget) && patched(COST_BUDGET_PATCH),
+    // Behind a patch: a turn replayed from a release before it asked for no output (docs/upgrading.md).
+    output: context.output !== undefined && patched(STRUCTURED_OUTPUT_PATCH) ? context.output : undefined,
+    corrections: 0,
   };
+}
+
+/**
+ * An answer of a turn with structured output: the answer and its parsed value when it matches; else, while
+ * corrections are left, `correcting` (the problem is sent back to the model as the next message: another model call,
+ * counted in the budget); else the turn ends with an `OutputInvalid` error and the last answer.
+ */
+function checkedAnswer(turn: TurnState, format: OutputFormat, answer: string | null): TurnStop | 'correcting' {
+  const reading = readOutput(format, answer);
+  if (reading.ok) return { kind: 'answered', answer, output: reading.value };
+  if (turn.corrections >= correctionsAllowed(format)) {
+    return { kind: 'error', answer, error: outputInvalid(reading.problem, turn.corrections) };
+  }
+  turn.corrections++;
+  turn.context.transcript.append({ role: 'user', content: correctionRequest(reading.problem) });
+  return 'correcting';
+}
+
+/** The final answer after a budget stop has no correction left: its value when it matches, else the error. */
+function finalOutput(format: OutputFormat, stop: Extract<TurnStop, { kind: 'budget' }>): TurnStop {
+  const reading = readOutput(format, stop.answer ?? null);
+  return reading.ok ? { ...stop, output: reading.value } : { ...stop, error: outputInvalid(reading.problem, 0) };
+}
+
+function outputInvalid(problem: string, corrections: number) {
+  const after = corrections === 0 ? '' : ` after ${corrections} correction${corrections === 1 ? '' : 's'}`;
+  return {
+    type: FailureType.OutputInvalid,
+    message: `The answer does not match the output schema${after}: ${problem}.`,
+  };
+}
+
+/** Which cost limit, if any, forbids the next model call (docs/cost.md). */
+function exhaustedCost(turn: TurnState): CostLimit | undefined {
+  if (!turn.costLimited) return undefined;
+  const { costs, settings } = turn.context;
+  const turnSpent = turn.spend.cost ?? ZERO_COST;
+  return exhaustedCostLimit(turnSpent, costs.total, costs.nextCallUsd, turn.budget, settings.conversationBudget);
 }
 
 function report(turn: TurnState, activity: string): void {
@@ -224,6 +309,9 @@ function modelCallInput(
     ...(listTools ? { listTools } : {}),
     // Only when set, likewise.
     ...(settings.thinking ? { thinking: settings.thinking } : {}),
+    // Only when limited, likewise: the worker then refuses to call a model it cannot price.
+    ...(turn.costLimited ? { costBudget: true as const } : {}),
+    ...(turn.output ? { responseFormat: responseFormat(turn.output) } : {}),
     // Only when not the default, likewise: the activity counts its failed attempts against it.
     ...(modelAttempts(settings) !== DEFAULT_MODEL_ATTEMPTS ? { modelAttempts: modelAttempts(settings) } : {}),
   };
@@ -242,6 +330,10 @@ function recordModelResult(turn: TurnState, result: ModelCallResult): void {
   }
   turn.spend.rounds++;
   turn.spend.usage = addUsage(turn.spend.usage, result.usage);
+  if (result.cost !== undefined) {
+    turn.spend.cost = addCost(turn.spend.cost ?? ZERO_COST, result.cost);
+    turn.context.costs.record(result.cost);
+  }
   transcript.append(result.message);
   // The worker that made this call cached the prefix, the new messages and its own answer.
   transcript.markShared(transcript.length);
@@ -324,6 +416,8 @@ async function dispatchToolCall(
             originalName: tool.originalName,
             annotations: tool.annotations,
             timeoutMs: tool.timeoutMs,
+            // Only for a TypeScript tool, so the input of an MCP tool's call stays as it was.
+            ...(tool.source !== undefined ? { source: tool.source } : {}),
           },
           arguments: toolArguments,
           // Only when not the default, so the input stays as it was: the activity counts its failed attempts.

@@ -1,4 +1,6 @@
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
+import { formatCost } from '../shared/dollars.js';
+import type { CostSpend } from '../shared/types.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../shared/search-attributes.js';
 import type { ConversationPhase, ConversationStatus } from './definitions.js';
 import { preview } from './stream-events.js';
@@ -7,11 +9,18 @@ import { preview } from './stream-events.js';
 const ARGUMENTS_PREVIEW_CHARS = 120;
 
 /**
+ * The patch of the conversation's cost in its memo, which `list` reads (docs/cost.md). Asked only once a conversation
+ * has a cost to show, so runs of releases that priced nothing replay without it.
+ */
+export const COST_MEMO_PATCH = 'cost-memo';
+
+/**
  * How a conversation shows in Temporal's lists and Web UI: search attributes (status, turns, conversation id) to
  * filter by, and the current details a person reads on the workflow's page.
  */
 export class Visibility {
   private published: { status: ConversationPhase; turns: number } | undefined;
+  private publishedCost: CostSpend | undefined;
 
   /**
    * Upsert the search attributes when the phase or the turn count changed, then describe. Only on change: each
@@ -26,8 +35,20 @@ export class Visibility {
         ...(this.published ? [] : [{ key: SearchAttribute.conversationId, value: status.conversationId }]),
       ]);
       this.published = { status: status.phase, turns: status.turns };
+      this.publishCost(status.cost);
     }
     this.describe(status);
+  }
+
+  /**
+   * The conversation's cost in its memo, with the search attributes (at most once a turn), when its dollars changed.
+   * Calls without a price change nothing here: each memo is a history event, and they would add one to every turn.
+   */
+  private publishCost(cost: CostSpend | undefined): void {
+    if (cost === undefined || cost.usd === 0 || cost.usd === this.publishedCost?.usd) return;
+    if (!patched(COST_MEMO_PATCH)) return;
+    upsertMemo({ cost });
+    this.publishedCost = cost;
   }
 
   /** Update the current details only (no history event). */
@@ -38,8 +59,10 @@ export class Visibility {
 
 /** The Web UI's current details of a conversation: its phase and queue, and the running turn's progress or the last result. */
 export function currentDetails(status: ConversationStatus): string {
-  const { conversationId, phase, turns, queued, currentTurn, lastResult } = status;
-  const lines = [`**Conversation** \`${conversationId}\` · ${phase} · ${turns} turns · ${queued} queued`];
+  const { conversationId, phase, turns, queued, currentTurn, lastResult, cost } = status;
+  // The dollars only once there are some (or unpriced calls), so a conversation that spent none reads as before.
+  const spent = cost !== undefined && (cost.usd > 0 || cost.unpricedCalls) ? ` · ${formatCost(cost)}` : '';
+  const lines = [`**Conversation** \`${conversationId}\` · ${phase} · ${turns} turns · ${queued} queued${spent}`];
   if (currentTurn) {
     lines.push(
       `**Turn ${currentTurn.turn}** · ${currentTurn.activity}`,

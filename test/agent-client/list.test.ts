@@ -3,6 +3,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableAgentClient } from '../../src/agent-client/index.js';
 import { CONVERSATION_QUERIES } from '../../src/agent-client/list.js';
+import { PriceTable } from '../../src/pricing/price-table.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import {
@@ -119,6 +120,39 @@ describe('listing conversations', () => {
 
     await client.interrupt(running);
     for (const id of [continued, reopened, running]) await client.end(id);
+  });
+});
+
+describe('listing what conversations cost', () => {
+  it('list: each conversation shows what its model calls cost so far, carried across continue-as-new', async () => {
+    const prices = new PriceTable({ 'scripted-model': { input_mtok: 1, output_mtok: 2 } });
+    const priced = await startTestAgent({ env, script: book.script, workerOptions: { prices } });
+    try {
+      const pricedClient = new DurableAgentClient({ client: env.client, taskQueue: priced.taskQueue });
+      // $0.001 of input and $0.001 of output, then $0.002 of input: $0.004, the second turn in a run of its own.
+      const costly = book.conversation('costly', [
+        { content: 'a', usage: { prompt_tokens: 1_000, completion_tokens: 500 } },
+        { content: 'b', usage: { prompt_tokens: 2_000, completion_tokens: 0 } },
+      ]);
+      await pricedClient.ask(costly, 'one', { settings: { maxTurnsPerRun: 1 } });
+      await pricedClient.ask(costly, 'two');
+      const free = book.conversation('uncounted', [{ content: 'a' }]);
+      await client.ask(free, 'one');
+
+      const mine = `DurableAgentConversationId IN ('${costly}', '${free}')`;
+      const costs = await poll(
+        async () =>
+          Object.fromEntries((await client.list({ query: mine })).map((entry) => [entry.conversationId, entry.cost])),
+        (found) => Math.abs((found[costly]?.usd ?? 0) - 0.004) < 1e-12 && free in found,
+        { attempts: 100 },
+      );
+      // The default worker has no price for the scripted model: no cost is shown, rather than a cost of zero.
+      expect(costs[free]).toBeUndefined();
+      expect(costs[costly]?.unpricedCalls).toBeUndefined();
+      for (const id of [costly, free]) await client.end(id);
+    } finally {
+      await priced.close();
+    }
   });
 });
 

@@ -5,7 +5,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/shared/exit-codes.js';
 import { DurableAgentClient } from '../../src/agent-client/index.js';
-import type { ChatMessage } from '../../src/shared/types.js';
+import type { ChatMessage, CostSpend } from '../../src/shared/types.js';
 import type { TestAgent } from '../../src/testing/agent.js';
 import type { TurnResult } from '../../src/workflows/definitions.js';
 import { poll, ScriptBook } from '../agent-client/helpers.js';
@@ -90,6 +90,23 @@ describe('durable-agent CLI', () => {
     expect(result).toMatchObject({ conversationId: id, turn: 2, answer: 'Still London.', stopReason: 'completed' });
   });
 
+  it('ask --output-schema asks for structured output: plain prints the parsed JSON, --json the result with output', async () => {
+    const id = book.conversation('structured', [{ content: '{"city": "London"}' }, { content: '{"city": "Paris"}' }]);
+    const schema = JSON.stringify({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
+    const plain = await cli('ask', '-c', id, '--output-schema', schema, 'Where does Ada work?');
+    expect(plain).toMatchObject({ code: ExitCode.Ok, stdout: '{\n  "city": "London"\n}\n' });
+
+    const json = await cli('ask', '-c', id, '--output-schema', schema, '--json', 'And now?');
+    expect(JSON.parse(json.stdout)).toMatchObject({ answer: '{"city": "Paris"}', output: { city: 'Paris' } });
+    expect(agent.model.requests.at(-1)!.options).toMatchObject({
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: JSON.parse(schema) as object } },
+    });
+
+    const bad = await cli('ask', '-c', id, '--output-schema', '{"type": ', 'Hi');
+    expect(bad.code).toBe(ExitCode.Usage);
+    expect(bad.stderr).toContain('the schema is not JSON');
+  });
+
   it('a budget stop that still answered exits 0; a turn without an answer exits with ExitCode.TurnFailed', async () => {
     const budget = book.conversation('budget', [
       { toolCalls: [{ name: 'crm__find_user', arguments: { name: 'Ada' } }] },
@@ -118,11 +135,13 @@ describe('durable-agent CLI', () => {
     const history = await poll(
       async () => {
         const run = await cli('history', '--conversation', id, '--json');
-        return JSON.parse(run.stdout) as { messages: ChatMessage[] };
+        return JSON.parse(run.stdout) as { messages: ChatMessage[]; cost?: CostSpend };
       },
       (read) => read.messages.length === 4,
       { attempts: 60, intervalMs: 500 },
     );
+    // The test worker has no price for the scripted model: both calls are counted, as unpriced.
+    expect(history.cost).toEqual({ usd: 0, unpricedCalls: 2 });
     expect(history.messages.map((message) => `${message.role}: ${message.content}`)).toEqual([
       'user: hi',
       'assistant: Hello!',

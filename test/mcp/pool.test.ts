@@ -362,7 +362,7 @@ describe('McpPool initialize', () => {
     const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
       version: string;
     };
-    // Records what the pool sends and answers nothing useful: only the initialize request matters here.
+    // Records what the pool sends and answers nothing useful: only the first request matters here.
     const requests: unknown[] = [];
     const recorder = createServer((request, response) => {
       let body = '';
@@ -377,9 +377,12 @@ describe('McpPool initialize', () => {
       const { port } = recorder.address() as { port: number };
       const pool = createPool([httpServer('recorder', `http://127.0.0.1:${port}/mcp`)]);
       expect((await pool.listTools()).unavailable).toHaveLength(1);
+      // The first request is the version probe (2026-07-28), which carries the client's name in `_meta`.
       expect(requests[0]).toMatchObject({
-        method: 'initialize',
-        params: { clientInfo: { name: 'durable-agent', version: packageJson.version } },
+        method: 'server/discover',
+        params: {
+          _meta: { 'io.modelcontextprotocol/clientInfo': { name: 'durable-agent', version: packageJson.version } },
+        },
       });
     } finally {
       await new Promise((resolve) => recorder.close(resolve));

@@ -340,6 +340,8 @@ export interface ResultRow {
   counts: string;
   /** Real seconds from the fault to the recovered result (informative, never asserted): the "Fault → turn done" column. */
   recoverySeconds?: number;
+  /** Real seconds from a SIGKILL to the start of the interrupted call's next attempt: the "SIGKILL → next attempt" column. */
+  resumedSeconds?: number;
   passed: boolean;
 }
 

@@ -10,8 +10,8 @@ import { expectNothingLost, outageScript, runOutage } from './outage.js';
 
 /**
  * Part of `npm test` (about 30 s, most of it the outage): the Temporal server is down 15 s while a model call and a
- * side-effecting tool call finish, longer than sdk-core retries their completions (about 10 s) and than the tool
- * call's heartbeat timeout (10 s). Before the fix the tool call came back "outcome unknown" although it had run. The
+ * side-effecting tool call finish, longer than sdk-core retries their completions (about 10 s) and than the calls'
+ * heartbeat timeout (6 s). Before the fix the tool call came back "outcome unknown" although it had run. The
  * fault runs (server-restart.reliability.ts) do the same for 5, 15 and 60 s with two workers.
  */
 

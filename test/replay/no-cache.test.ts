@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,14 +9,13 @@ import type { Script } from '../../src/testing/scripted-model/index.js';
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import {
   askUpdate,
-  type ConversationStatus,
   endSignal,
   interruptSignal,
-  statusQuery,
   type TurnResult,
   userMessageSignal,
 } from '../../src/workflows/definitions.js';
 import { expectValidToolPairing } from '../helpers/transcript.js';
+import { waitForStatus } from '../helpers/status.js';
 
 /**
  * The workflow suite once more with `maxCachedWorkflows: 0`: the worker keeps no workflow in memory, so every workflow
@@ -70,15 +68,6 @@ async function agentFor(mode: Mode, script: Script): Promise<TestAgent> {
   });
   agents.push(agent);
   return agent;
-}
-
-async function waitForStatus(handle: Handle, done: (status: ConversationStatus) => boolean) {
-  for (let attempt = 0; attempt < 600; attempt++) {
-    const status = await handle.query(statusQuery);
-    if (done(status)) return status;
-    await sleep(100);
-  }
-  throw new Error(`status never matched; last: ${JSON.stringify(await handle.query(statusQuery))}`);
 }
 
 /** What must not depend on caching: everything in the result but its duration, and what the model was sent. */
@@ -164,9 +153,9 @@ const scenarios: Record<string, Scenario> = {
     async run(agent, id) {
       const handle = await agent.startConversation(id);
       await handle.signal(userMessageSignal, { id: 'm-1', content: 'Do the slow thing.' });
-      await waitForStatus(handle, (status) => status.currentTurn?.activity.startsWith('tools') ?? false);
+      await waitForStatus(handle, (status) => status.currentTurn?.activity.startsWith('tools') ?? false, 600);
       await handle.signal(interruptSignal, { reason: 'changed my mind' });
-      const interrupted = await waitForStatus(handle, (status) => status.phase === 'idle' && status.turns === 1);
+      const interrupted = await waitForStatus(handle, (status) => status.phase === 'idle' && status.turns === 1, 600);
       const next = await handle.executeUpdate(askUpdate, { args: [{ id: 'm-2', content: 'Something else.' }] });
       await handle.signal(endSignal, {});
       await handle.result();

@@ -31,8 +31,14 @@ describe('readCarriedState', () => {
     expect(read.queue).toEqual([{ id: 'm-2', content: 'two' }]);
   });
 
-  it('carried state: format 2 is read as it is', () => {
+  it('carried state: format 2 (no cost) is read whole, as the current format', () => {
     const state: ConversationState = { ...releasedState(), formatVersion: 2, allowedTools: ['crm__lookup'] };
+
+    expect(readCarriedState(state)).toEqual({ ...state, formatVersion: CARRIED_STATE_FORMAT });
+  });
+
+  it('carried state: format 3 is read as it is, with what the conversation spent', () => {
+    const state: ConversationState = { ...releasedState(), formatVersion: 3, cost: { usd: 0.25, lastInputUsd: 0.01 } };
 
     expect(readCarriedState(state)).toEqual(state);
   });

@@ -478,3 +478,28 @@ describe('ConversationCore: transcript pages', () => {
     expect(MAX_PAGE_BYTES).toBeLessThan(2 * 1024 * 1024);
   });
 });
+
+describe('what the conversation spent', () => {
+  it('cost: the turn records each call in the conversation: status, turn_finished and the carried state show it', () => {
+    const { core } = conversation({ messages: [message('m1')] });
+    const turn = core.startTurn(core.nextMessage()!, () => undefined);
+    turn.costs.record({ priced: true, usd: 0.5, inputUsd: 0.1, source: 'configured' });
+    turn.costs.record({ priced: false, usd: null, reason: 'no price' });
+
+    expect(core.status().cost).toEqual({ usd: 0.5, unpricedCalls: 1 });
+    const cost = { usd: 0.5, unpricedCalls: 1 };
+    core.finishTurn(resultFor(turn, { cost, conversationCost: cost }));
+    expect(core.events.read(0).events.at(-1)).toMatchObject({ type: 'turn_finished', cost, conversationCost: cost });
+
+    const carried = core.state();
+    expect(carried.cost).toEqual({ usd: 0.5, unpricedCalls: 1, lastInputUsd: 0.1 });
+    const next = conversation({ state: carried, messages: [message('m2')] }).core;
+    expect(next.status().cost).toEqual({ usd: 0.5, unpricedCalls: 1 });
+  });
+
+  it('cost: a conversation that has recorded no cost carries none, and its status says it spent nothing', () => {
+    const { core } = conversation();
+    expect(core.state().cost).toBeUndefined();
+    expect(core.status().cost).toEqual({ usd: 0 });
+  });
+});

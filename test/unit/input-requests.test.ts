@@ -127,4 +127,30 @@ describe('InputRequests', () => {
     });
     expect(inputs.waiting).toBe(false);
   });
+
+  it("an accepted form gets the requested fields' defaults for what it leaves out, whichever surface answered", async () => {
+    const { inputs } = setUp();
+    const question = poll('c4', 1);
+    question.request.requestedSchema = {
+      type: 'object',
+      properties: {
+        name: { type: 'string', default: 'Ada' },
+        age: { type: 'integer', default: 36 },
+        note: { type: 'string' },
+      },
+      required: ['name'],
+    };
+    await inputs.poll(question, 1, noWait);
+
+    // `chat` and the client send an empty form as {} (or no content); the chat page sends the defaults it showed.
+    expect(failureType(() => inputs.validateAnswer({ requestId: 'c4:1:1', action: 'accept' }))).toBeUndefined();
+    expect(inputs.answer({ requestId: 'c4:1:1', action: 'accept' })).toEqual({
+      requestId: 'c4:1:1',
+      action: 'accept',
+      content: { name: 'Ada', age: 36 },
+    });
+    expect(await inputs.poll(question, 1, noWait)).toEqual({
+      answer: { requestId: 'c4:1:1', action: 'accept', content: { name: 'Ada', age: 36 } },
+    });
+  });
 });

@@ -31,6 +31,7 @@ describe('the Anthropic provider against the scripted model', () => {
             completion_tokens: 9,
             cache_creation_input_tokens: 100,
             cache_read_input_tokens: 400,
+            completion_tokens_details: { reasoning_tokens: 4 },
           },
         },
       ],
@@ -68,13 +69,14 @@ describe('the Anthropic provider against the scripted model', () => {
       ['files__read_file', { path: '/b' }],
     ]);
     expect(result.finishReason).toBe('tool_calls');
-    // Cache writes and reads are input the model read: counted in inputTokens (and the budget), and shown apart.
+    // Cache writes and reads are input the model read: counted in inputTokens (and the budget), and priced apart.
     expect(result.usage).toEqual({
       inputTokens: 512,
       outputTokens: 9,
       totalTokens: 521,
-      cacheCreationInputTokens: 100,
-      cacheReadInputTokens: 400,
+      cacheWriteTokens: 100,
+      cacheReadTokens: 400,
+      reasoningTokens: 4,
     });
   });
 

@@ -20,7 +20,12 @@ describe('the OpenAI Responses provider against the scripted model', () => {
         {
           reasoning: thought,
           toolCalls: [{ name: 'files__read_file', arguments: { path: '/a' } }],
-          usage: { prompt_tokens: 40, completion_tokens: 6, cache_read_input_tokens: 32 },
+          usage: {
+            prompt_tokens: 40,
+            completion_tokens: 6,
+            prompt_tokens_details: { cached_tokens: 32 },
+            completion_tokens_details: { reasoning_tokens: 5 },
+          },
         },
         { content: '/a holds A.' },
       ],
@@ -50,7 +55,8 @@ describe('the OpenAI Responses provider against the scripted model', () => {
       },
     ]);
     expect(first.finishReason).toBe('tool_calls');
-    expect(first.usage).toEqual({ inputTokens: 40, outputTokens: 6, totalTokens: 46, cacheReadInputTokens: 32 });
+    const counted = { inputTokens: 40, outputTokens: 6, totalTokens: 46, cacheReadTokens: 32, reasoningTokens: 5 };
+    expect(first.usage).toEqual(counted);
 
     const call = first.message.toolCalls![0]!;
     const newMessages: ChatMessage[] = [

@@ -40,6 +40,16 @@ describe('currentDetails', () => {
     ]);
   });
 
+  it('visibility: a conversation that spent dollars shows them, and its unpriced calls', () => {
+    expect(currentDetails({ ...idle, turns: 2, cost: { usd: 0.0042 } })).toBe(
+      '**Conversation** `c1` · idle · 2 turns · 0 queued · $0.004200',
+    );
+    expect(currentDetails({ ...idle, turns: 2, cost: { usd: 1.5, unpricedCalls: 2 } })).toBe(
+      '**Conversation** `c1` · idle · 2 turns · 0 queued · $1.5000 + 2 unpriced',
+    );
+    expect(currentDetails({ ...idle, cost: { usd: 0 } })).toBe('**Conversation** `c1` · idle · 0 turns · 0 queued');
+  });
+
   it('visibility: between turns it shows how the last turn stopped', () => {
     const lastResult = {
       conversationId: 'c1',

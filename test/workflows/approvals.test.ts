@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 // @temporalio/proto is CommonJS: Node's ESM loader offers its exports on the default import only.
@@ -22,6 +21,7 @@ import {
 } from '../../src/workflows/definitions.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { expectValidToolPairing, toolResults } from '../helpers/transcript.js';
+import { waitForStatus } from '../helpers/status.js';
 
 const bed = useTimeSkippingWithCrm();
 const { temporal } = proto;
@@ -67,19 +67,6 @@ async function start(
 /** The whole transcript of a conversation that stays open. */
 async function transcriptOf(handle: Handle): Promise<ChatMessage[]> {
   return (await handle.query(transcriptQuery)).messages;
-}
-
-/** Poll the status query until `done` holds (real time: no timer is involved). */
-async function waitForStatus(
-  handle: Handle,
-  done: (status: ConversationStatus) => boolean,
-): Promise<ConversationStatus> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const status = await handle.query(statusQuery);
-    if (done(status)) return status;
-    await sleep(100);
-  }
-  throw new Error(`status never matched; last: ${JSON.stringify(await handle.query(statusQuery))}`);
 }
 
 const pendingCount = (count: number) => (status: ConversationStatus) =>

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkflowUpdateFailedError, WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { FailureType } from '../../src/shared/errors.js';
@@ -7,7 +7,6 @@ import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import {
   askUpdate,
   type ConversationOutcome,
-  type ConversationStatus,
   type TurnResult,
   endSignal,
   handlerDescriptions,
@@ -18,28 +17,14 @@ import {
 } from '../../src/workflows/definitions.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { expectValidToolPairing } from '../helpers/transcript.js';
+import { waitForStatus } from '../helpers/status.js';
 
 const bed = useTimeSkippingWithCrm();
 let counter = 0;
 
-type Handle = WorkflowHandle<typeof conversationWorkflow>;
-
 const { agentWith } = bed;
 
 const message = (content: string, id = `m-${++counter}`) => ({ id, content });
-
-/** Poll the status query until `done` holds (real time: no timer is involved). */
-async function waitForStatus(
-  handle: Handle,
-  done: (status: ConversationStatus) => boolean,
-): Promise<ConversationStatus> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const status = await handle.query(statusQuery);
-    if (done(status)) return status;
-    await sleep(100);
-  }
-  throw new Error(`status never matched; last: ${JSON.stringify(await handle.query(statusQuery))}`);
-}
 
 async function rejection(promise: Promise<unknown>): Promise<ApplicationFailure> {
   const error = await promise.then(

@@ -99,8 +99,9 @@ describe('broken MCP servers', () => {
     // The next model call's summary in the Web UI says what the turn went without.
     const history = allText(await handle.fetchHistory());
     expect(history).toContain('round 2 · without missing, crashy, offline');
-    // The second turn did not start the crashing server again: it is in its backoff.
-    expect(readFileSync(starts, 'utf8')).toBe('start\n');
+    // The second turn did not start the crashing server again: it is in its backoff. The first turn's one attempt
+    // started it twice: once for the version probe, which it closed, and once as a legacy server.
+    expect(readFileSync(starts, 'utf8')).toBe('start\nstart\n');
   });
 });
 

@@ -111,6 +111,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
           temperature: input.temperature,
           maxCompletionTokens: input.maxCompletionTokens,
           thinking: input.thinking,
+          responseFormat: input.responseFormat,
           idempotencyKey: idempotencyKey(input),
           signal: context.cancellationSignal,
           ...(publisher ? { onText: (text: string) => publisher.add(text) } : {}),

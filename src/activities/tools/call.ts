@@ -8,11 +8,16 @@ import type { McpPool, ToolListing } from '../../mcp/pool.js';
 import type { Redactor } from '../../shared/redaction.js';
 import { formatBytes, MAX_PART_BYTES } from '../../shared/payload-limits.js';
 import { DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed } from '../../workflows/attempts.js';
-import { isSafeToRepeat, outcomeUnknownText } from '../../workflows/tool-calls.js';
+import { isSafeToRepeat } from '../../workflows/tool-calls.js';
 import { failedAttempt } from '../calls/attempts.js';
-import { AttemptHeartbeat, type FailedAttemptsRecord } from '../calls/heartbeat.js';
+import { AttemptHeartbeat } from '../calls/heartbeat.js';
 import { askTheConversation, type InputPoller } from './input-requests.js';
 import { boundProgress, boundToolResult } from '../calls/payload-limits.js';
+import type { ToolRegistry } from '../../tools/registry.js';
+import { callFunctionTool } from './function-call.js';
+import { outcomeUnknown, type ToolCallHeartbeat } from './call-records.js';
+
+export type { ToolCallHeartbeat };
 
 /**
  * The tool side of the worker: `callTool`, the activity that runs one tool call, and `listTools`, which the model
@@ -23,19 +28,6 @@ import { boundProgress, boundToolResult } from '../calls/payload-limits.js';
  * Every error text here comes from the pool with the servers' secrets already redacted (src/mcp/redaction.ts); what the
  * activity returns or throws is redacted again with all of the worker's secrets (../calls/outbound.ts).
  */
-
-/**
- * Heartbeat details of a tool call. An attempt that fails before its request left records `not_sent` with its attempt
- * number as it fails; that record is the only thing that lets a retry call a tool that is not safe to repeat (see
- * docs/mcp.md). `connecting` and `sent` are what the periodic heartbeat shows while a call runs.
- */
-export interface ToolCallHeartbeat extends FailedAttemptsRecord {
-  phase: 'connecting' | 'sent' | 'not_sent';
-  /** The attempt that recorded `not_sent`. */
-  attempt?: number;
-  /** The last progress notification of the call, if the server sends any. */
-  progress?: { progress: number; total?: number; message?: string };
-}
 
 export interface ToolActivityDependencies {
   /** The worker's MCP pool (only these two methods are used). */
@@ -52,6 +44,8 @@ export interface ToolActivityDependencies {
    * the internal `requestInput` update of the call's own run. Without it, servers' questions are answered `cancel`.
    */
   askInput?: InputPoller;
+  /** The worker's TypeScript tools (src/tools): a call whose definition says `source: 'function'` runs one. */
+  functionTools?: ToolRegistry;
 }
 
 export function createToolActivities(deps: ToolActivityDependencies) {
@@ -59,11 +53,15 @@ export function createToolActivities(deps: ToolActivityDependencies) {
 
   return {
     /**
-     * The namespaced tools of every enabled MCP server that could be listed, as plain JSON, and the servers that could
-     * not (left out of the turn, with the reason). Not an activity: the model activity calls it. It does not fail
-     * for a server that is down: one broken server must not stop turns that the others can serve.
+     * The worker's TypeScript tools and the namespaced tools of every enabled MCP server that could be listed, as plain
+     * JSON, and the servers that could not (left out of the turn, with the reason). Not an activity: the model
+     * activity calls it. It does not fail for a server that is down: one broken server must not stop turns that the
+     * others can serve.
      */
-    listTools: (): Promise<ToolListing> => deps.pool.listTools(),
+    listTools: async (): Promise<ToolListing> => {
+      const listing = await deps.pool.listTools();
+      return deps.functionTools ? deps.functionTools.withMcpTools(listing) : listing;
+    },
 
     /** Run one tool call the workflow has validated. See docs/mcp.md for what each failure becomes. */
     callTool: async (input: CallToolInput): Promise<CallToolResult> => {
@@ -78,6 +76,10 @@ export function createToolActivities(deps: ToolActivityDependencies) {
         );
       }
       const heartbeat = AttemptHeartbeat.of(context);
+      if (tool.source === 'function') {
+        const attemptsAllowed = toolAttemptsAllowed(input);
+        return callFunctionTool(deps.functionTools, input, { context, heartbeat, maxResultChars, attemptsAllowed });
+      }
       heartbeat.set({ phase: 'connecting' } satisfies ToolCallHeartbeat);
       // The conversation's run: a server's question goes to it (./input-requests.ts).
       const run = context.info.workflowExecution;
@@ -175,15 +177,6 @@ function transportFailure(error: unknown, server: string, requestSent: boolean):
     details: [{ server: error instanceof McpTransportError ? error.server : server, requestSent }],
     cause: error instanceof Error ? error : undefined,
   });
-}
-
-/** The result the model gets when a call that is not safe to repeat may or may not have run. */
-export function outcomeUnknown(toolName: string, reason: string): CallToolResult {
-  return {
-    outcome: 'outcome_unknown',
-    content: outcomeUnknownText(toolName, reason),
-    truncated: false,
-  };
 }
 
 /** The transport failures this call may have before its failure is final (`toolAttempts`, see ../calls/attempts.ts). */

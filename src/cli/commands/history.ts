@@ -14,13 +14,16 @@ export function historyCommand() {
     .action(async (options) => {
       const id = options.conversation;
       const messages: ChatMessage[] = [];
-      await withClient(async (client) => {
+      const cost = await withClient(async (client) => {
         for await (const message of client.messages(id, { from: options.from, pageSize: 500 })) {
           if (options.limit !== undefined && messages.length >= options.limit) break;
           messages.push(message);
         }
+        // What the whole conversation cost so far (docs/cost.md): the JSON carries it beside the messages.
+        return options.json ? (await client.status(id)).cost : undefined;
       });
-      if (options.json) return printJson({ conversationId: id, from: options.from, messages });
+      if (options.json)
+        return printJson({ conversationId: id, from: options.from, messages, ...(cost ? { cost } : {}) });
       messages.forEach((message, index) => console.log(formatMessage(message, options.from + index)));
     });
 }

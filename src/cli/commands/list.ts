@@ -1,6 +1,7 @@
 import { Command, Option } from '@commander-js/extra-typings';
 import { parseWholeNumber } from '../arguments.js';
 import { jsonOption, printJson, withClient } from '../client-command.js';
+import { formatCost } from '../../shared/dollars.js';
 import { printTable } from '../table.js';
 import { CONVERSATION_PHASES } from '../../workflows/definitions.js';
 
@@ -28,9 +29,10 @@ export function listCommand() {
         entry.conversationId,
         entry.status,
         String(entry.turns),
+        formatCost(entry.cost),
         entry.open ? 'open' : `closed (${entry.executionStatus.toLowerCase()})`,
         entry.startTime.toISOString(),
       ]);
-      printTable(['CONVERSATION', 'STATUS', 'TURNS', 'RUN', 'STARTED'], rows);
+      printTable(['CONVERSATION', 'STATUS', 'TURNS', 'COST', 'RUN', 'STARTED'], rows);
     });
 }

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { errorMessage } from '../../shared/errors.js';
 import type { HttpServerConfig, McpConfig } from '../config.js';
 import { McpConfigError } from '../config.js';
 import { redactorFor } from '../redaction.js';
+import { VERSION_NEGOTIATION } from '../protocol-era.js';
 import { McpOAuthProvider } from './provider.js';
 import type { McpTokenStore } from './token-store.js';
 
@@ -73,10 +72,12 @@ export async function loginToMcpServer(server: HttpServerConfig, options: LoginO
     const transport = newTransport(server, provider);
     const started = await connect(server, transport, options);
     if (started === 'connected') throw new McpLoginError(`MCP server "${server.name}" asked for no authorization.`);
-    await transport.finishAuth(await callback.code);
+    await transport.finishAuth(await callback.parameters);
     // Check the login the way the worker will use it: from the store, in a new session.
     const check = new McpOAuthProvider({ name: server.name, url: server.url, oauth }, options.store, undefined, redact);
-    const client = new Client(options.clientInfo ?? { name: 'durable-agent', version: '0' });
+    const client = new Client(options.clientInfo ?? { name: 'durable-agent', version: '0' }, {
+      versionNegotiation: VERSION_NEGOTIATION,
+    });
     await client.connect(newTransport(server, check));
     try {
       return { tools: (await client.listTools()).tools.length };
@@ -104,7 +105,9 @@ async function connect(
   transport: StreamableHTTPClientTransport,
   options: LoginOptions,
 ): Promise<'connected' | 'redirected'> {
-  const client = new Client(options.clientInfo ?? { name: 'durable-agent', version: '0' });
+  const client = new Client(options.clientInfo ?? { name: 'durable-agent', version: '0' }, {
+    versionNegotiation: VERSION_NEGOTIATION,
+  });
   try {
     await client.connect(transport);
     await client.close();
@@ -119,15 +122,18 @@ async function connect(
 
 interface RedirectListener {
   redirectUrl: string;
-  /** The authorization code, once the browser comes back with it (rejects on an error, a bad state or timeout). */
-  code: Promise<string>;
+  /**
+   * The redirect's parameters once the browser comes back with a code (rejects on an error, a bad state or timeout):
+   * the SDK reads the code and checks `iss` against the authorization server (RFC 9207) before it redeems the code.
+   */
+  parameters: Promise<URLSearchParams>;
   close(): Promise<void>;
 }
 
 /** A loopback HTTP server on `port` (0: any free one) that waits for one redirect to `/callback`. */
 async function listenForRedirect(port: number, state: string, timeoutMs: number): Promise<RedirectListener> {
-  let settle!: { resolve: (code: string) => void; reject: (error: Error) => void };
-  const code = new Promise<string>((resolve, reject) => {
+  let settle!: { resolve: (parameters: URLSearchParams) => void; reject: (error: Error) => void };
+  const parameters = new Promise<URLSearchParams>((resolve, reject) => {
     settle = { resolve, reject };
   });
   const http: Server = createServer((request, response) => {
@@ -144,7 +150,7 @@ async function listenForRedirect(port: number, state: string, timeoutMs: number)
         : 'Logged in. You can close this window and return to the terminal.\n',
     );
     if (outcome.code === undefined) settle.reject(new McpLoginError(outcome.problem));
-    else settle.resolve(outcome.code);
+    else settle.resolve(url.searchParams);
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', (error) =>
@@ -156,10 +162,10 @@ async function listenForRedirect(port: number, state: string, timeoutMs: number)
     () => settle.reject(new McpLoginError(`Nobody completed the login within ${Math.round(timeoutMs / 1000)} s.`)),
     timeoutMs,
   );
-  code.catch(() => undefined);
+  parameters.catch(() => undefined);
   return {
     redirectUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}/callback`,
-    code,
+    parameters,
     close: async () => {
       clearTimeout(timer);
       http.closeAllConnections();

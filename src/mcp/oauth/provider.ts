@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import {
   extractWWWAuthenticateParams,
+  type FetchLike,
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+  type OAuthTokens,
+} from '@modelcontextprotocol/client';
 import { McpAuthorizationRequiredError, McpTransportError } from '../errors.js';
 import type { McpOAuthConfig } from './config.js';
 import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './token-store.js';
@@ -47,7 +45,7 @@ export type ProviderMode =
 export class McpOAuthProvider implements OAuthClientProvider {
   readonly key: string;
   /** The server's URL as the transport requests it (normalized). */
-  private readonly resourceUrl: string;
+  private readonly serverUrl: string;
   private record: StoredAuthorization = {};
   private loaded: Promise<void> | undefined;
   private verifier: string | undefined;
@@ -72,7 +70,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
     private readonly onSecret: (value: string, label: string) => void = () => undefined,
   ) {
     this.key = tokenStoreKey(target);
-    this.resourceUrl = new URL(target.url).href;
+    this.serverUrl = new URL(target.url).href;
     this.announce();
   }
 
@@ -225,7 +223,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
       const refreshToken = refreshTokenOf(init);
       if (refreshToken !== undefined) return this.refreshOnce(refreshToken, () => base(url, init));
       const response = await base(url, init);
-      if ((response.status === 401 || response.status === 403) && String(url) === this.resourceUrl) {
+      if ((response.status === 401 || response.status === 403) && String(url) === this.serverUrl) {
         const { scope } = extractWWWAuthenticateParams(response);
         if (scope !== undefined) this.challengedScope = scope;
       }

@@ -85,13 +85,17 @@ function blocksOf(step: CompletionStep, context: ResponseContext): ContentBlock[
   return blocks;
 }
 
+/** Anthropic counts the cache apart: its `input_tokens` is what the model read besides the cache. */
 function usageOf(step: CompletionStep, context: ResponseContext): JsonObject {
-  const usage = scriptedUsage(step, toolCallsOf(step, context), context);
+  const tokens = scriptedUsage(step, toolCallsOf(step, context), context);
+  const cacheRead = tokens.cacheRead ?? 0;
+  const cacheWrite = tokens.cacheWrite ?? 0;
   return {
-    input_tokens: usage.prompt_tokens,
-    output_tokens: usage.completion_tokens,
-    cache_creation_input_tokens: usage.cacheCreation,
-    cache_read_input_tokens: usage.cacheRead,
+    input_tokens: tokens.input - cacheRead - cacheWrite,
+    output_tokens: tokens.output,
+    cache_creation_input_tokens: cacheWrite,
+    cache_read_input_tokens: cacheRead,
+    output_tokens_details: tokens.reasoning === undefined ? null : { thinking_tokens: tokens.reasoning },
   };
 }
 
@@ -143,7 +147,8 @@ export const anthropicMessages: WireFormat = {
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: { ...usage, output_tokens: 1 },
+          // The output's counts come with message_delta, as Anthropic streams them.
+          usage: { ...usage, output_tokens: 1, output_tokens_details: null },
         },
       },
     ];
@@ -174,7 +179,7 @@ export const anthropicMessages: WireFormat = {
       {
         type: 'message_delta',
         delta: { stop_reason: STOP_REASONS[finishReasonOf(step)], stop_sequence: null },
-        usage: { output_tokens: usage.output_tokens ?? 0 },
+        usage: { output_tokens: usage.output_tokens ?? 0, output_tokens_details: usage.output_tokens_details ?? null },
       },
       { type: 'message_stop' },
     );

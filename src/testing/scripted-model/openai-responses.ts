@@ -66,11 +66,11 @@ function response(step: CompletionStep, context: ResponseContext, output: JsonOb
     error: null,
     output,
     usage: {
-      input_tokens: usage.prompt_tokens,
-      input_tokens_details: { cached_tokens: usage.cacheRead },
-      output_tokens: usage.completion_tokens,
-      output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: usage.prompt_tokens + usage.completion_tokens,
+      input_tokens: usage.input,
+      input_tokens_details: { cached_tokens: usage.cacheRead ?? 0 },
+      output_tokens: usage.output,
+      output_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 },
+      total_tokens: usage.total,
     },
   };
 }

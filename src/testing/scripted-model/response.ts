@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type OpenAI from 'openai';
 import type { JsonValue } from '../../shared/types.js';
 import type { ContentStep, FinishReason, ToolCallsStep } from './script.js';
+import { estimatedTokens, scriptedTokens, type StepTokens } from './usage.js';
 
 /** A step that answers with a completion rather than an error. */
 export type CompletionStep = ContentStep | ToolCallsStep;
@@ -78,39 +79,24 @@ export function finishReasonOf(step: CompletionStep): FinishReason {
 }
 
 /** The step's token counts: as scripted, or estimated from the request's and the answer's length. */
-export function scriptedUsage(
-  step: CompletionStep,
-  toolCalls: ToolCallText[],
-  context: ResponseContext,
-): { prompt_tokens: number; completion_tokens: number; cacheCreation: number; cacheRead: number } {
-  if (step.usage) {
-    const { prompt_tokens, completion_tokens } = step.usage;
-    return {
-      prompt_tokens,
-      completion_tokens,
-      cacheCreation: step.usage.cache_creation_input_tokens ?? 0,
-      cacheRead: step.usage.cache_read_input_tokens ?? 0,
-    };
-  }
+export function scriptedUsage(step: CompletionStep, toolCalls: ToolCallText[], context: ResponseContext): StepTokens {
+  if (step.usage) return scriptedTokens(step.usage);
   const completionLength = toolCalls.reduce(
     (length, call) => length + call.name.length + call.arguments.length,
     (step.content?.length ?? 0) + (step.reasoning?.length ?? 0),
   );
-  return {
-    prompt_tokens: estimateTokens(context.requestLength),
-    completion_tokens: estimateTokens(completionLength),
-    cacheCreation: 0,
-    cacheRead: 0,
-  };
+  return estimatedTokens(estimateTokens(context.requestLength), estimateTokens(completionLength));
 }
 
+/** Chat Completions has no count of cache writes: they are within `prompt_tokens`, as OpenAI bills no write. */
 function usageOf(step: CompletionStep, toolCalls: ToolCallText[], context: ResponseContext): OpenAI.CompletionUsage {
-  const { prompt_tokens, completion_tokens, cacheRead } = scriptedUsage(step, toolCalls, context);
+  const tokens = scriptedUsage(step, toolCalls, context);
   return {
-    prompt_tokens,
-    completion_tokens,
-    total_tokens: step.usage?.total_tokens ?? prompt_tokens + completion_tokens,
-    ...(cacheRead > 0 ? { prompt_tokens_details: { cached_tokens: cacheRead } } : {}),
+    prompt_tokens: tokens.input,
+    completion_tokens: tokens.output,
+    total_tokens: tokens.total,
+    ...(tokens.cacheRead !== undefined ? { prompt_tokens_details: { cached_tokens: tokens.cacheRead } } : {}),
+    ...(tokens.reasoning !== undefined ? { completion_tokens_details: { reasoning_tokens: tokens.reasoning } } : {}),
   };
 }
 

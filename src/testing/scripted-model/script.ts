@@ -47,21 +47,25 @@ export interface CompletionDelivery extends StepDelivery {
 
 export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter';
 
-/** Token counts in the wire format's names, because they are sent as they are. */
+/**
+ * Token counts in the wire names of Chat Completions, the cache in OpenAI's spelling or in Anthropic's (not both);
+ * each API gets them in its own shape (usage.ts).
+ */
 export interface ScriptUsage {
   prompt_tokens: number;
   completion_tokens: number;
   /** Default: `prompt_tokens + completion_tokens`. */
   total_tokens?: number;
+  /** Of `prompt_tokens`, those read from the prompt cache (OpenAI's spelling). Default: none reported. */
+  prompt_tokens_details?: { cached_tokens: number };
+  /** Of `completion_tokens`, those spent reasoning. Default: none reported. */
+  completion_tokens_details?: { reasoning_tokens: number };
   /**
-   * Tokens written to the prompt cache. `/v1/messages` sends them apart from `prompt_tokens` (its `input_tokens`
-   * leaves cached tokens out); the OpenAI APIs ignore it. Default: 0.
+   * Tokens written to the prompt cache, apart from `prompt_tokens` as Anthropic counts them (its `input_tokens` leaves
+   * the cache out). Default: none reported.
    */
   cache_creation_input_tokens?: number;
-  /**
-   * Tokens read from the prompt cache: `/v1/messages` sends them apart from `prompt_tokens`; the OpenAI APIs report
-   * them as cached tokens within `prompt_tokens`. Default: 0.
-   */
+  /** Tokens read from the prompt cache, apart from `prompt_tokens` as Anthropic counts them. Default: none reported. */
   cache_read_input_tokens?: number;
 }
 
@@ -150,6 +154,10 @@ const OPTIONAL_USAGE_KEYS: readonly string[] = [
   'cache_creation_input_tokens',
   'cache_read_input_tokens',
 ];
+const USAGE_DETAILS = {
+  prompt_tokens_details: 'cached_tokens',
+  completion_tokens_details: 'reasoning_tokens',
+} as const;
 const FINISH_REASONS: readonly FinishReason[] = ['stop', 'tool_calls', 'length', 'content_filter'];
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -256,11 +264,29 @@ class StepValidator {
 
   private usage(value: unknown): void {
     if (!isObject(value)) this.fail('usage', 'an object {"prompt_tokens", "completion_tokens"}', value);
-    this.onlyKeys(value, USAGE_KEYS, 'usage.');
+    this.onlyKeys(value, [...USAGE_KEYS, ...Object.keys(USAGE_DETAILS)], 'usage.');
     for (const key of USAGE_KEYS) {
       if (!OPTIONAL_USAGE_KEYS.includes(key) && value[key] === undefined)
         this.fail(`usage.${key}`, 'a whole number', undefined);
       this.whole(value[key], `usage.${key}`, 0);
+    }
+    for (const [key, count] of Object.entries(USAGE_DETAILS)) {
+      const details = value[key];
+      if (details === undefined) continue;
+      if (!isObject(details)) this.fail(`usage.${key}`, `an object {"${count}"}`, details);
+      this.onlyKeys(details, [count], `usage.${key}.`);
+      this.whole(details[count], `usage.${key}.${count}`, 0);
+    }
+    // The two spellings mean different things by prompt_tokens: the cache within it, or apart from it.
+    const anthropicKey = ['cache_read_input_tokens', 'cache_creation_input_tokens'].find((key) => key in value);
+    if (anthropicKey !== undefined && value.prompt_tokens_details !== undefined) {
+      this.fail(
+        'usage.prompt_tokens_details',
+        `no "prompt_tokens_details" beside "${anthropicKey}": count the cache either within prompt_tokens ` +
+          '(prompt_tokens_details.cached_tokens) or apart from it ' +
+          '(cache_read_input_tokens, cache_creation_input_tokens)',
+        value.prompt_tokens_details,
+      );
     }
   }
 }

@@ -116,6 +116,10 @@ export function toAnthropicRequest(request: ProviderRequest): MessageCreateParam
     // Thinking accepts no other temperature than the default.
     ...(request.temperature !== undefined && !thinking ? { temperature: request.temperature } : {}),
     ...(thinking ? { thinking: { type: 'enabled', budget_tokens: thinkingBudget } } : {}),
+    // Anthropic's format has a schema only: no name, and its own rules instead of a strict flag.
+    ...(request.responseFormat
+      ? { output_config: { format: { type: 'json_schema', schema: request.responseFormat.schema } } }
+      : {}),
   };
 }
 
@@ -245,21 +249,30 @@ export function fromAnthropicMessage(
   };
 }
 
+/** The counts of Anthropic's usage that the transcript keeps. */
+export type AnthropicUsage = Pick<
+  Message['usage'],
+  'input_tokens' | 'output_tokens' | 'cache_creation_input_tokens' | 'cache_read_input_tokens'
+> & { output_tokens_details?: Message['usage']['output_tokens_details'] };
+
 /**
- * Anthropic's `input_tokens` leaves out the tokens written to and read from the cache; the turn's token budget counts
- * every token the model read, so they are added back (docs/models.md).
+ * Anthropic's `input_tokens` leaves out the tokens written to and read from the cache; the turn's token budget and the
+ * price count every token the model read, so they are added back, and kept apart as the parts priced on their own
+ * (docs/models.md). Thinking tokens are within `output_tokens`.
  */
-export function fromAnthropicUsage(usage: Message['usage']): TokenUsage {
-  const cacheCreation = usage.cache_creation_input_tokens ?? 0;
-  const cacheRead = usage.cache_read_input_tokens ?? 0;
-  const inputTokens = (usage.input_tokens ?? 0) + cacheCreation + cacheRead;
+export function fromAnthropicUsage(usage: AnthropicUsage): TokenUsage {
+  const cacheWriteTokens = usage.cache_creation_input_tokens ?? 0;
+  const cacheReadTokens = usage.cache_read_input_tokens ?? 0;
+  const reasoningTokens = usage.output_tokens_details?.thinking_tokens ?? 0;
+  const inputTokens = (usage.input_tokens ?? 0) + cacheWriteTokens + cacheReadTokens;
   const outputTokens = usage.output_tokens ?? 0;
   return {
     inputTokens,
     outputTokens,
     totalTokens: inputTokens + outputTokens,
-    ...(cacheRead > 0 ? { cacheReadInputTokens: cacheRead } : {}),
-    ...(cacheCreation > 0 ? { cacheCreationInputTokens: cacheCreation } : {}),
+    ...(cacheReadTokens > 0 ? { cacheReadTokens } : {}),
+    ...(cacheWriteTokens > 0 ? { cacheWriteTokens } : {}),
+    ...(reasoningTokens > 0 ? { reasoningTokens } : {}),
   };
 }
 
@@ -278,10 +291,11 @@ function joinAnswers(first: ProviderAnswer, next: ProviderAnswer): ProviderAnswe
       ...(reasoning.length > 0 ? { reasoning } : {}),
     },
     usage: fromAnthropicUsage({
-      input_tokens: sum('inputTokens') - sum('cacheReadInputTokens') - sum('cacheCreationInputTokens'),
+      input_tokens: sum('inputTokens') - sum('cacheReadTokens') - sum('cacheWriteTokens'),
       output_tokens: sum('outputTokens'),
-      cache_read_input_tokens: sum('cacheReadInputTokens'),
-      cache_creation_input_tokens: sum('cacheCreationInputTokens'),
-    } as Message['usage']),
+      cache_read_input_tokens: sum('cacheReadTokens'),
+      cache_creation_input_tokens: sum('cacheWriteTokens'),
+      output_tokens_details: { thinking_tokens: sum('reasoningTokens') },
+    }),
   };
 }

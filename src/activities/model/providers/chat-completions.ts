@@ -52,6 +52,9 @@ export function chatCompletionsProvider(client: ChatCompletionsClient | OpenAI):
       ...(request.tools.length > 0 ? { tools: request.tools.map(toOpenAITool), tool_choice: request.toolChoice } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxCompletionTokens !== undefined ? { max_completion_tokens: request.maxCompletionTokens } : {}),
+      ...(request.responseFormat
+        ? { response_format: { type: 'json_schema', json_schema: request.responseFormat } }
+        : {}),
     };
     const options = {
       // The openai client accepts an `idempotencyKey` option but sends no header for it: send it ourselves.
@@ -229,23 +232,31 @@ function fromOpenAIUsage(usage: ChatCompletion['usage']): TokenUsage {
     usage?.completion_tokens,
     usage?.total_tokens,
     usage?.prompt_tokens_details?.cached_tokens,
+    usage?.completion_tokens_details?.reasoning_tokens,
   );
 }
 
-/** OpenAI's counts (both APIs) as the transcript's; cached tokens are already within the input tokens. */
+/**
+ * OpenAI's counts (both APIs) as the transcript's: cached tokens are already within the input tokens and reasoning
+ * tokens within the output tokens. OpenAI reports no cache writes (it bills none).
+ */
 export function openAIUsage(
   input: number | undefined,
   output: number | undefined,
   total: number | undefined,
   cached: number | undefined,
+  reasoning: number | undefined,
 ): TokenUsage {
   const inputTokens = input ?? 0;
   const outputTokens = output ?? 0;
+  // Parts of the counts above, priced apart (src/pricing); absent when zero, so usage without them is as it was.
+  const cacheReadTokens = cached ?? 0;
+  const reasoningTokens = reasoning ?? 0;
   return {
     inputTokens,
     outputTokens,
     totalTokens: total ?? inputTokens + outputTokens,
-    // Reported apart only so a reader can see what the cache saved.
-    ...((cached ?? 0) > 0 ? { cacheReadInputTokens: cached } : {}),
+    ...(cacheReadTokens > 0 ? { cacheReadTokens } : {}),
+    ...(reasoningTokens > 0 ? { reasoningTokens } : {}),
   };
 }

@@ -55,6 +55,7 @@ export function openAIResponsesProvider(client: ResponsesClient | OpenAI): Model
       ...(tools.length > 0 ? { tools, tool_choice: request.toolChoice } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxCompletionTokens !== undefined ? { max_output_tokens: request.maxCompletionTokens } : {}),
+      ...(request.responseFormat ? { text: { format: { type: 'json_schema', ...request.responseFormat } } } : {}),
     };
     const options = { headers: { 'Idempotency-Key': request.idempotencyKey }, signal: request.signal };
     const { onText } = request;
@@ -169,7 +170,12 @@ export function fromResponse(response: Response, toolsDisabled: boolean): Provid
         ? 'length'
         : 'stop';
   const { usage } = response;
-  const cached = usage?.input_tokens_details?.cached_tokens;
-  const tokens = openAIUsage(usage?.input_tokens, usage?.output_tokens, usage?.total_tokens, cached);
+  const tokens = openAIUsage(
+    usage?.input_tokens,
+    usage?.output_tokens,
+    usage?.total_tokens,
+    usage?.input_tokens_details?.cached_tokens,
+    usage?.output_tokens_details?.reasoning_tokens,
+  );
   return { message, usage: tokens, finishReason, model: response.model };
 }

@@ -1,5 +1,11 @@
 import type { ApplicationFailure } from '@temporalio/common';
-import type { ChatMessage, ModelCallResult, ThinkingSetting, ToolDefinition } from '../../../shared/types.js';
+import type {
+  ChatMessage,
+  ModelCallResult,
+  ResponseFormat,
+  ThinkingSetting,
+  ToolDefinition,
+} from '../../../shared/types.js';
 import { OPENAI_SETUP, toModelFailure, type OfferedTool, type ProviderSetup } from '../errors.js';
 import type { ToolLimits } from '../tool-limits.js';
 
@@ -61,6 +67,8 @@ export interface ProviderRequest {
   temperature: number | undefined;
   maxCompletionTokens: number | undefined;
   thinking: ThinkingSetting | undefined;
+  /** The JSON Schema the answer must match (structured output), as each API's own option. */
+  responseFormat: ResponseFormat | undefined;
   /** Sent as the `Idempotency-Key` header, so a retried request can be recognised. */
   idempotencyKey: string;
   signal: AbortSignal;

@@ -1,0 +1,30 @@
+/**
+ * durable-agent/worker: what runs durable-agent's workflows and activities. The plugin for an application's own
+ * worker, a worker of its own, the MCP connection pool and its configuration, and the worker's redaction of secrets.
+ */
+export { durableAgentPlugin, DurableAgentPlugin, type DurableAgentPluginOptions } from '../plugin/index.js';
+export {
+  createAgentWorker,
+  createAnthropicClient,
+  createOpenAIClient,
+  runWorker,
+  type AgentWorkerOptions,
+  type RunWorkerOptions,
+} from '../worker.js';
+export { workerDataConverter } from '../codec/data-converter.js';
+export { McpPool, type McpPoolOptions } from '../mcp/pool.js';
+export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } from '../mcp/config.js';
+export { McpAuthorizationRequiredError } from '../mcp/errors.js';
+export { FileTokenStore, type McpTokenStore, type StoredAuthorization } from '../mcp/oauth/token-store.js';
+export { PriceTable, loadPriceTable } from '../pricing/price-table.js';
+export * from '../tools/index.js';
+export type { ModelPrices } from '../pricing/price-overrides.js';
+export { Redactor, type Secret } from '../shared/redaction.js';
+export { installWorkerRuntime, RedactingLogger } from '../worker-logger.js';
+export {
+  readTelemetrySettings,
+  runtimeTelemetryOptions,
+  startTelemetry,
+  type Telemetry,
+  type TelemetrySettings,
+} from '../telemetry/index.js';

@@ -1,0 +1,73 @@
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
+import type { InjectedSinks, RuntimeOptions, WorkerInterceptors } from '@temporalio/worker';
+import { activitySpans, type ActivitySpanOptions } from './activity-spans.js';
+import type { TelemetrySettings } from './settings.js';
+import type { Tracing } from './tracing.js';
+
+/**
+ * The workflow interceptors bundled into the workflow code when tracing is on (`workflow-interceptors.ts`, `.js` once
+ * built): a span per run, the client's trace context into the handlers, the turn's into each activity's headers. They
+ * neither emit a command nor add an await, so histories recorded without them replay with them (test/replay).
+ */
+export const WORKFLOW_TRACING_INTERCEPTORS = new URL(
+  `./workflow-interceptors${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
+  import.meta.url,
+).pathname;
+
+/** Telemetry of one process: what the environment asked for, and the tracer provider if traces were. */
+export interface Telemetry {
+  settings: TelemetrySettings;
+  tracing: Tracing | undefined;
+}
+
+/**
+ * The worker's part: Temporal's activity interceptors (the `RunActivity` span, continuing the workflow's trace), ours
+ * (the GenAI spans, metrics and log ids), and the sink through which workflow spans leave the sandbox. Without
+ * tracing, only our metrics and log ids.
+ */
+export function workerTelemetry(
+  telemetry: Telemetry,
+  spans: ActivitySpanOptions,
+): {
+  interceptors: WorkerInterceptors;
+  sinks: InjectedSinks<OpenTelemetrySinks> | undefined;
+  workflowInterceptorModules: string[];
+} {
+  const ours = activitySpans({ ...spans, captureContent: telemetry.settings.captureContent });
+  const { tracing } = telemetry;
+  if (tracing === undefined)
+    return { interceptors: { activity: [ours] }, sinks: undefined, workflowInterceptorModules: [] };
+  return {
+    interceptors: {
+      // Temporal's first: its inbound interceptor makes the `RunActivity` span that ours nest under.
+      activity: [
+        (activity) => ({
+          inbound: new OpenTelemetryActivityInboundInterceptor(activity),
+          outbound: new OpenTelemetryActivityOutboundInterceptor(activity),
+        }),
+        ours,
+      ],
+    },
+    sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+    workflowInterceptorModules: [WORKFLOW_TRACING_INTERCEPTORS],
+  };
+}
+
+/**
+ * The Temporal Runtime's metrics exporter: its own metrics (`temporal_*`: task latencies, slots, polls) and what the
+ * workflows and activities record on its meter (durable-agent's) go to the same OTLP/HTTP endpoint.
+ */
+export function runtimeTelemetryOptions(settings: TelemetrySettings | undefined): RuntimeOptions['telemetryOptions'] {
+  if (settings?.metricsUrl === undefined) return undefined;
+  return {
+    metrics: {
+      otel: { url: settings.metricsUrl, http: true, metricsExportInterval: settings.metricsIntervalMs },
+      globalTags: { 'service.name': settings.serviceName },
+    },
+  };
+}

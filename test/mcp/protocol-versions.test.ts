@@ -1,0 +1,95 @@
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, test } from 'vitest';
+import { startModernMcpServer, type RunningModernServer } from '../../src/testing/mcp-modern-server.js';
+import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
+import { httpServer, mcpTool, publishedServerEntry, resultText, stdioServer, usePools } from './helpers.js';
+
+/**
+ * Version negotiation: without configuration, a server that speaks 2026-07-28 is spoken to without a session, and one
+ * that does not (our v1-built test server, the published servers) through the 2025-11-25 `initialize` session.
+ */
+
+const createPool = usePools();
+const modernEntry = fileURLToPath(new URL('../../dist/testing/mcp-modern-server.js', import.meta.url));
+
+let modern: RunningModernServer | undefined;
+let legacy: RunningTestMcpServer | undefined;
+afterEach(async () => {
+  await modern?.close();
+  await legacy?.close();
+  modern = legacy = undefined;
+});
+
+describe('version negotiation', () => {
+  test('over Streamable HTTP: 2026-07-28 without a session to a modern server, initialize to an older one', async () => {
+    modern = await startModernMcpServer();
+    legacy = await startTestMcpServer({ transport: 'http', port: 0 });
+    const pool = createPool([httpServer('modern', modern.url), httpServer('legacy', legacy.url)]);
+
+    const { tools, unavailable } = await pool.listTools();
+    expect(unavailable).toEqual([]);
+    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['modern__echo', 'modern__ask_name']));
+    expect(resultText(await pool.callTool(mcpTool('modern', 'echo'), { text: 'hi' }))).toBe('hi');
+    expect(resultText(await pool.callTool(mcpTool('legacy', 'echo'), { text: 'hi' }))).toBe('hi');
+
+    expect(pool.status()).toEqual([
+      expect.objectContaining({ server: 'modern', protocolVersion: '2026-07-28', sessionId: undefined }),
+      expect.objectContaining({ server: 'legacy', protocolVersion: '2025-11-25', sessionId: expect.any(String) }),
+    ]);
+    // Every request reached the modern server in the 2026-07-28 era: no initialize, no fallback.
+    expect(new Set(modern.counters.eras)).toEqual(new Set(['modern']));
+    expect(modern.counters.calls).toEqual({ echo: 1 });
+  });
+
+  test('over stdio: one process per server, the era remembered when it is started again', async () => {
+    const pool = createPool([
+      stdioServer('modern', process.execPath, [modernEntry]),
+      stdioServer('everything', process.execPath, [publishedServerEntry('server-everything'), 'stdio']),
+    ]);
+    expect(resultText(await pool.callTool(mcpTool('modern', 'echo'), { text: 'hi' }))).toBe('hi');
+    expect((await pool.listTools()).unavailable).toEqual([]);
+    const [modernStatus, everythingStatus] = pool.status();
+    expect(modernStatus).toMatchObject({ protocolVersion: '2026-07-28', connects: 1 });
+    expect(everythingStatus).toMatchObject({ protocolVersion: '2025-11-25', connects: 1 });
+
+    process.kill(modernStatus!.pid!, 'SIGKILL');
+    await expect.poll(() => pool.status()[0]!.connected).toBe(false);
+    expect(resultText(await pool.callTool(mcpTool('modern', 'echo'), { text: 'again' }))).toBe('again');
+    expect(pool.status()[0]).toMatchObject({ protocolVersion: '2026-07-28', connects: 2 });
+  });
+
+  test('a 2026-07-28 question (input_required) is put to onElicitation, and the call is sent again with the answer', async () => {
+    modern = await startModernMcpServer();
+    const pool = createPool([httpServer('modern', modern.url)]);
+    const asked: unknown[] = [];
+    const result = await pool.callTool(
+      mcpTool('modern', 'ask_name'),
+      { message: 'Who is there?' },
+      {
+        onElicitation: (request) => {
+          asked.push(request);
+          return Promise.resolve({ action: 'accept', content: { name: 'Ada' } });
+        },
+      },
+    );
+    expect(resultText(result)).toBe('Hello, Ada');
+    expect(asked).toEqual([
+      expect.objectContaining({
+        mode: 'form',
+        message: 'Who is there?',
+        requestedSchema: expect.objectContaining({ properties: { name: expect.objectContaining({ type: 'string' }) } }),
+      }),
+    ]);
+    expect(modern.counters.calls).toEqual({ ask_name: 2 });
+  });
+
+  test('a 2026-07-28 server tells of a changed tool list through subscriptions/listen; the tool can be called at once', async () => {
+    const pool = createPool([stdioServer('modern', process.execPath, [modernEntry])]);
+    expect((await pool.listTools()).tools.map((tool) => tool.name)).not.toContain('modern__late');
+    expect(resultText(await pool.callTool(mcpTool('modern', 'add_tool'), { name: 'late' }))).toBe('added late');
+    await expect
+      .poll(() => pool.callTool(mcpTool('modern', 'late'), { text: 'here' }).then(resultText, String))
+      .toBe('here');
+    expect(pool.status()[0]).toMatchObject({ protocolVersion: '2026-07-28', connects: 1 });
+  });
+});
