@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ResponseFormat } from '../../src/shared/types.js';
+import { CACHED_USAGE } from '../helpers/cached-usage.js';
 import { providerCallInput, useModelActivity } from '../helpers/model-call.js';
 
 const system: ChatMessage = { role: 'system', content: 'Answer in JSON.' };
@@ -55,15 +56,7 @@ describe('what every provider gets and gives alike', () => {
   });
 
   it('usage: one scripted step gives the same input, cache reads and reasoning through every API', async () => {
-    // Anthropic's spelling: the cache apart from prompt_tokens. 12 + 100 + 400 tokens were read in all.
-    const usage = {
-      prompt_tokens: 12,
-      completion_tokens: 9,
-      cache_creation_input_tokens: 100,
-      cache_read_input_tokens: 400,
-      completion_tokens_details: { reasoning_tokens: 4 },
-    };
-    const { callModel } = await setUp([{ content: 'x', usage }], [system, question]);
+    const { callModel } = await setUp([{ content: 'x', usage: CACHED_USAGE }], [system, question]);
 
     // Each API's conversation (its workflow id) starts the script afresh: all three get the one step.
     const seen = [];
@@ -71,8 +64,14 @@ describe('what every provider gets and gives alike', () => {
       seen.push((await callModel(providerCallInput(name, [system, question]))).usage);
     }
 
-    const shared = { inputTokens: 512, outputTokens: 9, totalTokens: 521, cacheReadTokens: 400, reasoningTokens: 4 };
+    const shared = {
+      inputTokens: 3_400,
+      outputTokens: 100,
+      totalTokens: 3_500,
+      cacheReadTokens: 2_000,
+      reasoningTokens: 40,
+    };
     // The OpenAI APIs report no cache writes: they bill none, and the written tokens are input like any other.
-    expect(seen).toEqual([shared, shared, { ...shared, cacheWriteTokens: 100 }]);
+    expect(seen).toEqual([shared, shared, { ...shared, cacheWriteTokens: 400 }]);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toOpenAIMessage } from '../../src/activities/model/call.js';
 import { PriceTable } from '../../src/pricing/price-table.js';
+import { CACHED_USAGE, CACHED_USAGE_USD, CLAUDE_PRICES } from '../helpers/cached-usage.js';
 import type { ChatMessage } from '../../src/shared/types.js';
 import type { RecordedRequest } from '../../src/testing/scripted-model/index.js';
 import { thinkingSignature } from '../../src/testing/scripted-model/anthropic-messages.js';
@@ -212,24 +213,14 @@ describe('turns on Anthropic Messages and OpenAI Responses', () => {
   });
 
   it('anthropic cost: under a cost budget the model is priced by its own name, cache reads and writes at their prices', async () => {
-    // Per million tokens: $1 input, $0.50 cache read, $1.25 cache write, $2 output.
-    const prices = new PriceTable({
-      'claude-scripted': { input_mtok: 1, output_mtok: 2, cache_read_mtok: 0.5, cache_write_mtok: 1.25 },
-    });
-    const usage = {
-      prompt_tokens: 1_000,
-      completion_tokens: 100,
-      cache_read_input_tokens: 2_000,
-      cache_creation_input_tokens: 400,
-    };
-    const agent = await bed.agentWith([{ content: 'Hello.', usage }], { workerOptions: { prices } });
+    const prices = new PriceTable(CLAUDE_PRICES);
+    const agent = await bed.agentWith([{ content: 'Hello.', usage: CACHED_USAGE }], { workerOptions: { prices } });
 
     const result = await agent.ask('Hello?', { settings: { model: ANTHROPIC, budget: { maxCostUsd: 1 } } });
 
     expect(result).toMatchObject({ stopReason: 'completed', answer: 'Hello.' });
     expect(result.usage).toMatchObject({ inputTokens: 3_400, outputTokens: 100 });
-    // 1,000 input + 2,000 × 0.5 + 400 × 1.25 + 100 × 2 output, in millionths of a dollar.
-    expect(result.cost?.usd).toBeCloseTo(0.0027, 12);
+    expect(result.cost?.usd).toBeCloseTo(CACHED_USAGE_USD, 12);
     expect(agent.model.requests.map((request) => request.api)).toEqual(['messages']);
   });
 });
