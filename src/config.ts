@@ -206,8 +206,15 @@ export interface ModelConfig {
   baseUrl: string | undefined;
   /** `OPENAI_API_KEY`: the endpoint's key; local servers usually accept any value. */
   apiKey: string | undefined;
-  /** `DURABLE_AGENT_MODEL`, default `gpt-4o-mini`. */
+  /**
+   * `DURABLE_AGENT_MODEL`, default `gpt-4o-mini`; a provider prefix (`anthropic:`, `openai-responses:`) chooses the
+   * API (docs/models.md).
+   */
   model: string;
+  /** `ANTHROPIC_API_KEY`: the key for `anthropic:` models. Unset (and no base URL): no Anthropic client. */
+  anthropicApiKey: string | undefined;
+  /** `ANTHROPIC_BASE_URL`: another Messages API endpoint (a proxy, the scripted model); default Anthropic's. */
+  anthropicBaseUrl: string | undefined;
 }
 
 export interface Config {
@@ -337,6 +344,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       baseUrl: readUrl(env, 'OPENAI_BASE_URL'),
       apiKey: read(env, 'OPENAI_API_KEY'),
       model: read(env, 'DURABLE_AGENT_MODEL') ?? 'gpt-4o-mini',
+      anthropicApiKey: read(env, 'ANTHROPIC_API_KEY'),
+      anthropicBaseUrl: readUrl(env, 'ANTHROPIC_BASE_URL'),
     },
     taskQueue,
     dataDir: path.resolve(cwd, read(env, 'DURABLE_AGENT_DATA_DIR') ?? '.durable-agent'),

@@ -7,6 +7,7 @@ import {
   type WorkerOptions,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { ActivityDependencies } from './activities/index.js';
 import { ENCODED_FAILURE_CONVERTER_PATH, STACKLESS_FAILURE_CONVERTER_PATH } from './codec/data-converter.js';
@@ -130,6 +131,20 @@ export function createOpenAIClient(config: Config): OpenAI {
   });
 }
 
+/**
+ * An Anthropic client when the worker is configured for one (`ANTHROPIC_API_KEY` or `ANTHROPIC_BASE_URL`), else
+ * undefined. The key is passed explicitly so the SDK reads no other credentials; it never retries by itself.
+ */
+export function createAnthropicClient(config: Config): Anthropic | undefined {
+  const { anthropicApiKey, anthropicBaseUrl } = config.model;
+  if (anthropicApiKey === undefined && anthropicBaseUrl === undefined) return undefined;
+  return new Anthropic({
+    ...(anthropicBaseUrl === undefined ? {} : { baseURL: anthropicBaseUrl }),
+    apiKey: anthropicApiKey ?? 'not-set',
+    maxRetries: 0,
+  });
+}
+
 export interface WorkerReadyInfo {
   address: string;
   namespace: string;
@@ -162,6 +177,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const secrets = options.secrets ?? new Redactor().addEnvironment(process.env);
   for (const [name, value] of [
     ['OPENAI_API_KEY', config.model.apiKey],
+    ['ANTHROPIC_API_KEY', config.model.anthropicApiKey],
     ['TEMPORAL_API_KEY', config.temporal.apiKey],
   ] as const) {
     if (value !== undefined && looksSecret(value)) secrets.add(value, `\${${name}}`);
@@ -195,6 +211,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       namespace,
       taskQueue: config.taskQueue,
       openai: createOpenAIClient(config),
+      anthropic: createAnthropicClient(config),
       defaultModel: config.model.model,
       mcp,
       temporal: new Client({ connection: clientConnection, namespace }),

@@ -125,6 +125,7 @@ const WORKER_VALUES = [
   'ToolRegistry',
   'Redactor',
   'createAgentWorker',
+  'createAnthropicClient',
   'createOpenAIClient',
   'createToolRegistry',
   'defineTool',

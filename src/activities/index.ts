@@ -1,4 +1,5 @@
 import type { Client, WorkflowService } from '@temporalio/client';
+import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import type { McpPool } from '../mcp/pool.js';
 import type { Redactor } from '../shared/redaction.js';
@@ -10,6 +11,7 @@ import { createDeploymentRoutingActivities } from './deployment-routing.js';
 import { createEarlierRunActivities } from './earlier-runs.js';
 import { FinishedWork, type KeepFinishedOptions } from './outages/keep-finished.js';
 import { createModelActivities, type ChatCompletionsClient } from './model/call.js';
+import type { AnthropicMessagesClient } from './model/providers/anthropic.js';
 import { redactModelAnswer, redactOutcome, workerSecrets } from './calls/outbound.js';
 import { createToolActivities } from './tools/call.js';
 import { ToolRegistry } from '../tools/registry.js';
@@ -21,6 +23,11 @@ import { PriceTable } from '../pricing/price-table.js';
 export interface ActivityDependencies {
   /** An OpenAI client (created with `maxRetries: 0`: Temporal owns retries) or anything with the same `chat.completions.create`. */
   openai: ChatCompletionsClient | OpenAI;
+  /**
+   * An Anthropic client (created with `maxRetries: 0`) for models named `anthropic:…` (docs/models.md). Default: none,
+   * and such a model fails the turn with a message that says what to set.
+   */
+  anthropic?: AnthropicMessagesClient | Anthropic;
   /** Model used when a conversation names none. */
   defaultModel: string;
   /** The worker's MCP connection pool. */
@@ -85,6 +92,7 @@ export function createActivities(dependencies: ActivityDependencies) {
   });
   const model = createModelActivities({
     openai: dependencies.openai,
+    anthropic: dependencies.anthropic,
     transcripts,
     listTools: tools.listTools,
     defaultModel: dependencies.defaultModel,

@@ -5,6 +5,7 @@
 export { durableAgentPlugin, DurableAgentPlugin, type DurableAgentPluginOptions } from '../plugin/index.js';
 export {
   createAgentWorker,
+  createAnthropicClient,
   createOpenAIClient,
   runWorker,
   type AgentWorkerOptions,

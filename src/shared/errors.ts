@@ -17,6 +17,8 @@ export const FailureType = {
   ModelAuthentication: 'ModelAuthentication',
   ModelPermissionDenied: 'ModelPermissionDenied',
   ModelNotFound: 'ModelNotFound',
+  /** The conversation's model names a provider (`anthropic:`, `openai-responses:`) the worker has no client for. */
+  ModelNotConfigured: 'ModelNotConfigured',
   ModelContextLengthExceeded: 'ModelContextLengthExceeded',
   ModelContentFiltered: 'ModelContentFiltered',
   ModelInvalidResponse: 'ModelInvalidResponse',

@@ -39,8 +39,30 @@ export type ToolOutcome =
 export type ChatMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string; id?: string }
-  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[]; reasoning?: ReasoningItem[] }
   | { role: 'tool'; toolCallId: string; name: string; content: string; outcome: ToolOutcome };
+
+/**
+ * The model's reasoning as its provider returned it, kept with the assistant message so it can be sent back in the
+ * tool rounds that follow (Anthropic requires its thinking blocks back with their signatures; OpenAI's Responses API
+ * reasons from scratch without its encrypted reasoning). Never part of the message's text: only the provider that
+ * wrote an item reads it, and other providers leave it out.
+ */
+export type ReasoningItem =
+  | { type: 'anthropic_thinking'; thinking: string; signature: string }
+  | { type: 'anthropic_redacted_thinking'; data: string }
+  | { type: 'openai_reasoning'; id: string; encryptedContent: string; summary: string[] };
+
+/** Extended thinking for the providers that have it (Anthropic); others ignore it. */
+export interface ThinkingSetting {
+  /**
+   * Tokens the model may spend thinking in each call; Anthropic requires at least 1,024 and less than the call's
+   * `max_tokens`.
+   * @asType integer
+   * @minimum 1024
+   */
+  budgetTokens: number;
+}
 
 export type UserMessage = Extract<ChatMessage, { role: 'user' }>;
 export type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
@@ -186,13 +208,15 @@ export interface ModelCallInput {
   listTools?: true;
   /** The conversation's `modelAttempts`, only when not the default (the activity counts its failed attempts). */
   modelAttempts?: number;
+  /** The conversation's extended thinking, only when set. */
+  thinking?: ThinkingSetting;
   /** A cost budget limits the turn: the worker refuses to call a model it cannot price. Only when set. */
   costBudget?: true;
   /** The turn asks for structured output: the provider's structured-output option. Absent otherwise. */
   responseFormat?: ResponseFormat;
 }
 
-/** A JSON Schema the model's answer must match, as the model activity sends it (Chat Completions `response_format`). */
+/** A JSON Schema the model's answer must match, as the model activity sends it (in each API's own option). */
 export interface ResponseFormat {
   name: string;
   schema: JsonObject;

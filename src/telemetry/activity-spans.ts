@@ -20,18 +20,29 @@ import type {
 import { Redactor } from '../shared/redaction.js';
 import type { CallToolInput, CallToolResult, ModelCallInput, ModelCallResult } from '../shared/types.js';
 import { conversationIdOf } from '../workflows/definitions.js';
+import { parseModelName, ProviderName } from '../activities/model/providers/provider.js';
 import { TRACER_NAME } from './tracing.js';
 
 /** What the model and tool spans need to know that the activity's input does not say. */
 export interface ActivitySpanOptions {
   /** The model a call without its own goes to (the worker's `defaultModel`). */
   defaultModel: string;
-  /** `gen_ai.provider.name` of the model calls; default `openai` (the Chat Completions API). */
+  /**
+   * `gen_ai.provider.name` of Chat Completions calls; default `openai`. Models named `anthropic:` and
+   * `openai-responses:` name their own.
+   */
   provider?: string;
   /** Put prompts, answers, arguments and results on spans, redacted with `secrets`. Default false. */
   captureContent?: boolean;
   secrets?: Redactor;
 }
+
+/** The semantic conventions' name of each API's provider; Chat Completions is whatever endpoint the worker uses. */
+const PROVIDER_NAMES: Record<ProviderName, string | undefined> = {
+  [ProviderName.ChatCompletions]: undefined,
+  [ProviderName.Anthropic]: 'anthropic',
+  [ProviderName.OpenAIResponses]: 'openai',
+};
 
 /** One activity execution: the ids its logs carry, found in its input and its trace. */
 interface CallIds {
@@ -73,18 +84,27 @@ export function activitySpans(options: ActivitySpanOptions): (activity: Activity
             turn: call.turn,
             round: call.round,
           });
-          const requestModel = call.model ?? options.defaultModel;
+          // The conversation's name may carry the provider's prefix (`anthropic:`): the span names both apart.
+          const requestModel = parseModelName(call.model ?? options.defaultModel);
           const attributes: Attributes = {
             'gen_ai.operation.name': 'chat',
-            'gen_ai.provider.name': options.provider ?? 'openai',
-            'gen_ai.request.model': requestModel,
+            'gen_ai.provider.name': PROVIDER_NAMES[requestModel.provider] ?? options.provider ?? 'openai',
+            'gen_ai.request.model': requestModel.model,
             'gen_ai.conversation.id': ids.conversation_id,
             'durable_agent.turn': call.turn,
             'durable_agent.round': call.round,
             'durable_agent.attempt': attempt,
           };
           if (content !== undefined) attributes['gen_ai.input.messages'] = redacted(call.newMessages);
-          return await measured(`chat ${requestModel}`, SpanKind.CLIENT, attributes, meter, next, input, modelSeen);
+          return await measured(
+            `chat ${requestModel.model}`,
+            SpanKind.CLIENT,
+            attributes,
+            meter,
+            next,
+            input,
+            modelSeen,
+          );
         }
         if (activityType === 'callTool') {
           const call = input.args[0] as CallToolInput;

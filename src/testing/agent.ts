@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 // @temporalio/proto is CommonJS: Node's ESM loader offers its exports on the default import only.
 import proto from '@temporalio/proto';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
 import type { McpConfig, McpServerConfig } from '../mcp/config.js';
@@ -33,7 +34,9 @@ export interface TestAgentOptions {
   /** Model name the worker uses when a conversation names none. Default `scripted-model`. */
   defaultModel?: string;
   /** Passed through to `createAgentWorker` (e.g. `toolResultMaxChars`, `worker: { maxCachedWorkflows: 0 }`). */
-  workerOptions?: Partial<Omit<AgentWorkerOptions, 'connection' | 'taskQueue' | 'openai' | 'temporal' | 'mcp'>>;
+  workerOptions?: Partial<
+    Omit<AgentWorkerOptions, 'connection' | 'taskQueue' | 'openai' | 'anthropic' | 'temporal' | 'mcp'>
+  >;
 }
 
 export interface TestAgent extends AsyncDisposable {
@@ -106,6 +109,7 @@ export async function startTestAgent(options: TestAgentOptions): Promise<TestAge
       namespace: env.namespace ?? 'default',
       taskQueue,
       openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
+      anthropic: new Anthropic({ baseURL: model.anthropicBaseUrl, apiKey: 'test', maxRetries: 0 }),
       temporal: env.client,
       mcp,
       worker: options.workerOptions?.worker,

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ChatMessage, CostSpend, ModelContextPage, TokenUsage } from '../shared/types.js';
+import type { ChatMessage, CostSpend, ModelContextPage, ThinkingSetting, TokenUsage } from '../shared/types.js';
 import type {
   ApprovalDecision,
   ApprovalSettings,
@@ -46,8 +46,14 @@ export interface IncomingMessage {
 }
 
 export interface ConversationSettings {
-  /** Model name; default the worker's `DURABLE_AGENT_MODEL`. */
+  /**
+   * Model name, optionally prefixed by its provider: `anthropic:claude-sonnet-4-5`, `openai:gpt-5.1`,
+   * `openai-responses:gpt-5.1`; a plain name goes to Chat Completions (docs/models.md). Default the worker's
+   * `DURABLE_AGENT_MODEL`.
+   */
   model?: string;
+  /** Extended thinking for providers that have it (Anthropic); default off. */
+  thinking?: ThinkingSetting;
   /** System prompt, kept as the first transcript message. */
   systemPrompt?: string;
   temperature?: number;

@@ -271,6 +271,8 @@ function modelCallInput(
     // Only when on, so the activity input of a conversation that does not stream is unchanged.
     ...(stream ? { stream } : {}),
     ...(listTools ? { listTools } : {}),
+    // Only when set, likewise.
+    ...(settings.thinking ? { thinking: settings.thinking } : {}),
     // Only when limited, likewise: the worker then refuses to call a model it cannot price.
     ...(turn.costLimited ? { costBudget: true as const } : {}),
     ...(turn.output ? { responseFormat: responseFormat(turn.output) } : {}),

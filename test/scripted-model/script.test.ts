@@ -129,6 +129,22 @@ describe('script validation: every message names the source, the step, the key a
     );
   });
 
+  it("usage: the cache in Anthropic's spelling is accepted, whole numbers only, and never beside OpenAI's", () => {
+    const usage = { prompt_tokens: 10, completion_tokens: 5 };
+    const anthropic = { cache_creation_input_tokens: 7, cache_read_input_tokens: 3 };
+    const reasoning = { completion_tokens_details: { reasoning_tokens: 2 } };
+    expect(() =>
+      validateScript([{ content: 'x', usage: { ...usage, ...anthropic, ...reasoning } }], 'script.json'),
+    ).not.toThrow();
+    expect(validationMessage([{ content: 'x', usage: { ...usage, cache_read_input_tokens: 1.5 } }])).toContain(
+      'step 0 "usage.cache_read_input_tokens": expected a whole number 0 or more, got 1.5.',
+    );
+    const mixed = { ...usage, cache_read_input_tokens: 3, prompt_tokens_details: { cached_tokens: 3 } };
+    expect(validationMessage([{ content: 'x', usage: mixed }])).toContain(
+      'step 0 "usage.prompt_tokens_details": expected no "prompt_tokens_details" beside "cache_read_input_tokens"',
+    );
+  });
+
   it('rejects an unknown finishReason', () => {
     expect(validationMessage([{ content: 'x', finishReason: 'done' }])).toContain(
       'step 0 "finishReason": expected one of "stop", "tool_calls", "length", "content_filter", got "done".',

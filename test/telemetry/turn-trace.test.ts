@@ -3,6 +3,9 @@ import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
+import type { AskOptions } from '../../src/agent-client/types.js';
+import { PriceTable } from '../../src/pricing/price-table.js';
+import { CACHED_USAGE, CACHED_USAGE_USD, CLAUDE_PRICES } from '../helpers/cached-usage.js';
 import { FailureType } from '../../src/shared/errors.js';
 import { clientTelemetryInterceptors, startTelemetry, type Telemetry } from '../../src/telemetry/index.js';
 import { PriceTable } from '../../src/pricing/price-table.js';
@@ -47,7 +50,7 @@ afterAll(async () => {
 });
 
 /** Ask through a client with the tracing interceptor, as `DurableAgentClient.connect` makes it with OTEL_* set. */
-async function tracedAsk(taskQueue: string, text: string) {
+async function tracedAsk(taskQueue: string, text: string, options: AskOptions = {}) {
   const { env, telemetry } = bed as Bed;
   const client = new Client({
     connection: env.connection,
@@ -55,7 +58,7 @@ async function tracedAsk(taskQueue: string, text: string) {
     interceptors: { workflow: clientTelemetryInterceptors(telemetry) },
   });
   const agent = new DurableAgentClient({ client, taskQueue });
-  return await agent.ask(`traced-${randomUUID()}`, text);
+  return await agent.ask(`traced-${randomUUID()}`, text, options);
 }
 
 const named = (spans: ReceivedSpan[], prefix: string) => spans.filter((span) => span.name.startsWith(prefix));
@@ -165,5 +168,35 @@ describe('tracing a turn', () => {
       expect(Object.keys(span.attributes).filter((key) => /messages|arguments|result/.test(key))).toEqual([]);
     }
     console.log(spanTree(spans));
+  });
+
+  it("traces: an Anthropic call's span names its provider and model apart, with its cache, reasoning and cost", async () => {
+    const { env, receiver, telemetry } = bed as Bed;
+    const prices = new PriceTable(CLAUDE_PRICES);
+    const agent = await startTestAgent({
+      env,
+      workerOptions: { telemetry, prices },
+      script: [{ content: 'Hello.', usage: CACHED_USAGE }],
+    });
+    agents.push(agent);
+
+    const result = await tracedAsk(agent.taskQueue, 'Hello?', { settings: { model: 'anthropic:claude-scripted' } });
+    expect(result).toMatchObject({ stopReason: 'completed', answer: 'Hello.' });
+    await telemetry.tracing!.flush();
+
+    const chats = named(receiver.spans, 'chat ').filter(
+      (span) => span.attributes['gen_ai.conversation.id'] === result.conversationId,
+    );
+    expect(chats.map((chat) => chat.name)).toEqual(['chat claude-scripted']);
+    expect(chats[0]!.attributes).toMatchObject({
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.request.model': 'claude-scripted',
+      'gen_ai.usage.input_tokens': 3_400,
+      'gen_ai.usage.output_tokens': 100,
+      'gen_ai.usage.cache_read.input_tokens': 2_000,
+      'gen_ai.usage.cache_creation.input_tokens': 400,
+      'gen_ai.usage.reasoning.output_tokens': 40,
+    });
+    expect(chats[0]!.attributes['durable_agent.cost.usd']).toBeCloseTo(CACHED_USAGE_USD, 12);
   });
 });

@@ -10,6 +10,7 @@ import { EMPTY_DIGEST, chainDigest, prefixDigests, toolsDigest } from '../../src
 import { FailureType } from '../../src/shared/errors.js';
 import type { ChatMessage, ModelCallInput, ModelCallResult, ToolDefinition } from '../../src/shared/types.js';
 import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
+import { modelCallInput, READ_FILE_TOOL } from '../helpers/model-call.js';
 
 const thinking: ToolDefinition = {
   name: 'thinking__sequentialthinking',
@@ -24,34 +25,11 @@ const thinking: ToolDefinition = {
   originalName: 'sequentialthinking',
   timeoutMs: 30_000,
 };
-const readFile: ToolDefinition = {
-  name: 'files__read_file',
-  description: 'Read a file.',
-  inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  annotations: { readOnlyHint: true },
-  server: 'files',
-  originalName: 'read_file',
-  timeoutMs: 30_000,
-};
+const readFile = READ_FILE_TOOL;
 const question: ChatMessage = { role: 'user', content: 'Think about /a.' };
 
 function input(overrides: Partial<ModelCallInput>): ModelCallInput {
-  return {
-    workflowId: 'conv-1',
-    runId: 'run-1',
-    turn: 1,
-    round: 1,
-    prefix: { count: 1, digest: prefixDigests([question])[1]! },
-    newMessages: [],
-    toolsDigest: undefined,
-    model: undefined,
-    temperature: undefined,
-    maxCompletionTokens: undefined,
-    maxInputTokens: undefined,
-    toolChoice: 'auto',
-    instruction: undefined,
-    ...overrides,
-  };
+  return modelCallInput([question], overrides);
 }
 
 describe('callModel offers tools fitted to the API limits', () => {

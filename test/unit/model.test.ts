@@ -14,7 +14,7 @@ import {
 import { TranscriptCache, type TranscriptSource } from '../../src/activities/model/transcript-cache.js';
 import type { ToolListing } from '../../src/mcp/pool.js';
 import { estimateTokens } from '../../src/shared/context.js';
-import { chainDigest, EMPTY_DIGEST, prefixDigests } from '../../src/shared/digest.js';
+import { chainDigest, EMPTY_DIGEST } from '../../src/shared/digest.js';
 import { FailureType } from '../../src/shared/errors.js';
 import type {
   ChatMessage,
@@ -24,16 +24,9 @@ import type {
   ToolDefinition,
 } from '../../src/shared/types.js';
 import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
+import { modelCallInput, READ_FILE_TOOL } from '../helpers/model-call.js';
 
-const readFile: ToolDefinition = {
-  name: 'files__read_file',
-  description: 'Read a file.',
-  inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  annotations: { readOnlyHint: true },
-  server: 'files',
-  originalName: 'read_file',
-  timeoutMs: 30_000,
-};
+const readFile = READ_FILE_TOOL;
 
 describe('toOpenAIMessage', () => {
   it('model: system, user and tool messages map to the wire format; the user id and tool outcome stay behind', () => {
@@ -183,23 +176,7 @@ const system: ChatMessage = { role: 'system', content: 'You are a file assistant
 const question: ChatMessage = { role: 'user', content: 'What is in /a?' };
 
 function modelInput(prefix: ChatMessage[], newMessages: ChatMessage[], overrides: Partial<ModelCallInput> = {}) {
-  const input: ModelCallInput = {
-    workflowId: 'conv-1',
-    runId: 'run-1',
-    turn: 3,
-    round: 2,
-    prefix: { count: prefix.length, digest: prefixDigests(prefix)[prefix.length]! },
-    newMessages,
-    toolsDigest: undefined,
-    model: undefined,
-    temperature: undefined,
-    maxCompletionTokens: undefined,
-    maxInputTokens: undefined,
-    toolChoice: 'auto',
-    instruction: undefined,
-    ...overrides,
-  };
-  return input;
+  return modelCallInput(prefix, { turn: 3, round: 2, newMessages, ...overrides });
 }
 
 describe('callModel against the scripted model', () => {

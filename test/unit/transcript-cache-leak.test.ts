@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { TranscriptCache, type TranscriptSource } from '../../src/activities/model/transcript-cache.js';
-import { prefixDigests } from '../../src/shared/digest.js';
 import type { ChatMessage, ModelCallInput, ModelContextPage } from '../../src/shared/types.js';
+import { modelCallInput } from '../helpers/model-call.js';
 
 it('transcript cache: a failed fetch does not count its partial pages against maxChars', async () => {
   const transcripts = new Map<string, ChatMessage[]>();
@@ -19,21 +19,8 @@ it('transcript cache: a failed fetch does not count its partial pages against ma
       };
     },
   };
-  const input = (workflowId: string, prefix: ChatMessage[], newMessages: ChatMessage[]): ModelCallInput => ({
-    workflowId,
-    runId: 'r',
-    turn: 1,
-    round: 1,
-    prefix: { count: prefix.length, digest: prefixDigests(prefix)[prefix.length]! },
-    newMessages,
-    toolsDigest: undefined,
-    model: undefined,
-    temperature: undefined,
-    maxCompletionTokens: undefined,
-    maxInputTokens: undefined,
-    toolChoice: 'auto',
-    instruction: undefined,
-  });
+  const input = (workflowId: string, prefix: ChatMessage[], newMessages: ChatMessage[]): ModelCallInput =>
+    modelCallInput(prefix, { workflowId, runId: 'r', newMessages });
   const cache = new TranscriptCache(source, { maxChars: 100, pageSize: 1 });
 
   // The workflow has 1 message of 40 chars but the call names 2: the first page is appended, then the fetch throws.

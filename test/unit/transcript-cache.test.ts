@@ -5,6 +5,7 @@ import { chainDigest, EMPTY_DIGEST } from '../../src/shared/digest.js';
 import { FailureType } from '../../src/shared/errors.js';
 import type { ChatMessage, ModelCallInput, ModelContextPage, ToolDefinition } from '../../src/shared/types.js';
 import { Transcript } from '../../src/workflows/transcript.js';
+import { modelCallInput } from '../helpers/model-call.js';
 
 /** Stands in for the workflow's `modelContext` query: serves pages of one transcript per run and counts calls. */
 class FakeSource implements TranscriptSource {
@@ -74,21 +75,14 @@ class Run {
   /** The next model call's input, naming the shared prefix as the workflow does. */
   input(toolsDigest?: string): ModelCallInput {
     const { prefix, newMessages } = this.transcript.nextModelInput();
-    return {
+    return modelCallInput([], {
       workflowId: this.workflowId,
       runId: this.runId,
-      turn: 1,
       round: ++this.round,
       prefix,
       newMessages,
       toolsDigest,
-      model: undefined,
-      temperature: undefined,
-      maxCompletionTokens: undefined,
-      maxInputTokens: undefined,
-      toolChoice: 'auto',
-      instruction: undefined,
-    };
+    });
   }
 
   /** The model answered: the workflow records the answer and the worker that made the call holds it all. */

@@ -14,8 +14,9 @@ import type { AssistantMessage } from '../../shared/types.js';
 export interface SecretSources {
   /** The worker's registry; default: the secret-looking variables of `process.env`. */
   secrets?: Redactor;
-  /** The model client: its API key is a secret. */
+  /** The model clients: their API keys are secrets. */
   openai: unknown;
+  anthropic?: unknown;
   /** The MCP pool: its `secrets` (the servers' credentials, and tokens registered while it runs) are included. */
   mcp: unknown;
 }
@@ -29,6 +30,8 @@ export function workerSecrets(sources: SecretSources): Redactor {
   const secrets = sources.secrets ?? new Redactor().addEnvironment(process.env);
   const apiKey = (sources.openai as Partial<Pick<OpenAI, 'apiKey'>>).apiKey;
   if (typeof apiKey === 'string' && looksSecret(apiKey)) secrets.add(apiKey, '${OPENAI_API_KEY}');
+  const anthropicKey = (sources.anthropic as { apiKey?: unknown } | undefined)?.apiKey;
+  if (typeof anthropicKey === 'string' && looksSecret(anthropicKey)) secrets.add(anthropicKey, '${ANTHROPIC_API_KEY}');
   const pool = (sources.mcp as { secrets?: unknown }).secrets;
   if (pool instanceof Redactor) secrets.include(pool);
   return secrets;

@@ -1,3 +1,8 @@
+import {
+  APIConnectionError as AnthropicConnectionError,
+  APIConnectionTimeoutError as AnthropicConnectionTimeoutError,
+  APIError as AnthropicAPIError,
+} from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { errorMessage, expectedFailure, FailureType } from '../../shared/errors.js';
@@ -6,10 +11,20 @@ import type { ToolDefinition } from '../../shared/types.js';
 /** A tool as a model call offered it: enough to say which MCP server a `tools[N]` in an error belongs to. */
 export type OfferedTool = Pick<ToolDefinition, 'name' | 'server' | 'originalName'>;
 
+/** The worker's settings a failure's advice names: they differ per provider. */
+export interface ProviderSetup {
+  /** The variable that holds the key, e.g. `OPENAI_API_KEY`. */
+  keyVariable: string;
+  /** The variable that holds the endpoint, e.g. `OPENAI_BASE_URL`. */
+  baseUrlVariable: string;
+}
+
+export const OPENAI_SETUP: ProviderSetup = { keyVariable: 'OPENAI_API_KEY', baseUrlVariable: 'OPENAI_BASE_URL' };
+
 /**
- * How a failed model call is retried, decided in one place. Temporal owns retries (the OpenAI client runs with
+ * How a failed model call is retried, decided in one place, for the `openai` and `@anthropic-ai/sdk` clients alike. Temporal owns retries (the OpenAI client runs with
  * `maxRetries: 0`): 408, 409, 429 and 5xx retry, honouring `retry-after-ms` / `retry-after` and `x-should-retry`;
- * a quota 429 and other 4xx need a person and are not retried.
+ * a quota 429 and other 4xx need a person and are not retried. Anthropic's 529 (overloaded) is a 5xx like any other.
  *
  * `tools` is the list the request offered, in order: a provider that rejects a tool names only its index
  * (`tools[15]`), so the failure also names that tool and its MCP server.
@@ -18,30 +33,30 @@ export function toModelFailure(
   error: unknown,
   endpoint: string,
   tools: readonly OfferedTool[] = [],
+  setup: ProviderSetup = OPENAI_SETUP,
 ): ApplicationFailure {
   if (error instanceof ApplicationFailure) return error;
-  if (error instanceof APIConnectionTimeoutError) {
+  if (error instanceof APIConnectionTimeoutError || error instanceof AnthropicConnectionTimeoutError) {
     return failure(FailureType.ModelTimeout, `The model endpoint ${endpoint} did not answer in time.`, true);
   }
-  if (error instanceof APIConnectionError) {
+  if (error instanceof APIConnectionError || error instanceof AnthropicConnectionError) {
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
     return failure(
       FailureType.ModelConnectionError,
-      `Could not reach the model endpoint ${endpoint}${cause}. Check OPENAI_BASE_URL and that the server is running.`,
+      `Could not reach the model endpoint ${endpoint}${cause}. Check ${setup.baseUrlVariable} and that the server is running.`,
       true,
     );
   }
-  if (!(error instanceof APIError) || error.status === undefined) {
+  const http = httpErrorOf(error);
+  if (http === undefined) {
     const message = errorMessage(error);
     return failure(FailureType.ModelInvalidResponse, `The model call failed: ${message}`, true);
   }
-  const status = error.status as number;
-  const headers = error.headers as Headers | undefined;
-  const code = error.code ?? undefined;
-  const rejected = rejectedTools(`${String(error.param ?? '')} ${error.message}`, tools);
+  const { status, headers, code } = http;
+  const rejected = rejectedTools(`${http.param} ${http.message}`, tools);
   const named = rejected.map(({ index, tool }) => `tools[${index}] is ${describeTool(tool)}`).join('; ');
-  const detail = `HTTP ${status}${code ? ` ${code}` : ''} from ${endpoint}: ${error.message}${named ? ` (${named})` : ''}`;
-  const [type, retryable, classified] = classify(status, code, String(error.message));
+  const detail = `HTTP ${status}${code ? ` ${code}` : ''} from ${endpoint}: ${http.message}${named ? ` (${named})` : ''}`;
+  const [type, retryable, classified] = classify(status, code, http.message, setup);
   const advice =
     type === FailureType.ModelBadRequest && rejected.length > 0
       ? "The model provider refused that tool's definition: fix it on its MCP server, or leave it out with the " +
@@ -58,6 +73,37 @@ export function toModelFailure(
   });
 }
 
+/** What both SDKs' HTTP errors say: status, headers, the error's code (OpenAI `code`, Anthropic `error.type`). */
+interface HttpError {
+  status: number;
+  headers: Headers | undefined;
+  code: string | undefined;
+  param: string;
+  message: string;
+}
+
+function httpErrorOf(error: unknown): HttpError | undefined {
+  if (error instanceof APIError && error.status !== undefined) {
+    return {
+      status: error.status as number,
+      headers: error.headers as Headers | undefined,
+      code: error.code ?? undefined,
+      param: String(error.param ?? ''),
+      message: String(error.message),
+    };
+  }
+  if (error instanceof AnthropicAPIError && error.status !== undefined) {
+    return {
+      status: error.status as number,
+      headers: error.headers as Headers | undefined,
+      code: error.type ?? undefined,
+      param: '',
+      message: error.apiMessage ?? String(error.message),
+    };
+  }
+  return undefined;
+}
+
 /** The offered tools an error's text points at, as `tools[N]` (OpenAI) or `tools.N.` (Anthropic-style), in order. */
 export function rejectedTools(text: string, tools: readonly OfferedTool[]): { index: number; tool: OfferedTool }[] {
   const indexes = [...text.matchAll(/\btools(?:\[(\d+)\]|\.(\d+)\.)/g)].map((match) => Number(match[1] ?? match[2]));
@@ -71,7 +117,12 @@ function describeTool(tool: OfferedTool): string {
   return `${tool.name}, the tool "${tool.originalName}" of the MCP server "${tool.server}"`;
 }
 
-function classify(status: number, code: string | undefined, message: string): [FailureType, boolean, string] {
+function classify(
+  status: number,
+  code: string | undefined,
+  message: string,
+  setup: ProviderSetup,
+): [FailureType, boolean, string] {
   if (status === 408) return [FailureType.ModelTimeout, true, ''];
   if (status === 409) return [FailureType.ModelConflict, true, ''];
   if (status === 429) {
@@ -81,11 +132,18 @@ function classify(status: number, code: string | undefined, message: string): [F
     return [FailureType.ModelRateLimited, true, ''];
   }
   if (status >= 500) return [FailureType.ModelServerError, true, ''];
-  if (status === 401) return [FailureType.ModelAuthentication, false, 'Check OPENAI_API_KEY.'];
+  if (status === 401) return [FailureType.ModelAuthentication, false, `Check ${setup.keyVariable}.`];
   if (status === 403) return [FailureType.ModelPermissionDenied, false, 'The API key may not use this model.'];
   if (status === 404)
-    return [FailureType.ModelNotFound, false, 'Check the model name (DURABLE_AGENT_MODEL) and OPENAI_BASE_URL.'];
-  if (code === 'context_length_exceeded' || /context length|context window|maximum context/i.test(message)) {
+    return [
+      FailureType.ModelNotFound,
+      false,
+      `Check the model name (DURABLE_AGENT_MODEL or the conversation's model) and ${setup.baseUrlVariable}.`,
+    ];
+  if (
+    code === 'context_length_exceeded' ||
+    /context length|context window|maximum context|prompt is too long/i.test(message)
+  ) {
     return [
       FailureType.ModelContextLengthExceeded,
       false,

@@ -2,6 +2,7 @@ import { FailureType, expectedFailure } from '../../shared/errors.js';
 import type { ModelCallInput, ModelCallResult } from '../../shared/types.js';
 import type { PriceTable } from '../../pricing/price-table.js';
 import { PRICES_VARIABLE } from '../../pricing/price-overrides.js';
+import { parseModelName } from './providers/provider.js';
 
 /**
  * The model call with its cost: priced from its usage after the call, so the price is recorded with the result and
@@ -15,7 +16,9 @@ export async function pricedModelCall(
   call: () => Promise<ModelCallResult>,
 ): Promise<ModelCallResult> {
   const requested = input.model ?? defaultModel;
-  if (input.costBudget && !prices.knows(requested)) {
+  // A provider prefix (`anthropic:`) names the API, not the model: price tables know the model by its own name.
+  const names = [requested, parseModelName(requested).model];
+  if (input.costBudget && !names.some((name) => prices.knows(name))) {
     throw expectedFailure({
       type: FailureType.ModelUnpriced,
       nonRetryable: true,
@@ -27,5 +30,5 @@ export async function pricedModelCall(
     });
   }
   const result = await call();
-  return { ...result, cost: prices.cost(result.usage, [requested, result.model]) };
+  return { ...result, cost: prices.cost(result.usage, [...names, result.model]) };
 }

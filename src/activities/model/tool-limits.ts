@@ -25,6 +25,16 @@ export const CHAT_COMPLETIONS_TOOL_LIMITS: ToolLimits = {
   maxDescriptionLength: 1024,
 };
 
+/**
+ * The limits of Anthropic's Messages API: the same name pattern; it documents no limit on the number of tools or the
+ * length of a description, so neither is cut (the request's size is what bounds them).
+ */
+export const ANTHROPIC_TOOL_LIMITS: ToolLimits = {
+  maxTools: Number.POSITIVE_INFINITY,
+  namePattern: TOOL_NAME_PATTERN,
+  maxDescriptionLength: Number.POSITIVE_INFINITY,
+};
+
 /** Ends a description that was cut to the limit, so the model (and a reader of the request) can tell. */
 export const DESCRIPTION_TRUNCATION_MARKER = ' [description truncated]';
 

@@ -1,4 +1,6 @@
 import type OpenAI from 'openai';
+import type { JsonObject } from '../../shared/types.js';
+import type { ModelApi } from './model-api.js';
 
 /** Every field of a chat completion request other than the messages and the tools, e.g. `model`, `stream`. */
 export type RequestOptions = Omit<OpenAI.Chat.ChatCompletionCreateParams, 'messages' | 'tools' | 'tool_choice'>;
@@ -8,6 +10,10 @@ export type RequestOptions = Omit<OpenAI.Chat.ChatCompletionCreateParams, 'messa
  * `GET /_scripted/requests`.
  */
 export interface RecordedRequest {
+  /** The API the request came to: `chat-completions`, `messages` (Anthropic) or `responses` (OpenAI). */
+  api: ModelApi;
+  /** The request body as it arrived, for every API. */
+  body: JsonObject;
   /** Order of arrival across all conversations, from 0. */
   sequence: number;
   /** The workflow id taken from the idempotency key, or `DEFAULT_CONVERSATION`. */
@@ -25,6 +31,7 @@ export interface RecordedRequest {
   status: number;
   /** Why the scripted model could not answer from the script (past the end, a failing step function), or null. */
   failure: string | null;
+  /** The messages of a Chat Completions request; the other APIs' requests leave it empty (read `body`). */
   messages: OpenAI.Chat.ChatCompletionMessageParam[];
   tools: OpenAI.Chat.ChatCompletionTool[] | null;
   toolChoice: OpenAI.Chat.ChatCompletionToolChoiceOption | null;

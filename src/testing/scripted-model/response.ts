@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type OpenAI from 'openai';
 import type { JsonValue } from '../../shared/types.js';
 import type { ContentStep, FinishReason, ToolCallsStep } from './script.js';
+import { estimatedTokens, scriptedTokens, type StepTokens } from './usage.js';
 
 /** A step that answers with a completion rather than an error. */
 export type CompletionStep = ContentStep | ToolCallsStep;
@@ -38,7 +39,7 @@ export const ScriptedModelErrorCode = {
 
 export type ScriptedModelErrorCode = (typeof ScriptedModelErrorCode)[keyof typeof ScriptedModelErrorCode];
 
-function digest(...parts: (string | number)[]): string {
+export function digest(...parts: (string | number)[]): string {
   return createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 24);
 }
 
@@ -59,13 +60,13 @@ export function estimateTokens(characters: number): number {
   return Math.ceil(characters / CHARACTERS_PER_TOKEN);
 }
 
-interface ToolCallText {
+export interface ToolCallText {
   id: string;
   name: string;
   arguments: string;
 }
 
-function toolCallsOf(step: CompletionStep, context: ResponseContext): ToolCallText[] {
+export function toolCallsOf(step: CompletionStep, context: ResponseContext): ToolCallText[] {
   return (step.toolCalls ?? []).map((call, callIndex) => ({
     id: toolCallId(context.conversation, context.stepIndex, callIndex),
     name: call.name,
@@ -73,30 +74,30 @@ function toolCallsOf(step: CompletionStep, context: ResponseContext): ToolCallTe
   }));
 }
 
-function finishReasonOf(step: CompletionStep): FinishReason {
+export function finishReasonOf(step: CompletionStep): FinishReason {
   return step.finishReason ?? (step.toolCalls?.length ? 'tool_calls' : 'stop');
 }
 
-function usageOf(step: CompletionStep, toolCalls: ToolCallText[], context: ResponseContext): OpenAI.CompletionUsage {
-  if (step.usage) {
-    const { prompt_tokens, completion_tokens } = step.usage;
-    return {
-      prompt_tokens,
-      completion_tokens,
-      total_tokens: step.usage.total_tokens ?? prompt_tokens + completion_tokens,
-      ...(step.usage.prompt_tokens_details ? { prompt_tokens_details: step.usage.prompt_tokens_details } : {}),
-      ...(step.usage.completion_tokens_details
-        ? { completion_tokens_details: step.usage.completion_tokens_details }
-        : {}),
-    };
-  }
+/** The step's token counts: as scripted, or estimated from the request's and the answer's length. */
+export function scriptedUsage(step: CompletionStep, toolCalls: ToolCallText[], context: ResponseContext): StepTokens {
+  if (step.usage) return scriptedTokens(step.usage);
   const completionLength = toolCalls.reduce(
     (length, call) => length + call.name.length + call.arguments.length,
-    step.content?.length ?? 0,
+    (step.content?.length ?? 0) + (step.reasoning?.length ?? 0),
   );
-  const prompt_tokens = estimateTokens(context.requestLength);
-  const completion_tokens = estimateTokens(completionLength);
-  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+  return estimatedTokens(estimateTokens(context.requestLength), estimateTokens(completionLength));
+}
+
+/** Chat Completions has no count of cache writes: they are within `prompt_tokens`, as OpenAI bills no write. */
+function usageOf(step: CompletionStep, toolCalls: ToolCallText[], context: ResponseContext): OpenAI.CompletionUsage {
+  const tokens = scriptedUsage(step, toolCalls, context);
+  return {
+    prompt_tokens: tokens.input,
+    completion_tokens: tokens.output,
+    total_tokens: tokens.total,
+    ...(tokens.cacheRead !== undefined ? { prompt_tokens_details: { cached_tokens: tokens.cacheRead } } : {}),
+    ...(tokens.reasoning !== undefined ? { completion_tokens_details: { reasoning_tokens: tokens.reasoning } } : {}),
+  };
 }
 
 /** The body of a non-streaming answer. */
@@ -129,7 +130,7 @@ export function splitContent(content: string): string[] {
   return content.match(/\s*\S+\s*/g) ?? (content === '' ? [] : [content]);
 }
 
-function splitArguments(text: string): string[] {
+export function splitArguments(text: string): string[] {
   const pieces: string[] = [];
   for (let start = 0; start < text.length; start += ARGUMENT_PIECE_LENGTH) {
     pieces.push(text.slice(start, start + ARGUMENT_PIECE_LENGTH));

@@ -31,22 +31,42 @@ export interface CompletionDelivery extends StepDelivery {
   failAfterChunks?: number;
   /** Token counts to report. Default: estimated at one token per 4 characters. */
   usage?: ScriptUsage;
-  /** `finish_reason` to report. Default: `tool_calls` when the step has tool calls, otherwise `stop`. */
+  /**
+   * `finish_reason` to report. Default: `tool_calls` when the step has tool calls, otherwise `stop`. The other APIs
+   * get their own name for it: `/v1/messages` `end_turn`, `tool_use`, `max_tokens`, `refusal`; `/v1/responses` a
+   * `completed` or `incomplete` status.
+   */
   finishReason?: FinishReason;
+  /**
+   * The model's reasoning before its answer. `/v1/messages` sends it as a thinking block with a signature,
+   * `/v1/responses` as a reasoning item with encrypted content (both derived from the text); Chat Completions has no
+   * place for it and leaves it out. Default: none.
+   */
+  reasoning?: string;
 }
 
 export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter';
 
-/** Token counts in the wire format's names, because they are sent as they are. */
+/**
+ * Token counts in the wire names of Chat Completions, the cache in OpenAI's spelling or in Anthropic's (not both);
+ * each API gets them in its own shape (usage.ts).
+ */
 export interface ScriptUsage {
   prompt_tokens: number;
   completion_tokens: number;
   /** Default: `prompt_tokens + completion_tokens`. */
   total_tokens?: number;
-  /** Of `prompt_tokens`, those read from the prompt cache. Default: none reported. */
+  /** Of `prompt_tokens`, those read from the prompt cache (OpenAI's spelling). Default: none reported. */
   prompt_tokens_details?: { cached_tokens: number };
   /** Of `completion_tokens`, those spent reasoning. Default: none reported. */
   completion_tokens_details?: { reasoning_tokens: number };
+  /**
+   * Tokens written to the prompt cache, apart from `prompt_tokens` as Anthropic counts them (its `input_tokens` leaves
+   * the cache out). Default: none reported.
+   */
+  cache_creation_input_tokens?: number;
+  /** Tokens read from the prompt cache, apart from `prompt_tokens` as Anthropic counts them. Default: none reported. */
+  cache_read_input_tokens?: number;
 }
 
 export interface ScriptToolCall {
@@ -116,11 +136,24 @@ const COMPLETION_KEYS = [
   'failAfterChunks',
   'usage',
   'finishReason',
+  'reasoning',
 ] as const;
 const ERROR_STEP_KEYS = ['error', ...DELIVERY_KEYS] as const;
 const ERROR_KEYS = ['status', 'headers', 'body', 'times'] as const;
 const TOOL_CALL_KEYS = ['name', 'arguments'] as const;
-const USAGE_KEYS = ['prompt_tokens', 'completion_tokens', 'total_tokens'] as const;
+const USAGE_KEYS = [
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'cache_creation_input_tokens',
+  'cache_read_input_tokens',
+] as const;
+/** Usage keys a step may leave out. */
+const OPTIONAL_USAGE_KEYS: readonly string[] = [
+  'total_tokens',
+  'cache_creation_input_tokens',
+  'cache_read_input_tokens',
+];
 const USAGE_DETAILS = {
   prompt_tokens_details: 'cached_tokens',
   completion_tokens_details: 'reasoning_tokens',
@@ -184,6 +217,8 @@ class StepValidator {
     this.onlyKeys(value, COMPLETION_KEYS);
     if ('content' in value && typeof value.content !== 'string') this.fail('content', 'a string', value.content);
     if ('toolCalls' in value) this.toolCalls(value.toolCalls);
+    if ('reasoning' in value && typeof value.reasoning !== 'string')
+      this.fail('reasoning', 'a string', value.reasoning);
     this.whole(value.delayAttempts, 'delayAttempts', 1);
     this.whole(value.chunkDelayMs, 'chunkDelayMs', 0);
     this.whole(value.failAfterChunks, 'failAfterChunks', 0);
@@ -231,7 +266,8 @@ class StepValidator {
     if (!isObject(value)) this.fail('usage', 'an object {"prompt_tokens", "completion_tokens"}', value);
     this.onlyKeys(value, [...USAGE_KEYS, ...Object.keys(USAGE_DETAILS)], 'usage.');
     for (const key of USAGE_KEYS) {
-      if (key !== 'total_tokens' && value[key] === undefined) this.fail(`usage.${key}`, 'a whole number', undefined);
+      if (!OPTIONAL_USAGE_KEYS.includes(key) && value[key] === undefined)
+        this.fail(`usage.${key}`, 'a whole number', undefined);
       this.whole(value[key], `usage.${key}`, 0);
     }
     for (const [key, count] of Object.entries(USAGE_DETAILS)) {
@@ -240,6 +276,17 @@ class StepValidator {
       if (!isObject(details)) this.fail(`usage.${key}`, `an object {"${count}"}`, details);
       this.onlyKeys(details, [count], `usage.${key}.`);
       this.whole(details[count], `usage.${key}.${count}`, 0);
+    }
+    // The two spellings mean different things by prompt_tokens: the cache within it, or apart from it.
+    const anthropicKey = ['cache_read_input_tokens', 'cache_creation_input_tokens'].find((key) => key in value);
+    if (anthropicKey !== undefined && value.prompt_tokens_details !== undefined) {
+      this.fail(
+        'usage.prompt_tokens_details',
+        `no "prompt_tokens_details" beside "${anthropicKey}": count the cache either within prompt_tokens ` +
+          '(prompt_tokens_details.cached_tokens) or apart from it ' +
+          '(cache_read_input_tokens, cache_creation_input_tokens)',
+        value.prompt_tokens_details,
+      );
     }
   }
 }

@@ -4,16 +4,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type OpenAI from 'openai';
 import { ConversationCursor, conversationOf, DEFAULT_CONVERSATION } from './cursor.js';
 import type { RecordedRequest } from './recorded-request.js';
-import {
-  completion,
-  completionChunks,
-  errorBody,
-  requestId,
-  ScriptedModelErrorCode,
-  scriptedErrorBody,
-  type CompletionStep,
-  type ResponseContext,
-} from './response.js';
+import { anthropicMessages } from './anthropic-messages.js';
+import { chatCompletions } from './chat-completions.js';
+import { openAIResponses } from './openai-responses.js';
+import { errorBody, requestId, ScriptedModelErrorCode, type CompletionStep, type ResponseContext } from './response.js';
+import type { WireFormat } from './wire-format.js';
 import { validateScript, validateStep, type Script, type ScriptStep } from './script.js';
 import { writeEventStream } from './sse.js';
 import { errorMessage } from '../../shared/errors.js';
@@ -34,6 +29,8 @@ export interface ScriptedModelOptions {
 export interface ScriptedModel extends AsyncDisposable {
   /** For the `openai` client's `baseURL`, e.g. `http://127.0.0.1:40123/v1`. */
   readonly baseUrl: string;
+  /** For `@anthropic-ai/sdk`'s `baseURL`, which it extends with `/v1/messages`: e.g. `http://127.0.0.1:40123`. */
+  readonly anthropicBaseUrl: string;
   readonly port: number;
   /** Every chat completion request so far, in order of arrival. */
   readonly requests: readonly RecordedRequest[];
@@ -53,12 +50,21 @@ const SCRIPTED_MODEL_ID = 'scripted-model';
 /** Names of the endpoints, listed in the answer to an unknown one. */
 const ENDPOINTS = [
   'POST /v1/chat/completions',
+  'POST /v1/messages',
+  'POST /v1/responses',
   'GET /v1/models',
   'GET /_scripted/requests[?conversation=]',
   'POST /_scripted/reset',
 ];
 
-/** Answers in the shape the `openai` client expects; thrown by handlers and turned into a response. */
+/** The model APIs by endpoint. */
+const FORMATS: Record<string, WireFormat> = {
+  'POST /v1/chat/completions': chatCompletions,
+  'POST /v1/messages': anthropicMessages,
+  'POST /v1/responses': openAIResponses,
+};
+
+/** Answers in the shape the endpoint's client expects; thrown by handlers and turned into a response. */
 class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -82,20 +88,19 @@ async function readBody(request: IncomingMessage): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
-function parseChatRequest(text: string): OpenAI.Chat.ChatCompletionCreateParams {
+function parseModelRequest(text: string, format: WireFormat): Record<string, unknown> & { model: string } {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     throw invalidRequest('The request body is not JSON.');
   }
-  const candidate = body as Partial<OpenAI.Chat.ChatCompletionCreateParams> | null;
-  if (typeof candidate !== 'object' || candidate === null || Array.isArray(candidate)) {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw invalidRequest('The request body must be a JSON object.');
   }
-  if (typeof candidate.model !== 'string') throw invalidRequest('The request body has no "model" string.');
-  if (!Array.isArray(candidate.messages)) throw invalidRequest('The request body has no "messages" array.');
-  return candidate as OpenAI.Chat.ChatCompletionCreateParams;
+  const problem = format.problem(body as Record<string, unknown>);
+  if (problem !== undefined) throw invalidRequest(problem);
+  return body as Record<string, unknown> & { model: string };
 }
 
 /** `POST /_scripted/reset` takes an optional body `{"script": [...]}` to serve a new script from then on. */
@@ -187,14 +192,22 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     );
   }
 
-  async function answerChatCompletion(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  async function answerModelRequest(
+    request: IncomingMessage,
+    response: ServerResponse,
+    format: WireFormat,
+  ): Promise<void> {
     const text = await readBody(request);
-    const body = parseChatRequest(text);
+    const body = parseModelRequest(text, format);
     const headers = headersOf(request);
     const idempotencyKey = headers['idempotency-key'] ?? null;
     const conversation = conversationOf(idempotencyKey);
-    const { messages, tools, tool_choice, ...requestOptions } = body;
+    const chat =
+      format.api === 'chat-completions' ? (body as unknown as OpenAI.Chat.ChatCompletionCreateParams) : undefined;
+    const { messages = [], tools, tool_choice, ...requestOptions } = chat ?? { model: body.model };
     const recorded: RecordedRequest = {
+      api: format.api,
+      body: body as RecordedRequest['body'],
       sequence: requests.length,
       conversation,
       idempotencyKey,
@@ -244,12 +257,17 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
           response.writeHead(status, { 'content-type': 'text/plain', ...errorHeaders });
           response.end(errorBodyOverride);
         } else {
-          sendJson(response, status, errorBodyOverride ?? scriptedErrorBody(status, stepIndex, name), errorHeaders);
+          sendJson(
+            response,
+            status,
+            errorBodyOverride ?? format.scriptedErrorBody(status, stepIndex, name),
+            errorHeaders,
+          );
         }
         return;
       }
 
-      await answerCompletion(response, step, body, {
+      await answerCompletion(response, step, body, format, {
         conversation,
         stepIndex,
         model: body.model,
@@ -270,29 +288,30 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
   function answerCompletion(
     response: ServerResponse,
     step: CompletionStep,
-    body: OpenAI.Chat.ChatCompletionCreateParams,
+    body: Record<string, unknown>,
+    format: WireFormat,
     context: ResponseContext,
   ): Promise<void> | void {
     response.setHeader('x-request-id', requestId(context.conversation, context.stepIndex));
-    if (body.stream) {
-      const chunks = completionChunks(step, context, body.stream_options?.include_usage === true);
-      return writeEventStream(response, chunks, {
+    if (body.stream === true) {
+      return writeEventStream(response, format.events(step, context, body), {
         chunkDelayMs: step.chunkDelayMs,
         failAfterChunks: step.failAfterChunks,
         signal: closing.signal,
+        ...format.framing,
       });
     }
     // Without a stream there is nothing to send before the drop: the client sees the connection close unanswered.
     if (step.failAfterChunks !== undefined) return void response.destroy();
-    sendJson(response, 200, completion(step, context));
+    sendJson(response, 200, format.answer(step, context));
   }
 
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://scripted-model');
     const endpoint = `${request.method} ${url.pathname.replace(/\/+$/, '')}`;
+    const format = FORMATS[endpoint];
+    if (format !== undefined) return answerModelRequest(request, response, format);
     switch (endpoint) {
-      case 'POST /v1/chat/completions':
-        return answerChatCompletion(request, response);
       case 'GET /v1/models':
         return sendJson(response, 200, {
           object: 'list',
@@ -325,7 +344,11 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
         // A script that ran out or a failing step will not get better on a retry: tell the client (the `openai` client
         // and durable-agent's model activity both honour this header) so that a test fails now instead of retrying.
         const headers: Record<string, string> = error.status >= 500 ? { 'x-should-retry': 'false' } : {};
-        return sendJson(response, error.status, errorBody(error.message, error.type, error.code), headers);
+        const format = FORMATS[`${request.method} ${new URL(request.url ?? '/', 'http://scripted-model').pathname}`];
+        const body = format
+          ? format.errorBody(error.status, error.message, error.type, error.code)
+          : errorBody(error.message, error.type, error.code);
+        return sendJson(response, error.status, body, headers);
       }
       const message = `Scripted model: ${errorMessage(error)}`;
       sendJson(response, 500, errorBody(message, 'server_error', null));
@@ -344,6 +367,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
   let closed: Promise<void> | undefined;
   const model: ScriptedModel = {
     baseUrl: `http://${urlHost(host)}:${port}/v1`,
+    anthropicBaseUrl: `http://${urlHost(host)}:${port}`,
     port,
     get requests() {
       return requests;
