@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
+import { clientTelemetryInterceptors, startTelemetry, type Telemetry } from '../../src/telemetry/index.js';
+import { createLocalEnvironment } from '../../src/testing/environment.js';
+import { startScriptedModel, type ScriptedModel, type ScriptStep } from '../../src/testing/scripted-model/index.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedMetricPoint } from '../helpers/otlp-receiver.js';
+import { killLeftovers, requireBuild, until, WorkerProcess, writeMcpConfig } from '../reliability/helpers.js';
+
+/**
+ * The metric values a worker exports, as users run it (`durable-agent worker` in its own process, OTEL_* set) to an
+ * OTLP receiver started here, on a dev server (visibility answers the conversation counts). One worker serves the
+ * file and the counters are cumulative, so each test's expected values include the earlier tests'.
+ */
+
+let env: TestWorkflowEnvironment;
+let receiver: OtlpReceiver;
+let telemetry: Telemetry;
+let model: ScriptedModel;
+let worker: WorkerProcess | undefined;
+let agent: DurableAgentClient;
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'otel-metrics-'));
+const counterFile = path.join(tmp, 'calls.jsonl');
+const logFile = path.join(tmp, 'worker.log');
+
+/** The model's answers, by the conversation's first message. */
+const ANSWERS: Record<string, ScriptStep[]> = {
+  Hi: [{ content: 'Hello.' }],
+  'Echo it, once approved.': [
+    { toolCalls: [{ name: 'test__echo', arguments: { text: 'approved' } }] },
+    { content: 'Echoed.' },
+  ],
+  'Ask me who I am.': [
+    { toolCalls: [{ name: 'test__ask_user', arguments: { message: 'Who are you?' } }] },
+    { content: 'You are Ada.' },
+  ],
+  'Trace me.': [{ content: 'Traced.' }],
+};
+
+beforeAll(async () => {
+  requireBuild();
+  receiver = await startOtlpReceiver();
+  telemetry = startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })!;
+  model = await startScriptedModel({
+    // Each conversation has its own cursor through the script: its first message picks its answers.
+    script: (request, { stepIndex }) => {
+      const first = request.messages.find((message) => message.role === 'user')?.content;
+      return ANSWERS[typeof first === 'string' ? first : '']?.[stepIndex];
+    },
+  });
+  env = await createLocalEnvironment();
+  const taskQueue = `otel-metrics-${randomUUID()}`;
+  const mcpConfigPath = path.join(tmp, 'mcp.json');
+  writeMcpConfig(mcpConfigPath, counterFile);
+  worker = await WorkerProcess.start({
+    temporalAddress: env.address,
+    taskQueue,
+    modelBaseUrl: model.baseUrl,
+    mcpConfigPath,
+    logFile,
+    extraEnvironment: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      OTEL_METRIC_EXPORT_INTERVAL: '500',
+      DURABLE_AGENT_OTEL_CONVERSATIONS_INTERVAL: '1',
+    },
+  });
+  const client = new Client({
+    connection: env.connection,
+    namespace: env.namespace ?? 'default',
+    interceptors: { workflow: clientTelemetryInterceptors(telemetry) },
+  });
+  agent = new DurableAgentClient({ client, taskQueue });
+});
+
+afterAll(async () => {
+  await worker?.stop(5_000);
+  killLeftovers([counterFile]);
+  await env?.teardown();
+  await model?.close();
+  await telemetry?.tracing?.shutdown();
+  await receiver?.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+/** The newest exported point of a metric with these attributes (the Runtime exports cumulative values). */
+function latest(name: string, attributes: Record<string, unknown>): ReceivedMetricPoint | undefined {
+  return receiver.metrics.findLast(
+    (point) =>
+      point.name.endsWith(name) && Object.entries(attributes).every(([key, value]) => point.attributes[key] === value),
+  );
+}
+
+const STATUSES = ['idle', 'running', 'awaiting_approval', 'awaiting_input', 'ended'] as const;
+
+/** The gauge's newest value per status, once it reads `expected` (visibility and exports lag by a moment). */
+async function conversationsReach(expected: Record<(typeof STATUSES)[number], number>) {
+  const current = () =>
+    Object.fromEntries(STATUSES.map((status) => [status, latest('durable_agent.conversations', { status })?.value]));
+  try {
+    return await until(() => JSON.stringify(current()) === JSON.stringify(expected) && current(), 'the gauge', {
+      timeoutMs: 60_000,
+    });
+  } catch (error) {
+    throw new Error(`${(error as Error).message}: last seen ${JSON.stringify(current())}`, { cause: error });
+  }
+}
+
+describe('worker metrics', () => {
+  it('conversations: the worker exports durable_agent.conversations by status, counted in visibility', async () => {
+    const idle = `idle-${randomUUID()}`;
+    await expect(agent.ask(idle, 'Hi')).resolves.toMatchObject({ stopReason: 'completed', answer: 'Hello.' });
+    const ended = `ended-${randomUUID()}`;
+    await agent.start(ended);
+    await agent.end(ended);
+    await conversationsReach({ idle: 1, running: 0, awaiting_approval: 0, awaiting_input: 0, ended: 1 });
+    expect(receiver.refused).toEqual([]);
+  }, 180_000);
+});
