@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -111,6 +112,14 @@ async function conversationsReach(expected: Record<(typeof STATUSES)[number], nu
   }
 }
 
+/** What waits for a person now, as docs/observability.md says to compute it: started minus ended. */
+function pending(kind: string): number {
+  return (
+    (latest('durable_agent.waits.started', { kind })?.value ?? 0) -
+    (latest('durable_agent.waits.ended', { kind })?.value ?? 0)
+  );
+}
+
 describe('worker metrics', () => {
   it('conversations: the worker exports durable_agent.conversations by status, counted in visibility', async () => {
     const idle = `idle-${randomUUID()}`;
@@ -120,5 +129,54 @@ describe('worker metrics', () => {
     await agent.end(ended);
     await conversationsReach({ idle: 1, running: 0, awaiting_approval: 0, awaiting_input: 0, ended: 1 });
     expect(receiver.refused).toEqual([]);
+  }, 180_000);
+
+  it('waits: an approval is pending while it waits, then ends with the time the person took', async () => {
+    const id = `approval-${randomUUID()}`;
+    await agent.send(id, 'Echo it, once approved.', { settings: { approval: { require: ['test__echo'] } } });
+    const [approval] = await until(async () => {
+      const calls = await agent.pendingApprovals(id);
+      return calls.length > 0 && calls;
+    }, 'the call to await approval');
+    await until(() => pending('approval') === 1, 'one approval pending in the metrics', { timeoutMs: 60_000 });
+    await conversationsReach({ idle: 1, running: 0, awaiting_approval: 1, awaiting_input: 0, ended: 1 });
+    const waitedFrom = Date.now();
+    await sleep(2_000);
+    await agent.approve(id, approval!.callId);
+    const duration = await until(
+      () => latest('durable_agent.wait.duration', { kind: 'approval', outcome: 'approved' }),
+      'the approval wait duration',
+      { timeoutMs: 60_000 },
+    );
+    const waitedMs = Date.now() - waitedFrom;
+    await until(() => pending('approval') === 0, 'no approval pending in the metrics', { timeoutMs: 60_000 });
+    expect(latest('durable_agent.waits.started', { kind: 'approval' })?.value).toBe(1);
+    expect(duration.value).toBe(1);
+    // Workflow time from the request to the decision: at least the two seconds waited here, at most until it was seen.
+    expect(duration.sum).toBeGreaterThanOrEqual(2);
+    expect(duration.sum).toBeLessThan(waitedMs / 1000 + 30);
+  }, 180_000);
+
+  it("waits: a server's question is pending while it waits, then ends with the answer's action", async () => {
+    const id = `question-${randomUUID()}`;
+    await agent.send(id, 'Ask me who I am.');
+    const [question] = await until(async () => {
+      const inputs = await agent.pendingInputs(id);
+      return inputs.length > 0 && inputs;
+    }, 'the question');
+    await until(() => pending('question') === 1, 'one question pending in the metrics', { timeoutMs: 60_000 });
+    await sleep(1_000);
+    await agent.answerInput(id, question!.requestId, { action: 'accept', content: { name: 'Ada' } });
+    const duration = await until(
+      () => latest('durable_agent.wait.duration', { kind: 'question', outcome: 'accept' }),
+      'the question wait duration',
+      { timeoutMs: 60_000 },
+    );
+    await until(() => pending('question') === 0, 'no question pending in the metrics', { timeoutMs: 60_000 });
+    expect(latest('durable_agent.waits.started', { kind: 'question' })?.value).toBe(1);
+    expect(duration.value).toBe(1);
+    expect(duration.sum).toBeGreaterThanOrEqual(1);
+    // The approval's wait is still counted once: a second kind does not touch the first.
+    expect(latest('durable_agent.wait.duration', { kind: 'approval', outcome: 'approved' })?.value).toBe(1);
   }, 180_000);
 });
