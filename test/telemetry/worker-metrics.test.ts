@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -178,5 +178,25 @@ describe('worker metrics', () => {
     expect(duration.sum).toBeGreaterThanOrEqual(1);
     // The approval's wait is still counted once: a second kind does not touch the first.
     expect(latest('durable_agent.wait.duration', { kind: 'approval', outcome: 'approved' })?.value).toBe(1);
+  }, 180_000);
+
+  it('logs: a workflow log line carries the trace_id and span_id of the turn it was logged in', async () => {
+    const id = `traced-${randomUUID()}`;
+    await expect(agent.ask(id, 'Trace me.')).resolves.toMatchObject({ answer: 'Traced.' });
+    const turn = await until(
+      () => receiver.spans.find((span) => span.name === 'turn 1' && span.attributes['gen_ai.conversation.id'] === id),
+      'the turn span',
+      { timeoutMs: 60_000 },
+    );
+    const line = await until(
+      () =>
+        readFileSync(logFile, 'utf8')
+          .split(/\n(?=\S)/)
+          .find((entry) => entry.includes('turn finished') && entry.includes(`conversation-${id}`)),
+      "the turn's log line",
+      { timeoutMs: 30_000 },
+    );
+    expect(line).toContain(`trace_id: '${turn.traceId}'`);
+    expect(line).toContain(`span_id: '${turn.spanId}'`);
   }, 180_000);
 });
