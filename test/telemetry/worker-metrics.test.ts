@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,7 +11,8 @@ import { clientTelemetryInterceptors, startTelemetry, type Telemetry } from '../
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startScriptedModel, type ScriptedModel, type ScriptStep } from '../../src/testing/scripted-model/index.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedMetricPoint } from '../helpers/otlp-receiver.js';
-import { killLeftovers, requireBuild, until, WorkerProcess, writeMcpConfig } from '../reliability/helpers.js';
+import { requireBuild, until, WorkerProcess, writeMcpConfig } from '../reliability/helpers.js';
+import { closeWorkerBed } from './close-worker-bed.js';
 
 /**
  * The metric values a worker exports, as users run it (`durable-agent worker` in its own process, OTEL_* set) to an
@@ -79,15 +80,7 @@ beforeAll(async () => {
   agent = new DurableAgentClient({ client, taskQueue });
 });
 
-afterAll(async () => {
-  await worker?.stop(5_000);
-  killLeftovers([counterFile]);
-  await env?.teardown();
-  await model?.close();
-  await telemetry?.tracing?.shutdown();
-  await receiver?.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+afterAll(() => closeWorkerBed({ workers: [worker], counterFile, env, model, telemetry, receiver, tmp }));
 
 /** The newest exported point of a metric with these attributes (the Runtime exports cumulative values). */
 function latest(name: string, attributes: Record<string, unknown>): ReceivedMetricPoint | undefined {
