@@ -101,7 +101,11 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
   const observed =
     telemetry === undefined
       ? undefined
-      : workerTelemetry(telemetry, { defaultModel: dependencies.defaultModel, secrets: dependencies.secrets });
+      : workerTelemetry(
+          telemetry,
+          { defaultModel: dependencies.defaultModel, secrets: dependencies.secrets },
+          dependencies.temporal,
+        );
   return await Worker.create({
     connection,
     namespace: namespace ?? 'default',
@@ -117,7 +121,11 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
     sinks: observed?.sinks,
     ...(deploymentVersion === undefined ? {} : workerDeploymentOptions(deploymentVersion)),
     ...worker,
-    plugins: [durableAgentPlugin({ ...dependencies, encryptionKeys }), ...(worker?.plugins ?? [])],
+    plugins: [
+      durableAgentPlugin({ ...dependencies, encryptionKeys }),
+      ...(observed?.plugins ?? []),
+      ...(worker?.plugins ?? []),
+    ],
   });
 }
 

@@ -3,7 +3,9 @@ import { Client, type Connection } from '@temporalio/client';
 import { encryptionDataConverter } from '../codec/data-converter.js';
 import { keyRefusalInterceptor } from './key-refusals.js';
 import { loadConfig, readEncryptionKeys } from '../config.js';
-import { clientTelemetryInterceptors, startTelemetry, type Tracing } from '../telemetry/index.js';
+import { clientTelemetryInterceptors } from '../telemetry/client-telemetry.js';
+import { startTelemetry } from '../telemetry/telemetry.js';
+import type { Tracing } from '../telemetry/tracing.js';
 import type { ChatMessage } from '../shared/types.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
 import {

@@ -1,6 +1,6 @@
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
-import type { Telemetry } from './worker-telemetry.js';
+import type { Telemetry } from './telemetry.js';
 
 /**
  * The client's part: Temporal's client interceptor opens a span for each start, signal, update and query and puts its

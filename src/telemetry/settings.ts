@@ -20,6 +20,11 @@ export interface TelemetrySettings {
   /** How often metrics are exported; `OTEL_METRIC_EXPORT_INTERVAL` in milliseconds, default 60000. */
   metricsIntervalMs: number;
   /**
+   * How often a worker counts conversations by status for `durable_agent.conversations`;
+   * `DURABLE_AGENT_OTEL_CONVERSATIONS_INTERVAL` in seconds, default 60.
+   */
+  conversationsIntervalMs: number;
+  /**
    * Put prompts, answers, tool arguments and tool results on spans (redacted with the worker's secrets);
    * `DURABLE_AGENT_OTEL_CAPTURE_CONTENT`, default false: spans carry ids, names, counts and outcomes only.
    */
@@ -75,6 +80,7 @@ export function readTelemetrySettings(env: Env = process.env): TelemetrySettings
     );
   }
   return {
+    conversationsIntervalMs: readConversationsInterval(env),
     serviceName: read(env, 'OTEL_SERVICE_NAME') ?? 'durable-agent',
     tracesUrl,
     tracesProtocol:
@@ -85,4 +91,19 @@ export function readTelemetrySettings(env: Env = process.env): TelemetrySettings
     metricsIntervalMs,
     captureContent: readBoolean(env, 'DURABLE_AGENT_OTEL_CAPTURE_CONTENT', false),
   };
+}
+
+const CONVERSATIONS_INTERVAL = 'DURABLE_AGENT_OTEL_CONVERSATIONS_INTERVAL';
+
+function readConversationsInterval(env: Env): number {
+  const value = read(env, CONVERSATIONS_INTERVAL);
+  if (value === undefined) return 60_000;
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 1) {
+    throw new ConfigError(
+      `Invalid ${CONVERSATIONS_INTERVAL}=${JSON.stringify(value)}: expected seconds between two counts of ` +
+        'conversations by status, a whole number of 1 or more (default 60).',
+    );
+  }
+  return seconds * 1000;
 }

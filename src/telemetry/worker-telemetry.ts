@@ -4,10 +4,12 @@ import {
   OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
-import type { InjectedSinks, RuntimeOptions, WorkerInterceptors } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import type { InjectedSinks, RuntimeOptions, WorkerInterceptors, WorkerPlugin } from '@temporalio/worker';
 import { activitySpans, type ActivitySpanOptions } from './activity-spans.js';
+import { conversationGaugePlugin } from './conversation-gauge.js';
 import type { TelemetrySettings } from './settings.js';
-import type { Tracing } from './tracing.js';
+import type { Telemetry } from './telemetry.js';
 
 /**
  * The workflow interceptors bundled into the workflow code when tracing is on (`workflow-interceptors.ts`, `.js` once
@@ -19,30 +21,32 @@ export const WORKFLOW_TRACING_INTERCEPTORS = new URL(
   import.meta.url,
 ).pathname;
 
-/** Telemetry of one process: what the environment asked for, and the tracer provider if traces were. */
-export interface Telemetry {
-  settings: TelemetrySettings;
-  tracing: Tracing | undefined;
-}
-
 /**
  * The worker's part: Temporal's activity interceptors (the `RunActivity` span, continuing the workflow's trace), ours
  * (the GenAI spans, metrics and log ids), and the sink through which workflow spans leave the sandbox. Without
- * tracing, only our metrics and log ids.
+ * tracing, only our metrics and log ids. With metrics, a plugin that counts conversations by status through `client`
+ * while the worker runs.
  */
 export function workerTelemetry(
   telemetry: Telemetry,
   spans: ActivitySpanOptions,
+  client: Client,
 ): {
   interceptors: WorkerInterceptors;
   sinks: InjectedSinks<OpenTelemetrySinks> | undefined;
   workflowInterceptorModules: string[];
+  plugins: WorkerPlugin[];
 } {
   const ours = activitySpans({ ...spans, captureContent: telemetry.settings.captureContent });
-  const { tracing } = telemetry;
+  const { tracing, settings } = telemetry;
+  const plugins =
+    settings.metricsUrl === undefined
+      ? []
+      : [conversationGaugePlugin({ client, intervalMs: settings.conversationsIntervalMs })];
   if (tracing === undefined)
-    return { interceptors: { activity: [ours] }, sinks: undefined, workflowInterceptorModules: [] };
+    return { interceptors: { activity: [ours] }, sinks: undefined, workflowInterceptorModules: [], plugins };
   return {
+    plugins,
     interceptors: {
       // Temporal's first: its inbound interceptor makes the `RunActivity` span that ours nest under.
       activity: [

@@ -27,6 +27,8 @@ export interface ReceivedMetricPoint {
   attributes: Record<string, unknown>;
   /** A sum's or gauge's value, a histogram's count. */
   value: number;
+  /** A histogram's sum of recorded values; absent for sums and gauges. */
+  sum?: number;
 }
 
 export interface OtlpReceiver {
@@ -93,7 +95,9 @@ type Decoded = {
       metrics?: ({ name: string } & Partial<
         Record<
           'sum' | 'gauge' | 'histogram',
-          { dataPoints?: { attributes?: KeyValue[]; asInt?: string; asDouble?: number; count?: string }[] }
+          {
+            dataPoints?: { attributes?: KeyValue[]; asInt?: string; asDouble?: number; count?: string; sum?: number }[];
+          }
         >
       >)[];
     }[];
@@ -161,6 +165,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               name: metric.name,
               attributes: attributesOf(point.attributes),
               value: Number(point.count ?? point.asInt ?? point.asDouble ?? 0),
+              ...(metric.histogram === undefined ? {} : { sum: Number(point.sum ?? 0) }),
             });
           }
         }

@@ -8,7 +8,6 @@ import { PriceTable } from '../../src/pricing/price-table.js';
 import { CACHED_USAGE, CACHED_USAGE_USD, CLAUDE_PRICES } from '../helpers/cached-usage.js';
 import { FailureType } from '../../src/shared/errors.js';
 import { clientTelemetryInterceptors, startTelemetry, type Telemetry } from '../../src/telemetry/index.js';
-import { PriceTable } from '../../src/pricing/price-table.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startCrm, type Crm } from '../helpers/crm-server.js';

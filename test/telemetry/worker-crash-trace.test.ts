@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
@@ -10,14 +10,8 @@ import { clientTelemetryInterceptors, startTelemetry, type Telemetry } from '../
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
-import {
-  callsPerTool,
-  killLeftovers,
-  requireBuild,
-  until,
-  WorkerProcess,
-  writeMcpConfig,
-} from '../reliability/helpers.js';
+import { callsPerTool, requireBuild, until, WorkerProcess, writeMcpConfig } from '../reliability/helpers.js';
+import { closeWorkerBed } from './close-worker-bed.js';
 import { spanTree } from './span-tree.js';
 
 /**
@@ -47,15 +41,7 @@ beforeAll(async () => {
   env = await createLocalEnvironment();
 });
 
-afterAll(async () => {
-  await Promise.allSettled(workers.map((worker) => worker.stop(5_000)));
-  killLeftovers([counterFile]);
-  await env?.teardown();
-  await model?.close();
-  await telemetry?.tracing?.shutdown();
-  await receiver?.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+afterAll(() => closeWorkerBed({ workers, counterFile, env, model, telemetry, receiver, tmp }));
 
 async function startWorker(taskQueue: string, name: string): Promise<WorkerProcess> {
   const mcpConfigPath = path.join(tmp, 'mcp.json');

@@ -17,6 +17,7 @@ describe('telemetry settings from the OpenTelemetry environment', () => {
       tracesProtocol: 'http/protobuf',
       metricsUrl: 'http://collector:4318/v1/metrics',
       metricsIntervalMs: 60_000,
+      conversationsIntervalMs: 60_000,
       captureContent: false,
     });
     expect(
@@ -50,5 +51,20 @@ describe('telemetry settings from the OpenTelemetry environment', () => {
     expect(() =>
       readTelemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_METRIC_EXPORT_INTERVAL: 'soon' }),
     ).toThrow(/OTEL_METRIC_EXPORT_INTERVAL="soon"/);
+    expect(() =>
+      readTelemetrySettings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        DURABLE_AGENT_OTEL_CONVERSATIONS_INTERVAL: '0.5',
+      }),
+    ).toThrow(/DURABLE_AGENT_OTEL_CONVERSATIONS_INTERVAL="0.5": expected seconds .* a whole number of 1 or more/);
+  });
+
+  it('settings: conversations are counted every DURABLE_AGENT_OTEL_CONVERSATIONS_INTERVAL seconds', () => {
+    expect(
+      readTelemetrySettings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+        DURABLE_AGENT_OTEL_CONVERSATIONS_INTERVAL: '15',
+      }),
+    ).toMatchObject({ conversationsIntervalMs: 15_000 });
   });
 });
