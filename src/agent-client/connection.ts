@@ -36,8 +36,11 @@ async function tlsOptions(config: TemporalConfig): Promise<ConnectionOptions['tl
  * @internal
  */
 export async function connectTemporal(config: TemporalConfig): Promise<Connection> {
-  return await Connection.connect({
+  // The interceptors are made before the connection, whose call context says which signal a call is made under.
+  const made: { connection?: Connection } = {};
+  made.connection = await Connection.connect({
     ...(await connectionOptions(config)),
-    interceptors: [cancellableRetryInterceptor()],
+    interceptors: [cancellableRetryInterceptor(() => made.connection?.callContextStorage.getStore()?.abortSignal)],
   });
+  return made.connection;
 }

@@ -27,6 +27,9 @@ export const CLOSING_RETRY_DELAY_MS = 100;
  *
  * - A cancelled call (an aborted `withAbortSignal`) stops retrying: the SDK's interceptor cancels only the first
  *   attempt and keeps sending the request again for up to 40 s, so an aborted call neither settles nor lets go.
+ * - A call made under a signal that is already aborted is not sent: the connection cancels a call only when its signal
+ *   fires after the call was made, so such a call would run to its end (a 30 s long poll kept `chat` from exiting).
+ *   `abortSignal` reads the signal of the call being made (the connection's call context).
  * - An attempt due after the connection was closed fails the call instead of throwing "Channel has been shut down"
  *   from a timer (an uncaught exception that killed the CLI at exit).
  * - An update refused because its run is closing ("workflow is closing", RESOURCE_EXHAUSTED) is sent again after
@@ -36,7 +39,7 @@ export const CLOSING_RETRY_DELAY_MS = 100;
  * second.
  * @internal
  */
-export function cancellableRetryInterceptor(): Interceptor {
+export function cancellableRetryInterceptor(abortSignal: () => AbortSignal | undefined = () => undefined): Interceptor {
   const defaults = defaultGrpcRetryOptions({ maxAttempts: MAX_ATTEMPTS });
   const retry = makeGrpcRetryInterceptor({
     retryableDecider: (attempt, status) => defaults.retryableDecider(attempt, status),
@@ -52,7 +55,8 @@ export function cancellableRetryInterceptor(): Interceptor {
     let latest: Call | undefined;
     const attempt: NextCall = (attemptOptions) => {
       attempts++;
-      if (attempts > 1 && cancelled) return refusedAttempt(GrpcStatus.CANCELLED, 'Cancelled on client');
+      if (attempts === 1 && abortSignal()?.aborted) cancelled = true;
+      if (cancelled) return refusedAttempt(GrpcStatus.CANCELLED, 'Cancelled on client');
       let call: Call;
       try {
         call = nextCall(attemptOptions);

@@ -64,13 +64,20 @@ export class SubscriptionCalls {
    * (collected with the call) rather than the subscription's long-lived one.
    */
   run<T>(call: () => Promise<T>, options: { deadline?: number; signal?: AbortSignal } = {}): Promise<T> {
-    const own = new AbortController();
-    const abort = () => own.abort();
     const signals = [this.signal, options.signal].filter((signal) => signal !== undefined);
-    for (const signal of signals) {
-      if (signal.aborted) abort();
-      else signal.addEventListener('abort', abort, { once: true });
-    }
+    // Nothing is sent once the call is cancelled, and a cancelled call is let go at once: the connection cancels a
+    // call only when its signal fires after the gRPC request was made, which a call that first encodes its input
+    // makes a moment later (a long poll started so would run to its end, 30 s, and keep `chat` from exiting).
+    const cancelled = () => new WorkflowUpdateRPCTimeoutOrCancelledError('Cancelled: the subscription ended');
+    if (signals.some((signal) => signal.aborted)) return Promise.reject(cancelled());
+    const own = new AbortController();
+    let letGo!: (error: Error) => void;
+    const aborted = new Promise<never>((_, reject) => (letGo = reject));
+    const abort = () => {
+      own.abort();
+      letGo(cancelled());
+    };
+    for (const signal of signals) signal.addEventListener('abort', abort, { once: true });
     const { deadline } = options;
     const promise = this.client.withAbortSignal(own.signal, () =>
       deadline === undefined ? call() : this.client.withDeadline(deadline, call),
@@ -84,7 +91,8 @@ export class SubscriptionCalls {
       this.inFlight.delete(settled);
       for (const signal of signals) signal.removeEventListener('abort', abort);
     });
-    return promise;
+    aborted.catch(() => undefined);
+    return Promise.race([promise, aborted]);
   }
 
   /**

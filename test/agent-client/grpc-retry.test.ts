@@ -20,6 +20,31 @@ afterAll(async () => {
   await env?.teardown();
 });
 
+it('DurableAgentClient.connect: a call made under a signal that is already aborted is not sent', async () => {
+  const agent = await DurableAgentClient.connect({
+    temporal: { ...loadConfig({}).temporal, address: env!.address },
+    taskQueue: 'grpc-retry',
+  });
+  try {
+    const service = agent.client.workflowService;
+    // The same call under a live signal is answered: the refusal below is the signal's doing.
+    await expect(
+      agent.client.withAbortSignal(new AbortController().signal, () => service.getSystemInfo({})),
+    ).resolves.toBeDefined();
+    // The connection cancels a call when its signal fires, never one made after it fired: a long poll made so ran to its end.
+    const outcome = await agent.client
+      .withAbortSignal(AbortSignal.abort(), () => service.getSystemInfo({}))
+      .then(
+        () => 'answered',
+        (error: unknown) => error,
+      );
+    expect(outcome).toBeInstanceOf(Error);
+    expect(String(outcome)).toMatch(/cancel/i);
+  } finally {
+    await agent.close();
+  }
+});
+
 it('DurableAgentClient.connect: a call cancelled while its retries wait settles at once, and nothing throws after close', async () => {
   const agent = await DurableAgentClient.connect({
     temporal: { ...loadConfig({}).temporal, address: env!.address },

@@ -1,7 +1,15 @@
 import type readline from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DurableAgentClient } from '../../agent-client/index.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Spinner } from './spinner.js';
+
+/**
+ * Longest wait, after an answer given here was taken, for the stream to show it settled before the next question is
+ * asked: the settlement's line (`✓ … approved by …`) then comes before the next question, and a stream that lags never
+ * holds the questions back for long.
+ */
+const SETTLEMENT_WAIT_MS = 5_000;
 
 export interface InlineQuestionsOptions {
   client: DurableAgentClient;
@@ -34,6 +42,10 @@ export abstract class InlineQuestions<Item, Asked extends { item: Item }, Option
   /** An answer given here is being sent: the next question waits for it. */
   private sending = false;
   private closed = false;
+  /** Items seen settled, for an answer whose settlement arrived before the call that sent it returned. */
+  private readonly settledIds = new Set<string>();
+  /** The settlement an answer sent here waits to see before the next question. */
+  private awaited: { id: string; seen: () => void } | undefined;
 
   constructor(protected readonly options: Options) {}
 
@@ -57,6 +69,8 @@ export abstract class InlineQuestions<Item, Asked extends { item: Item }, Option
 
   /** The item was settled (here or elsewhere): it is no longer asked about. */
   settled(id: string): void {
+    this.settledIds.add(id);
+    if (this.awaited?.id === id) this.awaited.seen();
     const index = this.queue.findIndex((queued) => this.idOf(queued) === id);
     if (index >= 0) this.queue.splice(index, 1);
     if (!this.isAsking(id)) return;
@@ -105,6 +119,7 @@ export abstract class InlineQuestions<Item, Asked extends { item: Item }, Option
     this.closed = true;
     this.queue.length = 0;
     this.asking = undefined;
+    this.awaited?.seen();
   }
 
   /** No item is left to ask about. */
@@ -132,6 +147,7 @@ export abstract class InlineQuestions<Item, Asked extends { item: Item }, Option
     this.sending = true;
     try {
       await action();
+      await this.settlement(this.idOf(item));
     } catch (error) {
       this.options.spinner.clear();
       this.options.errors.write(`Could not ${what}: ${errorMessage(error)}\n`);
@@ -140,6 +156,18 @@ export abstract class InlineQuestions<Item, Asked extends { item: Item }, Option
       this.sending = false;
     }
     this.next();
+  }
+
+  /** Resolves once the stream has shown `id` settled (its line printed), or after {@link SETTLEMENT_WAIT_MS}. */
+  private async settlement(id: string): Promise<void> {
+    if (this.settledIds.has(id) || this.closed) return;
+    const timer = new AbortController();
+    await Promise.race([
+      new Promise<void>((resolve) => (this.awaited = { id, seen: resolve })),
+      sleep(SETTLEMENT_WAIT_MS, undefined, { signal: timer.signal }).catch(() => undefined),
+    ]);
+    timer.abort();
+    this.awaited = undefined;
   }
 
   private isAsking(id: string): boolean {
