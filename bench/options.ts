@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { baselineContender } from './baseline.js';
 import { CONTENDERS, EXPERIMENTS, FLOOR, TRACED, type ContenderDefinition } from './contenders/index.js';
+import { providerContenders } from './contenders/providers.js';
 import { log } from './log.js';
 import { narrowPlan, PLANS, scalePlan, type Plan } from './plan.js';
 
@@ -21,6 +22,7 @@ function parseValues(args: string[]) {
       eager: { type: 'boolean', default: false },
       experiments: { type: 'boolean', default: false },
       tracing: { type: 'boolean', default: false },
+      providers: { type: 'string' },
       baseline: { type: 'string' },
       scale: { type: 'string' },
       delays: { type: 'string' },
@@ -68,6 +70,7 @@ function runVariant(values: BenchValues): string {
     values.concurrency && `concurrency-${values.concurrency}`,
     values.experiments && 'experiments',
     values.tracing && 'tracing',
+    values.providers && `providers-${values.providers.replace(/,/g, '-')}`,
     values.scale && `scale-${values.scale}`,
     values.baseline && `baseline-${values.baseline.replace(/[^\w.-]/g, '_')}`,
     values.eager && 'eager',
@@ -97,20 +100,20 @@ function devServerArguments(options: { stock: boolean; eager: boolean }): string
 
 /**
  * The contenders this run measures: the standard ones (`--only` keeps some, the floor always; `--no-peer` drops
- * Temporal's own integration), the `--baseline` builds (built here when missing), and the `--experiments` variants.
+ * Temporal's own integration), the `--baseline` builds (built here when missing), durable-agent on each of the
+ * `--providers`, and the `--experiments` variants.
  */
 export async function chooseContenders({ values }: BenchOptions): Promise<ContenderDefinition[]> {
   const only = values.only?.split(',');
   const baseline: ContenderDefinition[] = [];
   for (const ref of values.baseline?.split(',') ?? []) baseline.push(await baselineContender(repoRoot, ref));
   const traced = values.tracing ? [TRACED] : [];
-  const chosen = [...CONTENDERS, ...baseline, ...traced, ...(values.experiments ? EXPERIMENTS : [])].filter(
+  // Asked for by name, like the baselines: `--only` does not drop them.
+  const providers = values.providers === undefined ? [] : providerContenders(values.providers);
+  const asked = [...baseline, ...traced, ...providers];
+  const chosen = [...CONTENDERS, ...asked, ...(values.experiments ? EXPERIMENTS : [])].filter(
     (definition) =>
-      only === undefined ||
-      only.includes(definition.name) ||
-      definition === FLOOR ||
-      baseline.includes(definition) ||
-      traced.includes(definition),
+      only === undefined || only.includes(definition.name) || definition === FLOOR || asked.includes(definition),
   );
   // Said out loud: a run without the peer must never pass for one with it.
   const peers = values['no-peer'] ? chosen.filter((definition) => definition.peer) : [];

@@ -1,4 +1,4 @@
-import type { ScriptFunction, ScriptStep } from '../src/testing/scripted-model/index.js';
+import type { RecordedRequest, ScriptFunction, ScriptStep } from '../src/testing/scripted-model/index.js';
 
 /**
  * The benchmark's workload: a turn is a chain of `chain` tool calls, one per model call, then an answer
@@ -74,9 +74,40 @@ export function nextStep(messages: readonly WireMessage[], toolNames: readonly s
   return { toolCalls: [{ name: echo, arguments: { text: `step ${done + 1}` } }], ...delay };
 }
 
-/** The scripted model's script for every contender. */
-export const benchScript: ScriptFunction = (request) =>
-  nextStep(
-    request.messages,
-    (request.tools ?? []).flatMap((tool) => (tool.type === 'function' ? [tool.function.name] : [])),
-  );
+type Block = { type?: string; role?: string; text?: unknown; content?: unknown; name?: unknown };
+
+/**
+ * The request's messages as the script reads them, whichever API it came to: Anthropic's `tool_result` blocks and the
+ * Responses API's `function_call_output` items become `tool` messages.
+ */
+export function wireMessagesOf(request: RecordedRequest): WireMessage[] {
+  if (request.api === 'messages') {
+    const turns = (request.body.messages ?? []) as Block[];
+    return turns.flatMap((turn): WireMessage[] => {
+      if (!Array.isArray(turn.content)) return [{ role: turn.role ?? '', content: turn.content }];
+      const blocks = turn.content as Block[];
+      const text = blocks.filter((block) => block.type === 'text');
+      const results = blocks.filter((block) => block.type === 'tool_result').map(() => ({ role: 'tool' }));
+      return [...(text.length > 0 ? [{ role: turn.role ?? '', content: text }] : []), ...results];
+    });
+  }
+  if (request.api === 'responses') {
+    const items = (request.body.input ?? []) as Block[];
+    return items.flatMap((item): WireMessage[] => {
+      if (item.type === 'function_call_output') return [{ role: 'tool' }];
+      return item.role === undefined ? [] : [{ role: item.role, content: item.content }];
+    });
+  }
+  return request.messages;
+}
+
+/** The names of the tools the request offers, whichever API it came to. */
+export function toolNamesOf(request: RecordedRequest): string[] {
+  if (request.api === 'chat-completions') {
+    return (request.tools ?? []).flatMap((tool) => (tool.type === 'function' ? [tool.function.name] : []));
+  }
+  return ((request.body.tools ?? []) as Block[]).flatMap((tool) => (typeof tool.name === 'string' ? [tool.name] : []));
+}
+
+/** The scripted model's script for every contender, on every API. */
+export const benchScript: ScriptFunction = (request) => nextStep(wireMessagesOf(request), toolNamesOf(request));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { encryptionDataConverter } from '../../src/codec/data-converter.js';
 import { readEncryptionKeys } from '../../src/config.js';
@@ -15,9 +16,12 @@ import { createAgentWorker, workflowsPath } from '../../src/worker.js';
 import { conversationWorkflow } from '../../src/workflows/conversation.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import type { ChatCompletionsClient } from '../../src/activities/model/call.js';
+import type { AnthropicMessagesClient } from '../../src/activities/model/providers/anthropic.js';
+import type { ResponsesClient } from '../../src/activities/model/providers/openai-responses.js';
 import { runMain, serveContender, WorkClock, type ContenderDriver } from '../harness.js';
 import { promptOf, stepsOf, type TurnSpec } from '../workload.js';
 import { parseContenderArguments, type ContenderConfig } from './config.js';
+import { BENCH_MODELS, benchProviderOf } from './providers.js';
 import { benchMcpServer, timedPool } from './mcp.js';
 import { startOtlpSink } from './otlp-sink.js';
 import { replayOnColdWorker } from './replay.js';
@@ -32,14 +36,27 @@ function currentWorkflowId(): string | undefined {
   }
 }
 
-/** The OpenAI client with every request timed on `clock`. */
-function timedOpenAI(openai: OpenAI, clock: WorkClock): ChatCompletionsClient {
+/** The OpenAI client with every request timed on `clock`, Chat Completions and Responses alike. */
+function timedOpenAI(openai: OpenAI, clock: WorkClock): ChatCompletionsClient & ResponsesClient {
   return {
     baseURL: openai.baseURL,
     chat: {
       completions: {
         create: (body, options) => clock.time(currentWorkflowId(), () => openai.chat.completions.create(body, options)),
       },
+    },
+    responses: {
+      create: (body, options) => clock.time(currentWorkflowId(), () => openai.responses.create(body, options)),
+    },
+  };
+}
+
+/** The Anthropic client with every request timed on `clock`. */
+function timedAnthropic(anthropic: Anthropic, clock: WorkClock): AnthropicMessagesClient {
+  return {
+    baseURL: anthropic.baseURL,
+    messages: {
+      create: (body, options) => clock.time(currentWorkflowId(), () => anthropic.messages.create(body, options)),
     },
   };
 }
@@ -83,11 +100,20 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
     interceptors: { workflow: clientTelemetryInterceptors(telemetry) },
   });
   const openai = new OpenAI({ baseURL: config.modelBaseUrl, apiKey: 'bench', maxRetries: 0 });
+  // The scripted model serves the Messages API at the same address, without the `/v1` the OpenAI client adds.
+  const anthropic = new Anthropic({
+    baseURL: config.modelBaseUrl.replace(/\/v1$/, ''),
+    apiKey: 'bench',
+    maxRetries: 0,
+  });
+  // BENCH_PROVIDER (the `--providers` contenders): every conversation names that provider in its model.
+  const model = BENCH_MODELS[benchProviderOf(process.env.BENCH_PROVIDER)];
   const worker = await createAgentWorker({
     connection: nativeConnection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     openai: timedOpenAI(openai, clock),
+    anthropic: timedAnthropic(anthropic, clock),
     defaultModel: 'scripted-model',
     mcp: timedPool(pool, clock, currentWorkflowId),
     temporal: client,
@@ -114,6 +140,7 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
       args: [
         {
           conversationId,
+          ...(model === undefined ? {} : { settings: { model } }),
           messages: turns.map((spec, index) => ({ id: `m${index}`, content: promptOf(spec, String(index)) })),
           closeWhenIdle: true,
         },

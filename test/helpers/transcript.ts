@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import type { ChatMessage } from '../../src/shared/types.js';
 import { expect } from 'vitest';
 
 type WireMessage = OpenAI.Chat.ChatCompletionMessageParam;
@@ -35,4 +36,21 @@ export function toolResults(messages: readonly WireMessage[]): { id: string; con
         ]
       : [],
   );
+}
+
+/**
+ * A transcript with what differs by provider or by run taken out: tool call ids renumbered `call-1`, `call-2`, … in
+ * the order the calls were made (each API has its own id format), and user messages without their ids.
+ */
+export function neutralTranscript(messages: readonly ChatMessage[]): ChatMessage[] {
+  const ids = new Map<string, string>();
+  const idOf = (id: string) => ids.get(id) ?? ids.set(id, `call-${ids.size + 1}`).get(id)!;
+  return messages.map((message) => {
+    if (message.role === 'user') return { role: 'user', content: message.content };
+    if (message.role === 'tool') return { ...message, toolCallId: idOf(message.toolCallId) };
+    if (message.role === 'assistant' && message.toolCalls) {
+      return { ...message, toolCalls: message.toolCalls.map((call) => ({ ...call, id: idOf(call.id) })) };
+    }
+    return message;
+  });
 }

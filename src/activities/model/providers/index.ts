@@ -11,7 +11,7 @@ export { parseModelName, ProviderName, type ModelProvider, type ProviderRequest 
 
 /** The clients the worker created, one per API; a provider whose client is missing cannot be chosen. */
 export interface ProviderClients {
-  /** Serves `openai:` names and plain names (Chat Completions). */
+  /** Serves plain names and `openai:` ones (Chat Completions), and `openai-responses:` ones when it has `responses`. */
   openai: ChatCompletionsClient | OpenAI;
   /** Serves `anthropic:` names; created with `maxRetries: 0` (Temporal retries). Default: none. */
   anthropic?: AnthropicMessagesClient | Anthropic;
