@@ -106,7 +106,16 @@ function devServerArguments(options: { stock: boolean; eager: boolean }): string
 export async function chooseContenders({ values }: BenchOptions): Promise<ContenderDefinition[]> {
   const only = values.only?.split(',');
   const baseline: ContenderDefinition[] = [];
-  for (const ref of values.baseline?.split(',') ?? []) baseline.push(await baselineContender(repoRoot, ref));
+  const encrypted = CONTENDERS.find((definition) => definition.name === 'durable-agent-encrypted');
+  for (const ref of values.baseline?.split(',') ?? []) {
+    const plain = await baselineContender(repoRoot, ref);
+    baseline.push(plain);
+    // Beside the encrypted contender, the baseline encrypted too (same key), so the codec is compared before and after.
+    if (encrypted && (only === undefined || only.includes(encrypted.name))) {
+      const name = `${plain.name}-encrypted`;
+      baseline.push({ ...plain, name, label: `${plain.label}, payloads encrypted`, env: encrypted.env });
+    }
+  }
   const traced = values.tracing ? [TRACED] : [];
   // Asked for by name, like the baselines: `--only` does not drop them.
   const providers = values.providers === undefined ? [] : providerContenders(values.providers);

@@ -8,7 +8,7 @@ import type { EncryptionKey } from './keys.js';
 
 /**
  * The payload codec that encrypts what durable-agent records in Temporal: each payload (its metadata and data, as
- * protobuf) is compressed with raw deflate, then encrypted with AES-256-GCM under the first key, a fresh 96-bit nonce
+ * protobuf) is compressed with raw deflate (a small one is stored in a raw deflate block as it is), then encrypted with AES-256-GCM under the first key, a fresh 96-bit nonce
  * each time and the key id as additional authenticated data. The result is a payload whose metadata says
  * `encoding: binary/encrypted` and which key encrypted it, and whose data is nonce, ciphertext and tag.
  *
@@ -63,7 +63,7 @@ export class EncryptionCodec implements PayloadCodec {
     } catch (error) {
       throw new PayloadDecryptionError(keyId, { cause: error });
     }
-    return Payload.decode(inflateRawSync(compressed));
+    return Payload.decode(inflate(compressed));
   }
 }
 
@@ -74,6 +74,15 @@ export const CIPHER = 'deflate+AES-256-GCM';
 export const METADATA = { encoding: 'encoding', keyId: 'encryption-key-id', cipher: 'encryption-cipher' } as const;
 
 const NONCE_BYTES = 12;
+/**
+ * Smaller payloads are not compressed: deflate costs about 0.1 ms a payload whatever its size (zlib sets up its
+ * window and tables each time), and saves at most a few hundred bytes below this. Most of a step's payloads (tool
+ * results, heartbeat details, short answers) are this small.
+ */
+const COMPRESSED_FROM_BYTES = 1024;
+/** A raw deflate block stored as it is: the header byte of a final stored block, then its length and the length's complement. */
+const STORED_BLOCK_HEADER_BYTES = 5;
+const FINAL_STORED_BLOCK = 0x01;
 const TAG_BYTES = 16;
 const { Payload } = proto.temporal.api.common.v1;
 
@@ -81,7 +90,8 @@ function encryptPayload(payload: Payload, { id, key }: EncryptionKey): Payload {
   const nonce = randomBytes(NONCE_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
   cipher.setAAD(Buffer.from(id));
-  const compressed = deflateRawSync(Payload.encode(payload).finish());
+  const encoded = Payload.encode(payload).finish();
+  const compressed = encoded.length < COMPRESSED_FROM_BYTES ? storedBlock(encoded) : deflateRawSync(encoded);
   const ciphertext = Buffer.concat([cipher.update(compressed), cipher.final()]);
   return {
     metadata: {
@@ -91,6 +101,28 @@ function encryptPayload(payload: Payload, { id, key }: EncryptionKey): Payload {
     },
     data: Buffer.concat([nonce, ciphertext, cipher.getAuthTag()]),
   };
+}
+
+/** `bytes` as one final stored block of raw deflate: what any inflater reads back, made without zlib. */
+function storedBlock(bytes: Uint8Array): Buffer {
+  const block = Buffer.allocUnsafe(STORED_BLOCK_HEADER_BYTES + bytes.length);
+  block[0] = FINAL_STORED_BLOCK;
+  block.writeUInt16LE(bytes.length, 1);
+  block.writeUInt16LE(bytes.length ^ 0xffff, 3);
+  block.set(bytes, STORED_BLOCK_HEADER_BYTES);
+  return block;
+}
+
+/** Raw deflate undone; one final stored block (see {@link storedBlock}) is read without zlib, as inflating it would. */
+function inflate(compressed: Buffer): Buffer {
+  if (compressed.length >= STORED_BLOCK_HEADER_BYTES && compressed[0] === FINAL_STORED_BLOCK) {
+    const length = compressed.readUInt16LE(1);
+    const complement = compressed.readUInt16LE(3);
+    if ((length ^ 0xffff) === complement && compressed.length === STORED_BLOCK_HEADER_BYTES + length) {
+      return compressed.subarray(STORED_BLOCK_HEADER_BYTES);
+    }
+  }
+  return inflateRawSync(compressed);
 }
 
 function isEncrypted(payload: Payload): boolean {

@@ -84,6 +84,8 @@ const OPEN_CREDENTIAL = new RegExp(
   String.raw`\b(?:(?:${CREDENTIAL_HEADER})["']?\s*(?:[:=][^\n"']*)?|(?:bearer|basic)\s*\S*|[a-z][a-z0-9+.-]*://\S*|sk-[\w-]*)$`,
   'i',
 );
+/** What every credential shape above contains: a header name, a scheme, `://` or `sk-`. */
+const MAY_HOLD_CREDENTIAL = new RegExp(String.raw`${CREDENTIAL_HEADER}|bearer|basic|:\/\/|sk-`, 'i');
 const HEADER_NAME = new RegExp(String.raw`^(?:${CREDENTIAL_HEADER})$`, 'i');
 
 export class Redactor {
@@ -134,11 +136,7 @@ export class Redactor {
 
   /** `text` with every secret replaced by its label and every credential recognised by its shape by `[redacted]`. */
   text(text: string): string {
-    let result = text;
-    for (const { value, label } of this.replacements()) {
-      if (result.includes(value)) result = result.split(value).join(label);
-    }
-    return redactShapes(result);
+    return redactText(text, this.replacements());
   }
 
   /**
@@ -146,7 +144,8 @@ export class Redactor {
    * header (`{ authorization: '…' }`) replaced. Returns `value` itself when nothing changed.
    */
   value<T>(value: T): T {
-    return this.walk(value, undefined) as T;
+    // The secrets are gathered once for the whole value, not once for each of its strings.
+    return walk(value, undefined, this.replacements()) as T;
   }
 
   /**
@@ -197,26 +196,6 @@ export class Redactor {
     return open === null ? end : Math.min(end, open.index);
   }
 
-  private walk(value: unknown, key: string | undefined): unknown {
-    if (typeof value === 'string') {
-      return key !== undefined && HEADER_NAME.test(key) && value !== '' && !LABEL.test(value)
-        ? REDACTED
-        : this.text(value);
-    }
-    if (Array.isArray(value)) {
-      const items = value.map((item) => this.walk(item, undefined));
-      return items.every((item, index) => item === value[index]) ? value : items;
-    }
-    if (!isPlainObject(value)) return value;
-    let changed = false;
-    const entries = Object.entries(value).map(([name, item]) => {
-      const redacted = this.walk(item, name);
-      if (redacted !== item) changed = true;
-      return [name, redacted] as const;
-    });
-    return changed ? Object.fromEntries(entries) : value;
-  }
-
   /** Every value this redactor and those it includes know, longest first (a header that contains a variable goes whole). */
   private replacements(): Secret[] {
     const key = this.cacheKey();
@@ -246,6 +225,8 @@ export class Redactor {
 
 /** `text` with the credentials recognised by their shape replaced by `[redacted]`. */
 export function redactShapes(text: string): string {
+  // Most text names no credential at all: one search instead of six replacements.
+  if (!MAY_HOLD_CREDENTIAL.test(text)) return text;
   const keep = (value: string) => LABEL.test(value.replace(/^(bearer|basic)\s+/i, ''));
   return text
     .replace(HEADER_QUOTED, (match, quote: string, name: string, separator: string, value: string) =>
@@ -260,6 +241,35 @@ export function redactShapes(text: string): string {
       LABEL.test(password) && LABEL.test(user) ? match : `${scheme}${REDACTED}@`,
     )
     .replace(API_KEY_SHAPE, REDACTED);
+}
+
+/** `text` with every secret of `replacements` replaced by its label, then {@link redactShapes}. */
+function redactText(text: string, replacements: readonly Secret[]): string {
+  let result = text;
+  for (const { value, label } of replacements) {
+    if (result.includes(value)) result = result.split(value).join(label);
+  }
+  return redactShapes(result);
+}
+
+function walk(value: unknown, key: string | undefined, replacements: readonly Secret[]): unknown {
+  if (typeof value === 'string') {
+    return key !== undefined && HEADER_NAME.test(key) && value !== '' && !LABEL.test(value)
+      ? REDACTED
+      : redactText(value, replacements);
+  }
+  if (Array.isArray(value)) {
+    const items = value.map((item) => walk(item, undefined, replacements));
+    return items.every((item, index) => item === value[index]) ? value : items;
+  }
+  if (!isPlainObject(value)) return value;
+  let changed = false;
+  const entries = Object.entries(value).map(([name, item]) => {
+    const redacted = walk(item, name, replacements);
+    if (redacted !== item) changed = true;
+    return [name, redacted] as const;
+  });
+  return changed ? Object.fromEntries(entries) : value;
 }
 
 /** The secrets of a process: its secret-looking environment variables. */

@@ -9,8 +9,12 @@ import type { JsonObject } from '../shared/types.js';
  * servers: unknown keywords and formats are ignored (the server validates again), not refused.
  */
 
-const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false, logger: false });
-/** Compiled validators by schema, shared by the conversations this worker runs (pure functions of their schema). */
+/**
+ * Made on first use: each workflow run evaluates this module anew in the sandbox, and building an Ajv (it compiles
+ * its meta-schemas) cost about 2 ms of worker CPU per run, for runs that mostly never check a schema.
+ */
+let ajv: Ajv | undefined;
+/** Compiled validators by schema, within the run that compiled them (pure functions of their schema). */
 const compiled = new Map<string, ValidateFunction>();
 const MAX_COMPILED = 200;
 
@@ -47,6 +51,7 @@ function validator(schema: JsonObject): ValidateFunction {
   const key = canonicalJson(rest);
   let validate = compiled.get(key);
   if (validate === undefined) {
+    ajv ??= new Ajv({ strict: false, allErrors: true, validateFormats: false, logger: false });
     validate = ajv.compile(rest);
     if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
     compiled.set(key, validate);

@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
@@ -107,6 +108,49 @@ describe('EncryptionCodec', () => {
       expect(wireBytes(encrypted!)).toBeGreaterThan(size);
       expect(wireBytes(encrypted!)).toBeLessThan(limit);
     }
+  });
+
+  it('a small payload is stored in a raw deflate block without zlib, which every release decodes; larger ones are deflated', async () => {
+    const codec = new EncryptionCodec([a]);
+    const small = defaultPayloadConverter.toPayload({ message: secret });
+    const [stored, deflated] = await codec.encode([small, plain()]);
+    // As a decoder that always inflates (every release so far) reads it: AES-256-GCM, then raw inflate.
+    const inflated = (encrypted: Payload) => {
+      const data = Buffer.from(encrypted.data!);
+      const decipher = createDecipheriv('aes-256-gcm', a.key, data.subarray(0, 12));
+      decipher.setAAD(Buffer.from(a.id));
+      decipher.setAuthTag(data.subarray(data.length - 16));
+      const compressed = Buffer.concat([decipher.update(data.subarray(12, data.length - 16)), decipher.final()]);
+      return { compressed, payload: proto.temporal.api.common.v1.Payload.decode(inflateRawSync(compressed)) };
+    };
+    const smallBytes = proto.temporal.api.common.v1.Payload.encode(small).finish();
+    const read = inflated(stored!);
+    // One final stored block: the header byte, the length and its complement, then the bytes as they are.
+    expect(read.compressed[0]).toBe(0x01);
+    expect(read.compressed.subarray(5).equals(Buffer.from(smallBytes))).toBe(true);
+    expect(defaultPayloadConverter.fromPayload(read.payload)).toEqual({ message: secret });
+    expect(inflated(deflated!).compressed.length).toBeLessThan(plain().data!.length / 4);
+    const [decoded] = await codec.decode([stored!]);
+    expect(defaultPayloadConverter.fromPayload(decoded!)).toEqual({ message: secret });
+  });
+
+  it('a small payload deflated by an earlier release still decodes', async () => {
+    const small = defaultPayloadConverter.toPayload({ message: secret });
+    const nonce = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', a.key, nonce);
+    cipher.setAAD(Buffer.from(a.id));
+    const compressed = deflateRawSync(proto.temporal.api.common.v1.Payload.encode(small).finish());
+    const ciphertext = Buffer.concat([cipher.update(compressed), cipher.final()]);
+    const earlier: Payload = {
+      metadata: {
+        encoding: Buffer.from('binary/encrypted'),
+        'encryption-key-id': Buffer.from(a.id),
+        'encryption-cipher': Buffer.from('deflate+AES-256-GCM'),
+      },
+      data: Buffer.concat([nonce, ciphertext, cipher.getAuthTag()]),
+    };
+    const [decoded] = await new EncryptionCodec([a]).decode([earlier]);
+    expect(defaultPayloadConverter.fromPayload(decoded!)).toEqual({ message: secret });
   });
 });
 
