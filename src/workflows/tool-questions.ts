@@ -102,24 +102,22 @@ function interruptedMessage(call: ToolCall, limit: TimeLimit): ToolMessage {
   return limit.timedOut ? QUESTION_RESULTS.outOfTime(call) : QUESTION_RESULTS.interrupted(call);
 }
 
+/** A call ended without a result from its server: the model reads why, and that it was not sent again. */
+function notSentAgain(call: ToolCall, outcome: ToolMessage['outcome'], why: string): ToolMessage {
+  return toolMessage(call, outcome, `${why}; it was not sent again and has no result.`);
+}
+
+const OUT_OF_TIME = "The turn's time budget ran out while this call waited for its server's questions";
+
 export const QUESTION_RESULTS = {
   tooManyRounds: (call: ToolCall, tool: Pick<ToolDefinition, 'server'>) =>
-    toolMessage(
+    notSentAgain(
       call,
       'error',
       `Error: MCP server "${tool.server}" asked the person more than ${MAX_QUESTION_ROUNDS} rounds of questions ` +
-        `during this call to ${call.name}, so it was not sent again and has no result.`,
+        `during this call to ${call.name}`,
     ),
   interrupted: (call: ToolCall) =>
-    toolMessage(
-      call,
-      'cancelled',
-      "The user interrupted the turn while this call waited for answers to its server's questions; it was not sent again.",
-    ),
-  outOfTime: (call: ToolCall) =>
-    toolMessage(
-      call,
-      'budget_exhausted',
-      "The turn's time budget ran out while this call waited for answers to its server's questions; it was not sent again.",
-    ),
+    notSentAgain(call, 'cancelled', "The user interrupted the turn while this call waited for its server's questions"),
+  outOfTime: (call: ToolCall) => notSentAgain(call, 'budget_exhausted', OUT_OF_TIME),
 } as const;

@@ -37,18 +37,16 @@ beforeAll(async () => {
     script: (request) => {
       const last = request.messages.at(-1);
       return last?.role === 'tool'
-        ? { content: `the tool said: ${String(last.content)}` }
+        ? { content: `the tool said: ${typeof last.content === 'string' ? last.content : ''}` }
         : { toolCalls: [{ name: 'modern__ask_name', arguments: { message: 'Who signs?' } }] };
     },
   });
 });
 
 afterAll(async () => {
-  await killAll();
-  await Promise.allSettled(workers.map((worker) => worker.kill()));
+  await Promise.allSettled([killAll(), ...workers.map((worker) => worker.kill())]);
   killLeftovers();
-  await model?.close();
-  await server?.close();
+  await Promise.allSettled([model?.close(), server?.close()]);
   await env?.teardown();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
@@ -58,17 +56,14 @@ describe('a question by input_required survives the worker and is answered throu
     const taskQueue = `server-questions-${randomUUID()}`;
     const mcpConfigPath = path.join(tmp, 'mcp.json');
     writeFileSync(mcpConfigPath, JSON.stringify({ mcpServers: { modern: { url: server.url } } }));
-    const startWorker = async () => {
-      const worker = await WorkerProcess.start({
-        temporalAddress: env.address,
-        taskQueue,
-        modelBaseUrl: model.baseUrl,
-        mcpConfigPath,
-        logFile: path.join(tmp, 'worker.log'),
-      });
-      workers.push(worker);
-      return worker;
+    const workerOptions = {
+      temporalAddress: env.address,
+      taskQueue,
+      modelBaseUrl: model.baseUrl,
+      mcpConfigPath,
+      logFile: path.join(tmp, 'worker.log'),
     };
+    const startWorker = async () => workers[workers.push(await WorkerProcess.start(workerOptions)) - 1]!;
     client = new DurableAgentClient({ client: env.client, taskQueue });
     const cliEnv = { ...process.env, TEMPORAL_ADDRESS: env.address, DURABLE_AGENT_TASK_QUEUE: taskQueue };
 

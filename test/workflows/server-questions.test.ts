@@ -37,26 +37,27 @@ const CALLS: Record<string, { name: string; arguments: JsonObject }[]> = {
   roots: [{ name: 'modern__ask_sampling', arguments: { ask: 'roots' } }],
 };
 
+/** Message content as text (the scripted model records what the provider sent: a string here). */
+const text = (content: unknown): string => (typeof content === 'string' ? content : JSON.stringify(content));
+
 const script: Script = (request) => {
   const last = request.messages.at(-1);
   if (last?.role === 'tool') {
     const results = request.messages.slice(request.messages.findLastIndex((message) => message.role !== 'tool') + 1);
-    return { content: `the tools said: ${results.map((message) => String(message.content)).join(' | ')}` };
+    return { content: `the tools said: ${results.map((message) => text(message.content)).join(' | ')}` };
   }
-  const calls = CALLS[String(last?.content)];
-  return calls ? { toolCalls: calls } : { content: `no tools for ${String(last?.content)}` };
+  const calls = CALLS[text(last?.content)];
+  return calls ? { toolCalls: calls } : { content: `no tools for ${text(last?.content)}` };
 };
 
 beforeAll(async () => {
-  env = await createTimeSkippingEnvironment();
-  server = await startModernMcpServer();
+  [env, server] = await Promise.all([createTimeSkippingEnvironment(), startModernMcpServer()]);
   agent = await startTestAgent({ env, mcpServers: [httpServer('modern', server.url)], script });
   client = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue });
 });
 
 afterAll(async () => {
-  await agent?.close();
-  await server?.close();
+  await Promise.allSettled([agent?.close(), server?.close()]);
   await env?.teardown();
 });
 
@@ -181,7 +182,9 @@ describe('questions by input_required wait in the workflow, not in an activity',
     expect((await firstResult(id)).stopReason).toBe('cancelled');
     expect(server.counters.calls.ask_name).toBe(before + 1);
     expect((await toolMessages(id))[0]).toMatchObject({ outcome: 'cancelled' });
-    expect((await toolMessages(id))[0]?.content).toContain("waited for answers to its server's questions");
+    expect((await toolMessages(id))[0]?.content).toContain(
+      "interrupted the turn while this call waited for its server's",
+    );
     expect((await events(handle)).find((event) => event.type === 'input_answered')).toMatchObject({
       requestId: question!.requestId,
       action: 'cancel',
