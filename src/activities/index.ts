@@ -119,8 +119,9 @@ export function createActivities(dependencies: ActivityDependencies) {
         ),
       ),
     callTool: (input: CallToolInput) =>
-      finished.run({ size: (result) => result.content.length + 100 }, () =>
-        redactOutcome(secrets, () => tools.callTool(input)),
+      finished.run(
+        { size: (result) => ('content' in result ? result.content.length : JSON.stringify(result).length) + 100 },
+        () => redactOutcome(secrets, () => tools.callTool(input)),
       ),
     findEarlierRun: (input: FindEarlierRunInput) => redactOutcome(secrets, () => earlierRuns.findEarlierRun(input)),
     readDeploymentRouting: (input: ReadDeploymentRoutingInput) => routing.readDeploymentRouting(input),

@@ -1,4 +1,10 @@
-import { SdkError, SdkErrorCode, type CallToolResult } from '@modelcontextprotocol/client';
+import {
+  SdkError,
+  SdkErrorCode,
+  type CallToolRequestParams,
+  type CallToolResult,
+  type InputRequiredResult,
+} from '@modelcontextprotocol/client';
 import { errorMessage } from '../shared/errors.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
 import { linkSignal, untilAborted } from './abort-signals.js';
@@ -37,15 +43,32 @@ export interface McpCallOptions {
    * answered `cancel`. The call waits at most the server's `elicitationTimeoutMs` in all for answers.
    */
   onElicitation?: ElicitationHandler;
+  /**
+   * Set by a caller that answers a 2026-07-28 server's questions itself (the workflow, durably): an `input_required`
+   * answer then comes back as the result instead of going to `onElicitation`, and a call sent again carries the
+   * answers and the server's state. Without it, such questions go to `onElicitation` inside the call.
+   */
+  rounds?: McpInputRounds;
 }
 
-/** One `tools/call` on `server`. See `McpPool.callTool` for what it throws. */
+/** The answers of an earlier round of a multi round-trip call (2026-07-28), sent with the call again. */
+export interface McpInputRounds {
+  /** The person's answers, by the key the server gave each question. */
+  inputResponses?: Record<string, ElicitationAnswer>;
+  /** The server's opaque state from its last `input_required` answer, echoed verbatim. */
+  requestState?: string;
+}
+
+/**
+ * One `tools/call` on `server`. See `McpPool.callTool` for what it throws. Only with `options.rounds` can the result be
+ * a 2026-07-28 server's `input_required` answer.
+ */
 export async function callServerTool(
   server: ServerConnection,
   target: McpToolTarget,
   args: JsonObject,
   options: McpCallOptions,
-): Promise<CallToolResult> {
+): Promise<CallToolResult | InputRequiredResult> {
   const { config } = server;
   const tool = target.originalName;
   if (!isToolAllowed(config, tool)) {
@@ -81,18 +104,17 @@ export async function callServerTool(
     const call = callInFlight(deadline, options.onElicitation, config.elicitationTimeoutMs);
     session.calls.add(call);
     try {
-      return await session.client.callTool(
-        { name: tool, arguments: args },
-        {
-          signal: link.signal === undefined ? deadline.signal : AbortSignal.any([link.signal, deadline.signal]),
-          // Never by the SDK: the deadline above is the call's timeout.
-          timeout: NO_SDK_TIMEOUT_MS,
-          onprogress: options.onProgress,
-          // The activity's start-to-close timeout is derived from `timeoutMs`: a call kept alive by progress
-          // notifications past it would be cut by Temporal anyway, so progress does not extend the timeout.
-          resetTimeoutOnProgress: false,
-        },
-      );
+      return await session.client.callTool(callParams(tool, args, options.rounds), {
+        signal: link.signal === undefined ? deadline.signal : AbortSignal.any([link.signal, deadline.signal]),
+        // Never by the SDK: the deadline above is the call's timeout.
+        timeout: NO_SDK_TIMEOUT_MS,
+        onprogress: options.onProgress,
+        // The activity's start-to-close timeout is derived from `timeoutMs`: a call kept alive by progress
+        // notifications past it would be cut by Temporal anyway, so progress does not extend the timeout.
+        resetTimeoutOnProgress: false,
+        // Has no effect on a 2025-11-25 session, whose questions come as requests during the call.
+        ...(options.rounds !== undefined ? { allowInputRequired: true } : {}),
+      });
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason ?? error;
       const failure = callFailure(error, { server, session, tool, timeoutMs });
@@ -106,6 +128,16 @@ export async function callServerTool(
       link.release();
     }
   }
+}
+
+function callParams(tool: string, args: JsonObject, rounds: McpInputRounds | undefined): CallToolRequestParams {
+  const { inputResponses, requestState } = rounds ?? {};
+  return {
+    name: tool,
+    arguments: args,
+    ...(inputResponses !== undefined && Object.keys(inputResponses).length > 0 ? { inputResponses } : {}),
+    ...(requestState !== undefined ? { requestState } : {}),
+  };
 }
 
 /** The largest timer Node keeps (about 24 days); a larger one would fire at once. */

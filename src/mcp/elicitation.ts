@@ -73,7 +73,8 @@ export async function routeElicitation(
   }
 }
 
-function toRequest(params: ElicitRequest['params']): ElicitationRequest {
+/** A question as plain JSON: the same shape whether it came as `elicitation/create` or inside `input_required`. */
+export function toRequest(params: ElicitRequest['params']): ElicitationRequest {
   if (params.mode === 'url') return { mode: 'url', message: params.message, url: params.url };
   return {
     mode: 'form',

@@ -1,7 +1,7 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
+import type { CallToolResult, InputRequiredResult, Tool } from '@modelcontextprotocol/client';
 import { packageVersion } from '../shared/package-version.js';
 import type { JsonObject, ToolDefinition, UnavailableServer } from '../shared/types.js';
-import { callServerTool, type McpCallOptions, type McpToolTarget } from './call-tool.js';
+import { callServerTool, type McpCallOptions, type McpInputRounds, type McpToolTarget } from './call-tool.js';
 import type { McpConfig, McpServerConfig } from './config.js';
 import { McpToolNotConfiguredError } from './errors.js';
 import { defaultTokenDirectory, FileTokenStore, type McpTokenStore } from './oauth/token-store.js';
@@ -10,7 +10,7 @@ import { Redactor } from '../shared/redaction.js';
 import { ServerConnection, type ConnectionSettings, type McpLogger } from './server-connection.js';
 import { toToolDefinitions } from './tool-definitions.js';
 
-export type { McpCallOptions, McpLogger, McpToolTarget };
+export type { McpCallOptions, McpInputRounds, McpLogger, McpToolTarget };
 
 /**
  * One MCP connection per configured server, shared by every activity in the worker.
@@ -158,7 +158,18 @@ export class McpPool {
    * the server could not be reached or the connection failed (its `requestSent` says whether the tool may have run),
    * `McpProtocolError` when the server answered with a JSON-RPC error, and the signal's reason when aborted.
    */
-  async callTool(target: McpToolTarget, args: JsonObject, options: McpCallOptions = {}): Promise<CallToolResult> {
+  callTool(target: McpToolTarget, args: JsonObject, options?: McpCallOptions): Promise<CallToolResult>;
+  /** With `rounds`, a 2026-07-28 server's `input_required` answer comes back as the result (../activities/tools). */
+  callTool(
+    target: McpToolTarget,
+    args: JsonObject,
+    options: McpCallOptions & { rounds: McpInputRounds },
+  ): Promise<CallToolResult | InputRequiredResult>;
+  async callTool(
+    target: McpToolTarget,
+    args: JsonObject,
+    options: McpCallOptions = {},
+  ): Promise<CallToolResult | InputRequiredResult> {
     const server = this.servers.get(target.server);
     if (server === undefined || server.config.disabled) {
       throw new McpToolNotConfiguredError(

@@ -29,10 +29,11 @@ export interface InputRequest {
   /** @format date-time */
   requestedAt: string;
   /**
-   * When the request is answered with `cancel` if nobody has answered.
+   * When the request is answered with `cancel` if nobody has answered. Absent for a 2026-07-28 server's question
+   * (`input_required`): it waits until answered, or until its turn is interrupted.
    * @format date-time
    */
-  expiresAt: string;
+  expiresAt?: string;
 }
 
 /** The argument of the `answerInput` update, and (with `answeredAt`) what the stream reports. */

@@ -158,6 +158,41 @@ export interface CallToolInput {
   arguments: JsonObject;
   /** The conversation's `toolAttempts`, only when not the default (the activity counts its failed attempts). */
   toolAttempts?: number;
+  /**
+   * Only on a call sent again after a 2026-07-28 server asked questions (`input_required`, docs/mcp.md): the round
+   * (2 for the first call sent again), the person's answers by the server's keys, and the server's opaque state.
+   */
+  inputRound?: number;
+  inputResponses?: Record<string, ToolQuestionAnswer>;
+  requestState?: string;
+}
+
+/** A question a 2026-07-28 server asked by answering a tool call `input_required` (docs/mcp.md). */
+export interface ToolQuestion {
+  /** The server's key for the question: its answer goes back under it. */
+  key: string;
+  mode: 'form' | 'url';
+  message: string;
+  /** Form mode: the JSON Schema of the requested fields. */
+  requestedSchema?: JsonObject;
+  /** URL mode: the page the person opens. */
+  url?: string;
+}
+
+/** The person's answer to a {@link ToolQuestion}, as the server gets it. */
+export interface ToolQuestionAnswer {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: JsonObject;
+}
+
+/**
+ * The `callTool` activity's other result: a 2026-07-28 server needs answers before it answers the call. The workflow
+ * asks the person and sends the call again, with the answers and `requestState`, as a new activity.
+ */
+export interface CallToolInputRequired {
+  outcome: 'input_required';
+  questions: ToolQuestion[];
+  requestState?: string;
 }
 
 /**

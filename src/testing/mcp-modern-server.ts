@@ -23,6 +23,9 @@ import { z } from 'zod';
  * - `ask_name {message?}`: answers `input_required` with a form for a name until a round brings one, then returns
  *   `Hello, <name>`; a declined or cancelled form returns `No name: <action>`.
  * - `add_tool {name}`: registers an echo tool by that name on this server instance (over stdio, the connection's).
+ * - `ask_forever {}`: answers `input_required` every time, with a form and a `requestState` that counts the rounds
+ *   (`round-1`, `round-2`, ...); the states it is sent back are recorded.
+ * - `ask_sampling {ask}`: answers `input_required` with a sampling (`ask: "sampling"`) or roots (`"roots"`) request.
  *
  * Run as a program it serves stdio: `node dist/testing/mcp-modern-server.js`.
  */
@@ -33,9 +36,12 @@ export interface ModernServerCounters {
   eras: ProtocolEra[];
   /** Calls per tool, each round of a multi round-trip call counted. */
   calls: Record<string, number>;
+  /** The `requestState` each call of `ask_forever` was sent back with (`undefined` for a first call). */
+  requestStates: (string | undefined)[];
 }
 
 const nameForm = z.object({ name: z.string().describe('Your name') });
+const moreForm = z.object({ answer: z.string().describe('Anything else') });
 
 function createModernServer(era: ProtocolEra, counters: ModernServerCounters): McpServer {
   counters.eras.push(era);
@@ -69,6 +75,40 @@ function createModernServer(era: ProtocolEra, counters: ModernServerCounters): M
     },
   );
   server.registerTool(
+    'ask_forever',
+    { description: 'Asks the person again every time it is called.', inputSchema: z.object({}) },
+    (_arguments, context): InputRequiredResult => {
+      count('ask_forever');
+      const state = context.mcpReq.requestState<string>();
+      counters.requestStates.push(state);
+      const round = state === undefined ? 1 : Number(state.replace('round-', '')) + 1;
+      return inputRequired({
+        inputRequests: {
+          more: inputRequired.elicit({ message: `Round ${round}: anything else?`, requestedSchema: moreForm }),
+        },
+        requestState: `round-${round}`,
+      });
+    },
+  );
+  server.registerTool(
+    'ask_sampling',
+    {
+      description: 'Asks the client for a model call (sampling) or its roots, both deprecated by 2026-07-28.',
+      inputSchema: z.object({ ask: z.enum(['sampling', 'roots']) }),
+    },
+    ({ ask }): InputRequiredResult => {
+      count('ask_sampling');
+      const request =
+        ask === 'roots'
+          ? inputRequired.listRoots()
+          : inputRequired.createMessage({
+              messages: [{ role: 'user', content: { type: 'text', text: 'Summarise.' } }],
+              maxTokens: 10,
+            });
+      return inputRequired({ inputRequests: { [ask]: request } });
+    },
+  );
+  server.registerTool(
     'add_tool',
     {
       description: 'Adds an echo tool by that name (the server tells subscribed clients its list changed).',
@@ -98,7 +138,7 @@ export interface RunningModernServer {
 
 /** Serve the modern test server over Streamable HTTP on a free port of 127.0.0.1, in this process. */
 export async function startModernMcpServer(): Promise<RunningModernServer> {
-  const counters: ModernServerCounters = { eras: [], calls: {} };
+  const counters: ModernServerCounters = { eras: [], calls: {}, requestStates: [] };
   const handler = createMcpHandler(({ era }) => createModernServer(era, counters));
   const http = createServer(getRequestListener((request) => handler.fetch(request)));
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
@@ -115,5 +155,5 @@ export async function startModernMcpServer(): Promise<RunningModernServer> {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  serveStdio(({ era }) => createModernServer(era, { eras: [], calls: {} }));
+  serveStdio(({ era }) => createModernServer(era, { eras: [], calls: {}, requestStates: [] }));
 }

@@ -336,6 +336,7 @@ export class ConversationCore {
         },
       }),
       approvals: this.approvals,
+      inputs: this.inputs,
       costs: this.costs,
     };
   }

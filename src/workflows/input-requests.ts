@@ -6,9 +6,11 @@ import type { EventLog } from './stream-events.js';
 import { waitEnded, waitStarted } from './wait-metrics.js';
 
 /**
- * Questions MCP servers ask the person during tool calls (elicitation), as the conversation holds them: the tool
- * activity registers a question and long-polls for its answer with the internal `requestInput` update; a person
- * answers with `answerInput`; the wait bound, an interrupt or the end of the tool call answer `cancel`. A question
+ * Questions MCP servers ask the person during tool calls (elicitation), as the conversation holds them. A 2025-11-25
+ * server asks while its call runs: the tool activity registers the question and long-polls for its answer with the
+ * internal `requestInput` update, until the server's wait bound. A 2026-07-28 server answers the call `input_required`:
+ * the turn registers its questions with `ask` and waits for their answers with no activity open (./tool-questions.ts).
+ * Either way a person answers with `answerInput`; an interrupt or the end of the tool call answer `cancel`. A question
  * lives inside a tool call, inside a turn, and a run continues as new only between turns, so none is ever pending
  * when a run hands over: nothing needs carrying. Plain (the workflow passes `condition`), so unit tests run it
  * without Temporal. Every `Date.now()` here is workflow time.
@@ -35,8 +37,12 @@ export interface InputPollResult {
 export type Wait = (ready: () => boolean, timeoutMs: number) => Promise<unknown>;
 
 interface Pending extends InputRequest {
+  /** The tool activity's attempt that asked; 0 for a question the turn asked (a 2026-07-28 server's). */
   attempt: number;
 }
+
+/** A question the turn asks for a 2026-07-28 server: it waits until answered, with no expiry of its own. */
+export type TurnQuestion = Omit<InputRequest, 'turn' | 'requestedAt' | 'expiresAt'>;
 
 export class InputRequests {
   private readonly pending = new Map<string, Pending>();
@@ -66,14 +72,29 @@ export class InputRequests {
     const known = this.answered.get(requestId);
     if (known !== undefined) return { answer: known };
     if (turn === undefined) return { answer: { requestId, action: 'cancel', by: 'turn-ended' } };
-    const request = this.pending.get(requestId) ?? this.register(poll, turn);
-    const left = Date.parse(request.expiresAt) - Date.now();
+    const request = this.pending.get(requestId) ?? this.register(poll.request, turn, poll.attempt, poll.timeoutMs);
+    const expiresAt = request.expiresAt === undefined ? Infinity : Date.parse(request.expiresAt);
+    const left = expiresAt - Date.now();
     if (left > 0) await wait(() => this.answered.has(requestId), Math.min(poll.waitMs, left));
-    if (!this.answered.has(requestId) && Date.parse(request.expiresAt) <= Date.now()) {
+    if (!this.answered.has(requestId) && expiresAt <= Date.now()) {
       this.settle({ requestId, action: 'cancel', by: 'timeout' });
     }
     const answer = this.answered.get(requestId);
     return answer === undefined ? {} : { answer };
+  }
+
+  /**
+   * The turn asks a 2026-07-28 server's question: registered once (asking again, as a replayed turn does, changes
+   * nothing). Its answer is read with {@link answerOf}.
+   */
+  ask(question: TurnQuestion, turn: number): void {
+    if (this.pending.has(question.requestId) || this.answered.has(question.requestId)) return;
+    this.register(question, turn, 0, undefined);
+  }
+
+  /** The answer of a question of this run, once there is one. */
+  answerOf(requestId: string): InputAnswer | undefined {
+    return this.answered.get(requestId);
   }
 
   /** The `answerInput` update's validator: a pending request and an answer that fits it; nothing changes otherwise. */
@@ -138,14 +159,15 @@ export class InputRequests {
     }
   }
 
-  private register(poll: InputPoll, turn: number): Pending {
+  /** `timeoutMs` undefined: the question waits until it is answered or its call ends. */
+  private register(question: TurnQuestion, turn: number, attempt: number, timeoutMs: number | undefined): Pending {
     const now = Date.now();
     const request: Pending = {
-      ...poll.request,
+      ...question,
       turn,
       requestedAt: new Date(now).toISOString(),
-      expiresAt: new Date(now + poll.timeoutMs).toISOString(),
-      attempt: poll.attempt,
+      ...(timeoutMs !== undefined ? { expiresAt: new Date(now + timeoutMs).toISOString() } : {}),
+      attempt,
     };
     // A later attempt of the same call asks again: the earlier attempt's questions have nobody waiting for them.
     for (const [requestId, earlier] of [...this.pending]) {

@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import type {
+  CallToolInput,
   JsonObject,
   ToolAnnotations,
   ToolCall,
@@ -10,6 +11,7 @@ import type {
 import { errorMessage, FailureType } from '../shared/errors.js';
 import { formatBytes, MAX_PART_BYTES, utf8Bytes } from '../shared/payload-limits.js';
 import { argumentErrors } from './argument-schema.js';
+import { DEFAULT_TOOL_ATTEMPTS } from './attempts.js';
 
 /**
  * The boundary between tool failures the model should see and failures the infrastructure retries: everything here
@@ -176,4 +178,28 @@ export function failedCallMayHaveRun(error: unknown, annotations: ToolAnnotation
     return !(lastAttemptFailed && details?.phase === 'not_sent' && details.attempt === lastAttempt);
   }
   return true;
+}
+
+/** The `callTool` activity's input for a call; `toolAttempts` is the conversation's (at least 1). */
+export function callToolInput(
+  call: ToolCall,
+  tool: ToolDefinition,
+  toolArguments: JsonObject,
+  toolAttempts: number,
+): CallToolInput {
+  return {
+    toolCallId: call.id,
+    tool: {
+      name: tool.name,
+      server: tool.server,
+      originalName: tool.originalName,
+      annotations: tool.annotations,
+      timeoutMs: tool.timeoutMs,
+      // Only for a TypeScript tool, so the input of an MCP tool's call stays as it was.
+      ...(tool.source !== undefined ? { source: tool.source } : {}),
+    },
+    arguments: toolArguments,
+    // Only when not the default, so the input stays as it was: the activity counts its failed attempts.
+    ...(toolAttempts !== DEFAULT_TOOL_ATTEMPTS ? { toolAttempts } : {}),
+  };
 }

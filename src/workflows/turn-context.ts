@@ -5,6 +5,7 @@ import type { CostLedger } from './cost-budget.js';
 import type { ConversationSettings } from './definitions.js';
 import type { Transcript } from './transcript.js';
 import type { OutputFormat } from './structured-output.js';
+import type { InputRequests } from './input-requests.js';
 
 /** Live progress of a turn, read by the status query and shown in the Web UI's current details. */
 export interface TurnProgress {
@@ -64,6 +65,8 @@ export interface TurnContext {
   output?: OutputFormat;
   observer: TurnObserver;
   approvals: TurnApprovals;
+  /** The conversation's questions from MCP servers: a turn asks those of a 2026-07-28 server (./tool-questions.ts). */
+  inputs: Pick<InputRequests, 'ask' | 'answerOf'>;
   /** What the conversation has spent on model calls: the turn adds each call's cost to it (docs/cost.md). */
   costs: CostLedger;
 }

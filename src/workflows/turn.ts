@@ -3,6 +3,8 @@ import type { Activities } from '../activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { FailureType } from '../shared/errors.js';
 import type {
+  CallToolInputRequired,
+  CallToolResult,
   ModelCallInput,
   ModelCallResult,
   ToolCall,
@@ -24,13 +26,14 @@ import { addCost, type CostLimit, exhaustedCostLimit, hasCostBudget, isCostLimit
 import { DEFAULT_MODEL_ATTEMPTS, DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
 import type { ConversationSettings } from './definitions.js';
 import { DEFAULT_STREAM, type ModelStreamOptions } from './stream-events.js';
-import { allowToolCalls, type PreparedToolCall, prepareToolCall } from './tool-calls.js';
+import { allowToolCalls, callToolInput, type PreparedToolCall, prepareToolCall } from './tool-calls.js';
 import { describeFailure, logRefusedPayload, toolFailureMessage } from './turn-failures.js';
 import type { TurnContext } from './turn-context.js';
 import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAnswer } from './turn-result.js';
 import { approvalReason } from '../shared/approval-policy.js';
 import { awaitApproval, editedNote, TimeLimit } from './turn-approvals.js';
 import { checkedAnswer, finalOutput, responseFormat, type OutputFormat } from './structured-output.js';
+import { answerServerQuestions, type SendAgain } from './tool-questions.js';
 
 // Every Date.now() in this file (the loop's budget check, the turn's start and result, tool-call durations) reads
 // Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
@@ -330,7 +333,7 @@ function runToolCalls(turn: TurnState, calls: readonly ToolCall[], limit: TimeLi
       entry.kind === 'reject'
         ? finished(entry.message)
         : reasons[index] === undefined
-          ? finished(await dispatchToolCall(turn, entry))
+          ? finished(await dispatchToolCall(turn, limit, entry))
           : finished(await approveAndDispatch(turn, limit, entry, reasons[index])),
     ),
   );
@@ -351,44 +354,38 @@ async function approveAndDispatch(
     turn.spend.toolCalls--;
     return outcome.message;
   }
-  const message = await dispatchToolCall(turn, { ...entry, arguments: outcome.arguments });
+  const message = await dispatchToolCall(turn, limit, { ...entry, arguments: outcome.arguments });
   const edited = outcome.decision.arguments;
   return edited === undefined ? message : { ...message, content: editedNote(edited) + message.content };
 }
 
-/** One tool call as its own activity. */
+/**
+ * One tool call as its own activity; a 2026-07-28 server's questions are answered by the person and the call sent
+ * again as new activities (./tool-questions.ts).
+ */
 async function dispatchToolCall(
   turn: TurnState,
+  limit: TimeLimit,
   { call, tool, arguments: toolArguments }: Extract<PreparedToolCall, { kind: 'dispatch' }>,
 ): Promise<ToolMessage> {
   const toolAttempts = errorAttemptsAllowed(turn.context.settings.toolAttempts, DEFAULT_TOOL_ATTEMPTS);
   const lastAttempt = maximumAttempts(toolAttempts);
-  try {
-    const result = await callTool.executeWithOptions(
+  const send: SendAgain = (again) =>
+    callTool.executeWithOptions(
       {
-        summary: `turn ${turn.context.turn} · tool ${call.name}`,
+        summary: `turn ${turn.context.turn} · tool ${call.name}` + (again ? ` · round ${again.inputRound}` : ''),
         // The call's own timeout does not run while the person answers its server's questions (docs/mcp.md).
         startToCloseTimeout: tool.timeoutMs + (tool.elicitationTimeoutMs ?? 0) + 10_000,
         retry: { maximumAttempts: lastAttempt },
       },
-      [
-        {
-          toolCallId: call.id,
-          tool: {
-            name: tool.name,
-            server: tool.server,
-            originalName: tool.originalName,
-            annotations: tool.annotations,
-            timeoutMs: tool.timeoutMs,
-            // Only for a TypeScript tool, so the input of an MCP tool's call stays as it was.
-            ...(tool.source !== undefined ? { source: tool.source } : {}),
-          },
-          arguments: toolArguments,
-          // Only when not the default, so the input stays as it was: the activity counts its failed attempts.
-          ...(toolAttempts !== DEFAULT_TOOL_ATTEMPTS ? { toolAttempts } : {}),
-        },
-      ],
+      [{ ...callToolInput(call, tool, toolArguments, toolAttempts), ...again }],
     );
+  try {
+    let result: CallToolResult | CallToolInputRequired | ToolMessage = await send(undefined);
+    if (result.outcome === 'input_required') {
+      result = await answerServerQuestions(turn.context, limit, { call, tool }, result, send);
+      if ('role' in result) return result;
+    }
     return { role: 'tool', toolCallId: call.id, name: call.name, outcome: result.outcome, content: result.content };
   } catch (error) {
     return toolFailureMessage(turn.timedOut, call, tool, error, lastAttempt);

@@ -86,7 +86,8 @@ function inputLines({ conversationId, pendingInputs }: ConversationStatus): stri
     const asks = request.mode === 'url' ? `open ${request.url}` : `fields: ${fields.join(', ') || 'none'}`;
     return (
       `**Waiting for input** \`${request.requestId}\` · ${request.tool}: ${request.message} · ${asks} · ` +
-      `answer with \`durable-agent answer -c ${conversationId} ${request.requestId}\` by ${request.expiresAt}`
+      `answer with \`durable-agent answer -c ${conversationId} ${request.requestId}\`` +
+      (request.expiresAt !== undefined ? ` by ${request.expiresAt}` : '')
     );
   });
 }

@@ -5,7 +5,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createToolActivities, type ToolActivities, type ToolCallHeartbeat } from '../../src/activities/tools/call.js';
 import type { McpPool } from '../../src/mcp/pool.js';
-import type { CallToolInput, JsonObject, ToolDefinition } from '../../src/shared/types.js';
+import type { CallToolInput, CallToolResult, JsonObject, ToolDefinition } from '../../src/shared/types.js';
 import { FailureType } from '../../src/shared/errors.js';
 import { countTestServerEvents, startTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import {
@@ -41,17 +41,29 @@ function activityEnvironment(info: ConstructorParameters<typeof MockActivityEnvi
   return { environment, heartbeats };
 }
 
+/** Our v1-built test server never answers `input_required`: every call ends with a result for the model. */
+function answeredOnly(all: ToolActivities) {
+  return {
+    ...all,
+    callTool: async (input: CallToolInput): Promise<CallToolResult> => {
+      const result = await all.callTool(input);
+      if (result.outcome === 'input_required') throw new Error('the legacy test server answered input_required');
+      return result;
+    },
+  };
+}
+
 describe('tool activities over stdio (MockActivityEnvironment, our test server)', () => {
   let counterFile: string;
   let pool: McpPool;
-  let activities: ToolActivities;
+  let activities: ReturnType<typeof answeredOnly>;
   let tools: Map<string, ToolDefinition>;
   const counts = () => countTestServerEvents(counterFile);
 
   beforeEach(async () => {
     counterFile = path.join(temporaryDirectory(), 'events.jsonl');
     pool = createPool([testServerStdio('test', counterFile, { timeoutMs: 20_000 })]);
-    activities = createToolActivities({ pool, maxResultChars: 500 });
+    activities = answeredOnly(createToolActivities({ pool, maxResultChars: 500 }));
     const { tools: listed } = await new MockActivityEnvironment().run(activities.listTools);
     tools = new Map(listed.map((tool) => [tool.originalName, tool]));
   });

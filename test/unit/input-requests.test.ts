@@ -154,3 +154,36 @@ describe('InputRequests', () => {
     });
   });
 });
+
+describe('InputRequests: questions the turn asks (a 2026-07-28 server)', () => {
+  const question = (requestId: string) => ({ ...poll('call_9', 0).request, requestId, callId: 'call_9' });
+
+  it('registers once with no expiry, defaults applied to the answer, and asking again changes nothing', () => {
+    const { events, inputs } = setUp();
+    inputs.ask(question('call_9:1.1:name'), 1);
+    inputs.ask(question('call_9:1.1:name'), 1);
+    expect(inputs.list()).toEqual([
+      expect.objectContaining({ requestId: 'call_9:1.1:name', turn: 1, requestedAt: expect.any(String) }),
+    ]);
+    expect(inputs.list()[0]).not.toHaveProperty('expiresAt');
+    expect(events.read(0).events.filter((event) => event.type === 'input_requested')).toHaveLength(1);
+    expect(inputs.answerOf('call_9:1.1:name')).toBeUndefined();
+
+    inputs.validateAnswer({ requestId: 'call_9:1.1:name', action: 'accept', content: { name: 'Ada' } });
+    inputs.answer({ requestId: 'call_9:1.1:name', action: 'accept', content: { name: 'Ada' } });
+    expect(inputs.answerOf('call_9:1.1:name')).toEqual({
+      requestId: 'call_9:1.1:name',
+      action: 'accept',
+      content: { name: 'Ada' },
+    });
+    inputs.ask(question('call_9:1.1:name'), 1);
+    expect(inputs.waiting).toBe(false);
+  });
+
+  it('the end of its call cancels a question still pending', () => {
+    const { inputs } = setUp();
+    inputs.ask(question('call_9:1.1:name'), 1);
+    inputs.callFinished('call_9');
+    expect(inputs.answerOf('call_9:1.1:name')).toMatchObject({ action: 'cancel', by: 'tool-call-ended' });
+  });
+});

@@ -190,7 +190,7 @@ describe('MCP elicitation through the conversation', () => {
     });
     try {
       const { conversationId, request } = await askedConversation(bounded);
-      expect(Date.parse(request.expiresAt) - Date.parse(request.requestedAt)).toBeLessThanOrEqual(1_500);
+      expect(Date.parse(request.expiresAt!) - Date.parse(request.requestedAt)).toBeLessThanOrEqual(1_500);
       const done = await finished(conversationId);
       expect(done.lastResult?.answer).toBe('the tool said: cancel');
       expect((await events(conversationId)).find((event) => event.type === 'input_answered')).toMatchObject({

@@ -1,9 +1,11 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, errorMessage } from '../../shared/errors.js';
-import type { CallToolInput, CallToolResult, ToolDefinition } from '../../shared/types.js';
+import { isInputRequiredResult, type InputRequiredResult } from '@modelcontextprotocol/client';
+import type { CallToolInput, CallToolInputRequired, CallToolResult, ToolDefinition } from '../../shared/types.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../../mcp/content.js';
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../../mcp/errors.js';
+import { readInputRequired } from '../../mcp/input-required.js';
 import type { McpPool, ToolListing } from '../../mcp/pool.js';
 import type { Redactor } from '../../shared/redaction.js';
 import { formatBytes, MAX_PART_BYTES } from '../../shared/payload-limits.js';
@@ -63,8 +65,12 @@ export function createToolActivities(deps: ToolActivityDependencies) {
       return deps.functionTools ? deps.functionTools.withMcpTools(listing) : listing;
     },
 
-    /** Run one tool call the workflow has validated. See docs/mcp.md for what each failure becomes. */
-    callTool: async (input: CallToolInput): Promise<CallToolResult> => {
+    /**
+     * Run one tool call the workflow has validated. See docs/mcp.md for what each failure becomes. A 2026-07-28 server
+     * that needs answers first ends the activity with its questions (`input_required`): the workflow asks the person
+     * and sends the call again as a new activity.
+     */
+    callTool: async (input: CallToolInput): Promise<CallToolResult | CallToolInputRequired> => {
       const context = Context.current();
       const { tool } = input;
       if (context.info.attempt > 1 && !isSafeToRepeat(tool.annotations) && !previousAttemptNotSent(context.info)) {
@@ -87,6 +93,8 @@ export function createToolActivities(deps: ToolActivityDependencies) {
         const calling = deps.pool.callTool(input.tool, input.arguments, {
           signal: context.cancellationSignal,
           timeoutMs: tool.timeoutMs,
+          // The workflow answers a 2026-07-28 server's questions, durably, with no activity open meanwhile.
+          rounds: { inputResponses: input.inputResponses, requestState: input.requestState },
           // No heartbeat of its own: one server write per call is what a step's overhead is made of, and a retry's
           // safety rests on `not_sent` (below), not on this. The periodic heartbeat shows it.
           beforeSend: () => heartbeat.set({ phase: 'sent' } satisfies ToolCallHeartbeat),
@@ -107,6 +115,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
             }),
         });
         const result = await heartbeat.during(calling);
+        if (isInputRequiredResult(result)) return questionsOf(result, tool);
         // Cut to the setting and, whatever the setting, to what a Temporal payload may carry (src/shared/payload-limits.ts).
         const { text, truncated, limitedBy } = toolResultToText(result, maxResultChars);
         if (limitedBy === 'bytes') {
@@ -132,6 +141,26 @@ export function createToolActivities(deps: ToolActivityDependencies) {
 }
 
 export type ToolActivities = ReturnType<typeof createToolActivities>;
+
+/** A server's `input_required` answer: its questions for the workflow, or a refusal the model reads. */
+function questionsOf(
+  result: InputRequiredResult,
+  tool: Pick<ToolDefinition, 'name' | 'server'>,
+): CallToolResult | CallToolInputRequired {
+  const reading = readInputRequired(result);
+  if (reading.kind === 'refused') {
+    return {
+      outcome: 'error',
+      content: `MCP server "${tool.server}", tool ${tool.name}: ${reading.reason}.`,
+      truncated: false,
+    };
+  }
+  return {
+    outcome: 'input_required',
+    questions: reading.questions,
+    ...(result.requestState !== undefined ? { requestState: result.requestState } : {}),
+  };
+}
 
 /** The rule lives with the workflow's, which must agree with it (src/workflows/tool-calls.ts). */
 export { isSafeToRepeat };

@@ -113,7 +113,7 @@ export function describeRequest(conversationId: string, request: InputRequest): 
   }
   const accept = request.mode === 'url' ? '--accept' : `--accept '{...}'`;
   lines.push(
-    `  expires ${request.expiresAt}`,
+    request.expiresAt !== undefined ? `  expires ${request.expiresAt}` : '  waits until answered',
     `  answer: durable-agent answer -c ${conversationId} ${request.requestId} ${accept} | --decline | --cancel`,
   );
   return lines.join('\n');
