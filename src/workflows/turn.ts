@@ -31,6 +31,7 @@ import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAn
 import { approvalReason } from '../shared/approval-policy.js';
 import { awaitApproval, editedNote, TimeLimit } from './turn-approvals.js';
 import { checkedAnswer, finalOutput, responseFormat, type OutputFormat } from './structured-output.js';
+import { runSubAgent } from './sub-agents.js';
 
 // Every Date.now() in this file (the loop's budget check, the turn's start and result, tool-call durations) reads
 // Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
@@ -271,6 +272,7 @@ function modelCallInput(
     // Only when on, so the activity input of a conversation that does not stream is unchanged.
     ...(stream ? { stream } : {}),
     ...(listTools ? { listTools } : {}),
+    ...(listTools && context.toolSelection ? { toolSelection: context.toolSelection } : {}),
     // Only when set, likewise.
     ...(settings.thinking ? { thinking: settings.thinking } : {}),
     // Only when limited, likewise: the worker then refuses to call a model it cannot price.
@@ -330,7 +332,7 @@ function runToolCalls(turn: TurnState, calls: readonly ToolCall[], limit: TimeLi
       entry.kind === 'reject'
         ? finished(entry.message)
         : reasons[index] === undefined
-          ? finished(await dispatchToolCall(turn, entry))
+          ? finished(await dispatchToolCall(turn, entry, limit))
           : finished(await approveAndDispatch(turn, limit, entry, reasons[index])),
     ),
   );
@@ -351,7 +353,7 @@ async function approveAndDispatch(
     turn.spend.toolCalls--;
     return outcome.message;
   }
-  const message = await dispatchToolCall(turn, { ...entry, arguments: outcome.arguments });
+  const message = await dispatchToolCall(turn, { ...entry, arguments: outcome.arguments }, limit);
   const edited = outcome.decision.arguments;
   return edited === undefined ? message : { ...message, content: editedNote(edited) + message.content };
 }
@@ -360,7 +362,10 @@ async function approveAndDispatch(
 async function dispatchToolCall(
   turn: TurnState,
   { call, tool, arguments: toolArguments }: Extract<PreparedToolCall, { kind: 'dispatch' }>,
+  limit: TimeLimit,
 ): Promise<ToolMessage> {
+  // A sub-agent is a child workflow, not an activity; no tool of a release before sub-agents has this source.
+  if (tool.source === 'agent') return runSubAgent(turn, call, tool, toolArguments, limit);
   const toolAttempts = errorAttemptsAllowed(turn.context.settings.toolAttempts, DEFAULT_TOOL_ATTEMPTS);
   const lastAttempt = maximumAttempts(toolAttempts);
   try {
