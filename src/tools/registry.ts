@@ -20,9 +20,7 @@ export interface ToolRegistryOptions<Dependencies> {
    * The tools, or a function that makes them from `dependencies` (a database client, a service's SDK), so tools reach
    * what they need by injection instead of through module state.
    */
-  tools:
-    | readonly (FunctionTool | SubAgent)[]
-    | ((dependencies: Dependencies) => readonly (FunctionTool | SubAgent)[]);
+  tools: readonly (FunctionTool | SubAgent)[] | ((dependencies: Dependencies) => readonly (FunctionTool | SubAgent)[]);
   dependencies?: Dependencies;
   /**
    * Which calls wait for a person's approval (docs/approvals.md), as a server's `requireApproval`: `always`, `writes`
@@ -120,7 +118,10 @@ export class ToolRegistry {
 }
 
 /** A sub-agent's definition with the registry's approval policy applied, as a TypeScript tool's. */
-function withApproval(policy: { name: string; requireApproval?: ApprovalPolicy }, definition: ToolDefinition): ToolDefinition {
+function withApproval(
+  policy: { name: string; requireApproval?: ApprovalPolicy },
+  definition: ToolDefinition,
+): ToolDefinition {
   const approval = serverApproval(policy, definition);
   return approval !== undefined ? { ...definition, approval } : definition;
 }

@@ -51,7 +51,9 @@ export class SubAgentLinks implements SubAgentApprovals {
       const callId = parentCopyId(report.parentCallId, report.pending.callId);
       copies.add(callId);
       this.clocks.get(report.parentCallId)?.pause();
-      this.approvals.request({ ...report.pending, callId }, { inputSchema: report.inputSchema ?? {} } as ToolDefinition);
+      this.approvals.request({ ...report.pending, callId }, {
+        inputSchema: report.inputSchema ?? {},
+      } as ToolDefinition);
     } else if (report.decision !== undefined) {
       const callId = parentCopyId(report.parentCallId, report.decision.callId);
       if (!this.isWaiting(callId)) return;

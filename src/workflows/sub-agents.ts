@@ -1,10 +1,4 @@
-import {
-  ChildWorkflowFailure,
-  condition,
-  isCancellation,
-  ParentClosePolicy,
-  startChild,
-} from '@temporalio/workflow';
+import { ChildWorkflowFailure, condition, isCancellation, ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { CostSpend, SubAgentSettings, ToolCall, ToolDefinition, ToolMessage } from '../shared/types.js';
 import type { AgentTurnInput } from './agent-turn-input.js';
 import { addUsage, timeLeft, type TurnBudget, type TurnSpend } from './budget.js';
@@ -146,5 +140,9 @@ function resultMessage(call: ToolCall, tool: ToolDefinition, result: TurnResult)
     ? `its budget ran out (${result.stopReason})`
     : `it failed (${result.stopReason}${result.error ? `: ${result.error.message}` : ''})`;
   const partial = result.answer ? ` What it said before it stopped: ${result.answer}` : '';
-  return toolMessage(call, 'error', `Error: the agent ${tool.originalName} stopped before it finished: ${why}.${partial}`);
+  return toolMessage(
+    call,
+    'error',
+    `Error: the agent ${tool.originalName} stopped before it finished: ${why}.${partial}`,
+  );
 }

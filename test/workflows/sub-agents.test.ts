@@ -12,6 +12,7 @@ import {
   type ConversationSettings,
   type ConversationStatus,
   interruptSignal,
+  pollEventsUpdate,
 } from '../../src/workflows/definitions.js';
 import { subAgentWorkflowId } from '../../src/workflows/sub-agents.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
@@ -131,15 +132,20 @@ describe('sub-agents as child workflows', () => {
       'lookup_order',
     ]);
     // The conversation's model saw the sub-agent as a tool with one `task` argument.
-    const offered = agent.model.requests[0]!.tools!.flatMap((tool) => (tool.type === 'function' ? [tool.function] : []));
+    const offered = agent.model.requests[0]!.tools!.flatMap((tool) =>
+      tool.type === 'function' ? [tool.function] : [],
+    );
     expect(offered.find((tool) => tool.name === 'agent__orders')).toMatchObject({
       description: 'Answers questions about orders.',
       parameters: { properties: { task: { type: 'string' } }, required: ['task'] },
     });
     // A child of the conversation, with its own history.
-    const callId = (outcome.state.transcript.find((message) => message.role === 'assistant') as { toolCalls: { id: string }[] })
-      .toolCalls[0]!.id;
-    const child = await bed.env.client.workflow.getHandle(subAgentWorkflowId(`conversation-${id}`, 1, callId)).describe();
+    const callId = (
+      outcome.state.transcript.find((message) => message.role === 'assistant') as { toolCalls: { id: string }[] }
+    ).toolCalls[0]!.id;
+    const child = await bed.env.client.workflow
+      .getHandle(subAgentWorkflowId(`conversation-${id}`, 1, callId))
+      .describe();
     expect(child.type).toBe('agentTurnWorkflow');
     expect(child.status.name).toBe('COMPLETED');
     expect(child.parentExecution?.workflowId).toBe(`conversation-${id}`);
@@ -194,6 +200,12 @@ describe('sub-agents as child workflows', () => {
     expect(pending).toMatchObject({ tool: 'cancel_order', server: 'worker', arguments: { orderId: 'o-1' } });
     expect(pending!.reason).toMatch(/^sub-agent orders: /);
     expect(store.cancellations).toEqual([]);
+    // The conversation's stream, which chat and serve read, has it too.
+    const { events } = await handle.executeUpdate(pollEventsUpdate, { args: [{ from: 0, waitMs: 0 }] });
+    expect(events.find((event) => event.type === 'approval_requested')).toMatchObject({
+      callId: pending!.callId,
+      tool: 'cancel_order',
+    });
 
     const decision = await handle.executeUpdate(approveUpdate, { args: [{ callId: pending!.callId, by: 'ada' }] });
     expect(decision).toMatchObject({ decision: 'approved', by: 'ada' });
@@ -231,10 +243,13 @@ describe('sub-agents as child workflows', () => {
     const store = new OrderStore();
     const agent = await agentWith(
       store,
-      script([], [
-        { toolCalls: [{ name: 'lookup_order', arguments: { orderId: 'o-7' } }], usage: CHILD_USAGE },
-        { content: 'o-7 has shipped.', usage: CHILD_USAGE },
-      ]),
+      script(
+        [],
+        [
+          { toolCalls: [{ name: 'lookup_order', arguments: { orderId: 'o-7' } }], usage: CHILD_USAGE },
+          { content: 'o-7 has shipped.', usage: CHILD_USAGE },
+        ],
+      ),
     );
     const result = await bed.env.client.workflow.execute(agentTurnWorkflow, {
       // `/agent-` in the id: the scripted model gives this run the sub-agent's steps.
