@@ -1,5 +1,12 @@
-import { condition, defineQuery, defineSignal, executeChild, proxyActivities, setHandler } from '@temporalio/workflow';
-import { workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  executeChild,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 // Types only: the agent's workflow runs by name, as a child, on the worker the plugin joined it to.
 import type { agentTurnWorkflow } from 'durable-agent/workflows';
 import type { Activities } from './activities.js';
@@ -19,10 +26,9 @@ export const emailDraftQuery = defineQuery<string | undefined>('emailDraft');
 
 /** Asks the agent for an email (one agent turn, as a child workflow), waits for a person's approval, then sends it. */
 export async function orderEmailWorkflow(order: { id: string; to: string }): Promise<string> {
-  let draft: string | undefined;
-  let review: { approved: boolean; by: string } | undefined;
-  setHandler(emailDraftQuery, () => draft);
-  setHandler(reviewEmailSignal, (verdict) => void (review = verdict));
+  const email: { draft?: string; review?: { approved: boolean; by: string } } = {};
+  setHandler(emailDraftQuery, () => email.draft);
+  setHandler(reviewEmailSignal, (review) => void (email.review = review));
   const turn = await executeChild<typeof agentTurnWorkflow>('agentTurnWorkflow', {
     workflowId: `${workflowInfo().workflowId}/draft`,
     args: [
@@ -37,9 +43,9 @@ export async function orderEmailWorkflow(order: { id: string; to: string }): Pro
     ],
   });
   if (turn.stopReason !== 'completed' || !turn.answer) return `no email for ${order.id}: ${turn.stopReason}`;
-  draft = turn.answer;
-  await condition(() => review !== undefined);
-  if (!review!.approved) return `email for ${order.id} not sent: ${review!.by} declined it`;
-  await sendEmail(order.to, draft);
+  email.draft = turn.answer;
+  await condition(() => email.review !== undefined);
+  if (!email.review!.approved) return `email for ${order.id} not sent: ${email.review!.by} declined it`;
+  await sendEmail(order.to, email.draft);
   return `email for ${order.id} sent to ${order.to}`;
 }
