@@ -92,22 +92,26 @@ function toolMessages(outcome: ConversationOutcome): Extract<ChatMessage, { role
   return outcome.state.transcript.filter((message) => message.role === 'tool');
 }
 
+/** The sub-agent's steps: one call of `tool` on order o-1, then its answer. */
+function subAgentCalling(tool: string, answer: string): ScriptStep[] {
+  return [
+    { toolCalls: [{ name: tool, arguments: { orderId: 'o-1' } }], usage: CHILD_USAGE },
+    { content: answer, usage: CHILD_USAGE },
+  ];
+}
+
 const askAgent = { toolCalls: [{ name: 'agent__orders', arguments: { task: 'Look up order o-1.' } }], usage: USAGE };
+
+/** A conversation that asks the sub-agent, which calls `tool` alone (its selection) and answers; then the reply. */
+function agentAsking(store: OrderStore, tool: string, answers: { agent: string; reply: string }) {
+  const parent = [askAgent, { content: answers.reply, usage: USAGE }];
+  return agentWith(store, script(parent, subAgentCalling(tool, answers.agent)), { tools: [tool] });
+}
 
 describe('sub-agents as child workflows', () => {
   it('a sub-agent calls a tool in its own child workflow; its answer is the result and its usage the turn’s', async () => {
     const store = new OrderStore();
-    const agent = await agentWith(
-      store,
-      script(
-        [askAgent, { content: 'Order o-1 has shipped.', usage: USAGE }],
-        [
-          { toolCalls: [{ name: 'lookup_order', arguments: { orderId: 'o-1' } }], usage: CHILD_USAGE },
-          { content: 'o-1: shipped', usage: CHILD_USAGE },
-        ],
-      ),
-      { tools: ['lookup_order'] },
-    );
+    const agent = await agentAsking(store, 'lookup_order', { agent: 'o-1: shipped', reply: 'Order o-1 has shipped.' });
     const { handle, id } = await start(agent);
     const outcome = await handle.result();
 
@@ -180,17 +184,10 @@ describe('sub-agents as child workflows', () => {
 
   it('an approval inside the sub-agent waits in the conversation and is answered by its approve', async () => {
     const store = new OrderStore();
-    const agent = await agentWith(
-      store,
-      script(
-        [askAgent, { content: 'Order o-1 is cancelled.', usage: USAGE }],
-        [
-          { toolCalls: [{ name: 'cancel_order', arguments: { orderId: 'o-1' } }], usage: CHILD_USAGE },
-          { content: 'Cancelled o-1.', usage: CHILD_USAGE },
-        ],
-      ),
-      { tools: ['cancel_order'] },
-    );
+    const agent = await agentAsking(store, 'cancel_order', {
+      agent: 'Cancelled o-1.',
+      reply: 'Order o-1 is cancelled.',
+    });
     const { handle } = await start(agent, { approval: { require: ['cancel_order'] } });
     const waiting = await waitForStatus(
       handle,
@@ -220,10 +217,8 @@ describe('sub-agents as child workflows', () => {
     const store = new OrderStore();
     const agent = await agentWith(
       store,
-      script(
-        [askAgent],
-        [{ toolCalls: [{ name: 'cancel_order', arguments: { orderId: 'o-1' } }], usage: CHILD_USAGE }],
-      ),
+      // The sub-agent never answers: it is cancelled while its call waits for approval.
+      script([askAgent], subAgentCalling('cancel_order', 'Never said.')),
       { tools: ['cancel_order'] },
     );
     const { handle, id } = await start(agent, { approval: { require: ['cancel_order'] } });
