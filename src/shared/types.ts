@@ -188,6 +188,11 @@ export interface CallToolInput {
   arguments: JsonObject;
   /** The conversation's `toolAttempts`, only when not the default (the activity counts its failed attempts). */
   toolAttempts?: number;
+  /**
+   * Where the server's questions go (MCP elicitation): a sub-agent's calls ask the conversation that called it. Absent:
+   * the run that scheduled the call.
+   */
+  questionsTo?: { workflowId: string; runId: string };
 }
 
 /**

@@ -31,7 +31,7 @@ export type { AgentTurnInput } from './agent-turn-input.js';
 const ALL_TOOLS = ['*'];
 
 export async function agentTurnWorkflow(input: AgentTurnInput): Promise<TurnResult> {
-  const { workflowId, runId } = workflowInfo();
+  const { workflowId, runId, parent } = workflowInfo();
   const settings: ConversationSettings = { ...input.settings, stream: false };
   const systemPrompt = settings.systemPrompt;
   const messages =
@@ -89,6 +89,8 @@ export async function agentTurnWorkflow(input: AgentTurnInput): Promise<TurnResu
     approvals: turnApprovals,
     costs: new CostLedger(undefined),
     toolSelection: input.tools ?? ALL_TOOLS,
+    // A sub-agent's servers ask the person in the calling conversation, which shows and answers questions.
+    ...(input.parent && parent ? { questionsTo: { workflowId: parent.workflowId, runId: parent.runId } } : {}),
   });
   // Cancelled (its parent was, or a person cancelled it): the Web UI shows the run as cancelled, not completed.
   if (result.stopReason === 'cancelled') throw new CancelledFailure('The agent turn was cancelled.');

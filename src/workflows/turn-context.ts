@@ -88,4 +88,6 @@ export interface TurnContext {
   subAgents?: SubAgentApprovals;
   /** The tools the turn may call, by name or pattern (an agent turn's selection); absent: every tool listed. */
   toolSelection?: string[];
+  /** Where its MCP servers' questions go (a sub-agent's: the calling conversation); absent: this run. */
+  questionsTo?: { workflowId: string; runId: string };
 }

@@ -391,6 +391,7 @@ async function dispatchToolCall(
           arguments: toolArguments,
           // Only when not the default, so the input stays as it was: the activity counts its failed attempts.
           ...(toolAttempts !== DEFAULT_TOOL_ATTEMPTS ? { toolAttempts } : {}),
+          ...(turn.context.questionsTo ? { questionsTo: turn.context.questionsTo } : {}),
         },
       ],
     );
