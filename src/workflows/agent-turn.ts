@@ -52,7 +52,9 @@ export async function agentTurnWorkflow(input: AgentTurnInput): Promise<TurnResu
   let turnApprovals: TurnApprovals = approvals;
   if (input.parent !== undefined) {
     const forwarded = new ForwardedApprovals(approvals, input.parent);
-    setHandler(subAgentDecisionSignal, (decision) => forwarded.decidedInParent(decision));
+    setHandler(subAgentDecisionSignal, (decision) => forwarded.decidedInParent(decision), {
+      description: 'Internal: the calling conversation forwards a decision on a call waiting here. Do not send.',
+    });
     turnApprovals = forwarded;
   } else {
     setHandler(approveUpdate, (request) => approvals.approve(request), {

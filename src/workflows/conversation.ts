@@ -50,7 +50,9 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const polls = setConversationHandlers(conversation, conversationId, traces);
   // Set after the others, so the order of the handlers that releases before sub-agents set stays as it was.
   const subAgents = new SubAgentLinks(conversation.approvals);
-  setHandler(subAgentApprovalSignal, (report) => subAgents.receive(report));
+  setHandler(subAgentApprovalSignal, (report) => subAgents.receive(report), {
+    description: "Internal: a sub-agent's child workflow reports a call waiting for approval, or decided. Do not send.",
+  });
 
   // A run that did not continue from another may have been started over closed runs of the same id, by a client that
   // did not carry their state (earlier-runs.ts): it looks back before it answers anything, and continues from them.
