@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DurableAgentClient } from '../../src/agent-client/index.js';
@@ -10,6 +9,7 @@ import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing
 import type { Script } from '../../src/testing/scripted-model/script.js';
 import { defineSubAgent } from '../../src/tools/index.js';
 import { httpServer } from '../mcp/helpers.js';
+import { until } from '../reliability/helpers.js';
 
 /**
  * A server's question (MCP elicitation) during a sub-agent's tool call is the calling conversation's: listed there,
@@ -55,31 +55,22 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 it("a server's question inside a sub-agent is asked and answered in the calling conversation", async () => {
   const conversationId = randomUUID();
   await agent.startConversation(conversationId, { messages: [{ id: 'm1', content: 'hello' }] });
-  const status = await until('the question', async () => {
+  const status = await until(async () => {
     const current = await client.status(conversationId);
     return current.pendingInputs?.length ? current : undefined;
-  });
+  }, 'the question');
   expect(status.phase).toBe('awaiting_input');
   const [request] = status.pendingInputs!;
   expect(request).toMatchObject({ tool: 'test__ask_user', server: 'test', message: 'Who are you?' });
 
   await client.answerInput(conversationId, request!.requestId, { action: 'accept', content: { name: 'Ada' } });
-  const finished = await until('the turn result', async () => {
+  const finished = await until(async () => {
     const current = await client.status(conversationId);
     return current.lastResult ? current : undefined;
-  });
+  }, 'the turn result');
 
   expect(finished.lastResult).toMatchObject({ stopReason: 'completed' });
   const transcript: ChatMessage[] = await client.fullTranscript(conversationId);
