@@ -128,6 +128,7 @@ const WORKER_VALUES = [
   'createAnthropicClient',
   'createOpenAIClient',
   'createToolRegistry',
+  'defineSubAgent',
   'defineTool',
   'durableAgentPlugin',
   'installWorkerRuntime',
@@ -158,6 +159,10 @@ const WORKER_TYPES = [
   'ToolOutput',
   'ToolRegistryOptions',
   'ZodToolDefinition',
+  // Sub-agents: agents as tools, each call a child workflow.
+  'SubAgent',
+  'SubAgentDefinition',
+  'SubAgentSettings',
   'Telemetry',
   'TelemetrySettings',
 ];
@@ -238,7 +243,8 @@ const TESTING_TYPES = [
   'ToolCallsStep',
 ];
 
-const WORKFLOWS_VALUES = ['conversationWorkflow'];
+const WORKFLOWS_VALUES = ['agentTurnWorkflow', 'conversationWorkflow'];
+const WORKFLOWS_TYPES = ['AgentTurnInput'];
 
 const sorted = (names: string[]) => [...names].sort();
 
@@ -304,8 +310,8 @@ describe('the public API', () => {
     expect(types).toEqual(sorted(TESTING_TYPES));
   });
 
-  it('durable-agent/workflows exports the conversation workflow only', () => {
+  it('durable-agent/workflows exports the conversation workflow and the agent turn workflow', () => {
     expect(Object.keys(workflows).sort()).toEqual(WORKFLOWS_VALUES);
-    expect(exportsOf('workflows/index.ts')).toEqual({ values: WORKFLOWS_VALUES, types: [] });
+    expect(exportsOf('workflows/index.ts')).toEqual({ values: WORKFLOWS_VALUES, types: WORKFLOWS_TYPES });
   });
 });

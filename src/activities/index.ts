@@ -16,6 +16,7 @@ import { redactModelAnswer, redactOutcome, workerSecrets } from './calls/outboun
 import { createToolActivities } from './tools/call.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { FunctionTool } from '../tools/define-tool.js';
+import type { SubAgent } from '../tools/define-sub-agent.js';
 import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './model/transcript-cache.js';
 import { pricedModelCall } from './model/pricing.js';
 import { PriceTable } from '../pricing/price-table.js';
@@ -60,9 +61,10 @@ export interface ActivityDependencies {
   prices?: PriceTable;
   /**
    * Tools written in TypeScript (`defineTool`, docs/tools.md), offered to the model beside the MCP servers' tools:
-   * a registry from `createToolRegistry` (with dependencies and an approval policy) or a plain list. Default none.
+   * a registry from `createToolRegistry` (with dependencies and an approval policy) or a plain list. Sub-agents
+   * (`defineSubAgent`) go here too. Default none.
    */
-  tools?: ToolRegistry | readonly FunctionTool[];
+  tools?: ToolRegistry | readonly (FunctionTool | SubAgent)[];
 }
 
 /** A transcript source that asks the workflow run itself, by query. */

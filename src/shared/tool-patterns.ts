@@ -9,3 +9,22 @@ export function matchesPattern(pattern: string, name: string): boolean {
     .join('.*');
   return new RegExp(`^${expression}$`).test(name);
 }
+
+/** The first part of a sub-agent's tool name (`agent__<name>`, src/tools/define-sub-agent.ts). */
+const SUB_AGENT_PREFIX = 'agent__';
+
+/**
+ * The tools a turn's `toolSelection` offers: those a pattern matches. A sub-agent only when a pattern names one
+ * (`agent__…`), so `*` never lets an agent call agents by accident.
+ */
+export function selectTools<Tool extends { name: string; source?: string }>(
+  tools: readonly Tool[],
+  selection: readonly string[],
+): Tool[] {
+  return tools.filter((tool) =>
+    selection.some(
+      (pattern) =>
+        matchesPattern(pattern, tool.name) && (tool.source !== 'agent' || pattern.startsWith(SUB_AGENT_PREFIX)),
+    ),
+  );
+}

@@ -104,7 +104,37 @@ export interface ToolDefinition {
    * `function`: a tool written in TypeScript that runs in the worker (`defineTool`, docs/tools.md); `server` is then
    * `worker`. Absent for an MCP server's tool, so the tool lists of workers without such tools are recorded as before.
    */
-  source?: 'function';
+  source?: 'function' | 'agent';
+  /**
+   * For `source: 'agent'`: the sub-agent a call of this tool runs as a child workflow (`defineSubAgent`,
+   * docs/embedding.md); `server` is then `agent`.
+   */
+  agent?: SubAgentSettings;
+}
+
+/** What a sub-agent runs with: plain data, recorded with the turn's tools. */
+export interface SubAgentSettings {
+  /** The sub-agent's model; default the worker's. */
+  model?: string;
+  /** Its system prompt. */
+  systemPrompt?: string;
+  /**
+   * The tools it may call, by name as the model sees them (`<server>__<tool>`, a TypeScript tool's name, `*` matching
+   * any run of characters); default every tool except the sub-agents.
+   */
+  tools?: string[];
+  /** Its own per-turn limits, each capped by what is left of the calling turn's. */
+  budget?: {
+    /** @asType integer */
+    maxRounds?: number;
+    /** @asType integer */
+    maxToolCalls?: number;
+    /** @asType integer */
+    maxTokens?: number;
+    /** @asType integer */
+    maxDurationMs?: number;
+    maxCostUsd?: number;
+  };
 }
 
 /** Why a tool's calls wait for a person's approval. */
@@ -165,6 +195,11 @@ export interface CallToolInput {
   inputRound?: number;
   inputResponses?: Record<string, ToolQuestionAnswer>;
   requestState?: string;
+  /**
+   * Where the server's questions go (MCP elicitation): a sub-agent's calls ask the conversation that called it. Absent:
+   * the run that scheduled the call.
+   */
+  questionsTo?: { workflowId: string; runId: string };
 }
 
 /** A question a 2026-07-28 server asked by answering a tool call `input_required` (docs/mcp.md). */
@@ -249,6 +284,11 @@ export interface ModelCallInput {
   costBudget?: true;
   /** The turn asks for structured output: the provider's structured-output option. Absent otherwise. */
   responseFormat?: ResponseFormat;
+  /**
+   * With `listTools`: offer only the tools these names or patterns match (a sub-agent's or a child turn's selection).
+   * Absent: every tool but the sub-agents.
+   */
+  toolSelection?: string[];
 }
 
 /** A JSON Schema the model's answer must match, as the model activity sends it (in each API's own option). */

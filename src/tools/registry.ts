@@ -4,6 +4,7 @@ import type { ToolDefinition } from '../shared/types.js';
 import { DEFAULT_TOOL_TIMEOUT_MS, MAX_TOOL_TIMEOUT_MS } from '../mcp/config.js';
 import type { ToolListing } from '../mcp/pool.js';
 import { ToolDefinitionError, type FunctionTool } from './define-tool.js';
+import { isSubAgent, type SubAgent } from './define-sub-agent.js';
 
 /**
  * The worker's TypeScript tools, by name. The model activity lists them with the MCP servers' tools on a turn's first
@@ -19,7 +20,7 @@ export interface ToolRegistryOptions<Dependencies> {
    * The tools, or a function that makes them from `dependencies` (a database client, a service's SDK), so tools reach
    * what they need by injection instead of through module state.
    */
-  tools: readonly FunctionTool[] | ((dependencies: Dependencies) => readonly FunctionTool[]);
+  tools: readonly (FunctionTool | SubAgent)[] | ((dependencies: Dependencies) => readonly (FunctionTool | SubAgent)[]);
   dependencies?: Dependencies;
   /**
    * Which calls wait for a person's approval (docs/approvals.md), as a server's `requireApproval`: `always`, `writes`
@@ -37,7 +38,7 @@ export class ToolRegistry {
   readonly definitions: readonly ToolDefinition[];
 
   constructor(
-    tools: readonly FunctionTool[],
+    given: readonly (FunctionTool | SubAgent)[],
     options: Omit<ToolRegistryOptions<unknown>, 'tools' | 'dependencies'> = {},
   ) {
     const { requireApproval, timeoutMs = DEFAULT_TOOL_TIMEOUT_MS } = options;
@@ -50,6 +51,15 @@ export class ToolRegistry {
       throw new ToolDefinitionError(
         `The tools' "timeoutMs" must be a whole number of milliseconds from 1 to ${MAX_TOOL_TIMEOUT_MS}; got ${timeoutMs}.`,
       );
+    }
+    const tools = given.filter((tool): tool is FunctionTool => !isSubAgent(tool));
+    const subAgents = given.filter(isSubAgent).map((subAgent) => subAgent.definition);
+    const names = new Set<string>();
+    for (const { name } of [...tools, ...subAgents]) {
+      if (names.has(name)) {
+        throw new ToolDefinitionError(`Two tools are named "${name}": give each tool a name of its own.`);
+      }
+      names.add(name);
     }
     for (const tool of tools) {
       if (this.byName.has(tool.name)) {
@@ -76,6 +86,7 @@ export class ToolRegistry {
         source: 'function',
       } satisfies ToolDefinition;
     });
+    this.definitions = [...this.definitions, ...subAgents.map((definition) => withApproval(policy, definition))];
   }
 
   get(name: string): FunctionTool | undefined {
@@ -92,9 +103,10 @@ export class ToolRegistry {
    * is left out (and logged), so the model never sees two tools of one name.
    */
   withMcpTools(listing: ToolListing, warn: (message: string) => void = console.warn): ToolListing {
-    if (this.byName.size === 0) return listing;
+    if (this.definitions.length === 0) return listing;
+    const taken = new Set(this.definitions.map((tool) => tool.name));
     const mcpTools = listing.tools.filter((tool) => {
-      if (!this.byName.has(tool.name)) return true;
+      if (!taken.has(tool.name)) return true;
       warn(
         `The tool "${tool.originalName}" of MCP server "${tool.server}" is left out: its name "${tool.name}" is ` +
           "one of the worker's TypeScript tools. Give the server a shorter name.",
@@ -103,6 +115,15 @@ export class ToolRegistry {
     });
     return { ...listing, tools: [...this.definitions, ...mcpTools] };
   }
+}
+
+/** A sub-agent's definition with the registry's approval policy applied, as a TypeScript tool's. */
+function withApproval(
+  policy: { name: string; requireApproval?: ApprovalPolicy },
+  definition: ToolDefinition,
+): ToolDefinition {
+  const approval = serverApproval(policy, definition);
+  return approval !== undefined ? { ...definition, approval } : definition;
 }
 
 /**

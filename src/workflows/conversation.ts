@@ -4,6 +4,7 @@ import {
   continueAsNew,
   log,
   makeContinueAsNewFunc,
+  setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import { handlersFinished, setConversationHandlers } from './conversation-handlers.js';
@@ -12,6 +13,7 @@ import type { ConversationInput, ConversationOutcome } from './definitions.js';
 import { targetChanged, targetMayHaveChanged } from './deployment-target.js';
 import { lookForEarlierRun } from './earlier-run-lookup.js';
 import { continuedInput, lookBack } from './earlier-runs.js';
+import { SubAgentLinks, subAgentApprovalSignal } from './sub-agent-approvals.js';
 import { runTurn } from './turn.js';
 import { TurnTraces } from './turn-traces.js';
 import { refuseUndecodableInput } from './undecodable-guard.js';
@@ -46,6 +48,11 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
 
   const traces = new TurnTraces();
   const polls = setConversationHandlers(conversation, conversationId, traces);
+  // Set after the others, so the order of the handlers that releases before sub-agents set stays as it was.
+  const subAgents = new SubAgentLinks(conversation.approvals);
+  setHandler(subAgentApprovalSignal, (report) => subAgents.receive(report), {
+    description: "Internal: a sub-agent's child workflow reports a call waiting for approval, or decided. Do not send.",
+  });
 
   // A run that did not continue from another may have been started over closed runs of the same id, by a client that
   // did not carry their state (earlier-runs.ts): it looks back before it answers anything, and continues from them.
@@ -103,7 +110,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     publish();
     const traced = traces.start(turn);
     const result = await scope.run(() =>
-      traces.within(traced, () => runTurn({ ...turn, workflowId: info.workflowId, runId: info.runId })),
+      traces.within(traced, () => runTurn({ ...turn, workflowId: info.workflowId, runId: info.runId, subAgents })),
     );
     traces.finish(traced, result);
     conversation.finishTurn(result);

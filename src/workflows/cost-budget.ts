@@ -56,6 +56,15 @@ export class CostLedger {
     if (cost?.priced) this.spent.lastInputUsd = cost.inputUsd;
   }
 
+  /** What a sub-agent's turn spent, charged to this conversation (its calls were recorded in its own history). */
+  charge(spent: CostSpend): void {
+    this.spent = {
+      ...this.spent,
+      usd: this.spent.usd + spent.usd,
+      ...(spent.unpricedCalls ? { unpricedCalls: (this.spent.unpricedCalls ?? 0) + spent.unpricedCalls } : {}),
+    };
+  }
+
   /** For the carried state: absent until the conversation made a call that recorded a cost. */
   carried(): ConversationCost | undefined {
     return this.spent.usd === 0 && this.spent.unpricedCalls === undefined && this.spent.lastInputUsd === undefined

@@ -1,1 +1,2 @@
 export { conversationWorkflow } from './conversation.js';
+export { agentTurnWorkflow, type AgentTurnInput } from './agent-turn.js';

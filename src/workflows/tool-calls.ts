@@ -61,9 +61,9 @@ export function prepareToolCall(call: ToolCall, tools: ReadonlyMap<string, ToolD
       `Error: the arguments for ${call.name} must be a JSON object, not ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : typeof parsed}.`,
     );
   }
-  // A TypeScript tool's schema is checked here, before dispatch; an MCP server checks its own tools' arguments and its
+  // A TypeScript tool's or a sub-agent's schema is checked here, before dispatch; an MCP server checks its own tools' arguments and its
   // error reaches the model as the result.
-  const errors = tool.source === 'function' ? argumentErrors(tool.inputSchema, parsed as JsonObject) : [];
+  const errors = tool.source !== undefined ? argumentErrors(tool.inputSchema, parsed as JsonObject) : [];
   if (errors.length > 0) {
     return invalidArguments(
       call,
@@ -186,6 +186,7 @@ export function callToolInput(
   tool: ToolDefinition,
   toolArguments: JsonObject,
   toolAttempts: number,
+  questionsTo?: CallToolInput['questionsTo'],
 ): CallToolInput {
   return {
     toolCallId: call.id,
@@ -201,5 +202,7 @@ export function callToolInput(
     arguments: toolArguments,
     // Only when not the default, so the input stays as it was: the activity counts its failed attempts.
     ...(toolAttempts !== DEFAULT_TOOL_ATTEMPTS ? { toolAttempts } : {}),
+    // Only in a sub-agent's turn: its servers' questions go to the conversation that called it.
+    ...(questionsTo ? { questionsTo } : {}),
   };
 }

@@ -53,6 +53,24 @@ export interface TurnApprovals {
   ): ApprovalDecision;
 }
 
+/** The calling turn's clock: paused while one of its sub-agents' calls waits for a person, as its own calls do. */
+export interface WaitClock {
+  pause(): void;
+  resume(): void;
+}
+
+/** The conversation's copies of its sub-agents' pending calls, by the call that runs each (`SubAgentLinks`). */
+export interface SubAgentApprovals {
+  /** A call that runs a sub-agent started: its child's reports are accepted from now on. */
+  open(parentCallId: string, clock: WaitClock): void;
+  /** Whether a person decided one of the sub-agent's calls here, and it is not yet forwarded. */
+  hasDecided(parentCallId: string): boolean;
+  /** The decisions made here for the sub-agent, under the child's call ids. */
+  takeDecided(parentCallId: string): ApprovalDecision[];
+  /** The sub-agent's call ended: whatever of it still waits here is over. */
+  close(parentCallId: string, by: string, reason: string): void;
+}
+
 export interface TurnContext {
   conversationId: string;
   workflowId: string;
@@ -69,4 +87,10 @@ export interface TurnContext {
   inputs: Pick<InputRequests, 'ask' | 'answerOf'>;
   /** What the conversation has spent on model calls: the turn adds each call's cost to it (docs/cost.md). */
   costs: CostLedger;
+  /** Where its sub-agents' approvals wait for a person (a conversation's turn); absent: they are not forwarded. */
+  subAgents?: SubAgentApprovals;
+  /** The tools the turn may call, by name or pattern (an agent turn's selection); absent: every tool listed. */
+  toolSelection?: string[];
+  /** Where its MCP servers' questions go (a sub-agent's: the calling conversation); absent: this run. */
+  questionsTo?: { workflowId: string; runId: string };
 }

@@ -34,6 +34,7 @@ import { approvalReason } from '../shared/approval-policy.js';
 import { awaitApproval, editedNote, TimeLimit } from './turn-approvals.js';
 import { checkedAnswer, finalOutput, responseFormat, type OutputFormat } from './structured-output.js';
 import { answerServerQuestions, type SendAgain } from './tool-questions.js';
+import { runSubAgent } from './sub-agents.js';
 
 // Every Date.now() in this file (the loop's budget check, the turn's start and result, tool-call durations) reads
 // Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
@@ -274,6 +275,7 @@ function modelCallInput(
     // Only when on, so the activity input of a conversation that does not stream is unchanged.
     ...(stream ? { stream } : {}),
     ...(listTools ? { listTools } : {}),
+    ...(listTools && context.toolSelection ? { toolSelection: context.toolSelection } : {}),
     // Only when set, likewise.
     ...(settings.thinking ? { thinking: settings.thinking } : {}),
     // Only when limited, likewise: the worker then refuses to call a model it cannot price.
@@ -368,6 +370,8 @@ async function dispatchToolCall(
   limit: TimeLimit,
   { call, tool, arguments: toolArguments }: Extract<PreparedToolCall, { kind: 'dispatch' }>,
 ): Promise<ToolMessage> {
+  // A sub-agent is a child workflow, not an activity; no tool of a release before sub-agents has this source.
+  if (tool.source === 'agent') return runSubAgent(turn, call, tool, toolArguments, limit);
   const toolAttempts = errorAttemptsAllowed(turn.context.settings.toolAttempts, DEFAULT_TOOL_ATTEMPTS);
   const lastAttempt = maximumAttempts(toolAttempts);
   const send: SendAgain = (again) =>
@@ -378,7 +382,7 @@ async function dispatchToolCall(
         startToCloseTimeout: tool.timeoutMs + (tool.elicitationTimeoutMs ?? 0) + 10_000,
         retry: { maximumAttempts: lastAttempt },
       },
-      [{ ...callToolInput(call, tool, toolArguments, toolAttempts), ...again }],
+      [{ ...callToolInput(call, tool, toolArguments, toolAttempts, turn.context.questionsTo), ...again }],
     );
   try {
     let result: CallToolResult | CallToolInputRequired | ToolMessage = await send(undefined);

@@ -3,13 +3,21 @@ export interface Warehouse {
   reserve(orderId: string, items: number): Promise<void>;
 }
 
-export function createActivities({ warehouse }: { warehouse: Warehouse }) {
+/** How the application sends email: in a real application, its mail service. */
+export interface Mailer {
+  send(to: string, body: string): Promise<void>;
+}
+
+export function createActivities({ warehouse, mailer }: { warehouse: Warehouse; mailer: Mailer }) {
   return {
     async reserveStock(orderId: string, items: number): Promise<void> {
       await warehouse.reserve(orderId, items);
     },
     async chargeCard(orderId: string): Promise<string> {
       return `order ${orderId} charged`;
+    },
+    async sendEmail(to: string, body: string): Promise<void> {
+      await mailer.send(to, body);
     },
   };
 }

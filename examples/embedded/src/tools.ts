@@ -1,11 +1,15 @@
 import { createToolRegistry, defineTool, ToolError } from 'durable-agent/worker';
 import { z } from 'zod';
 import type { OrderStore } from './order-store.js';
+import { shippingAgent } from './sub-agents.js';
 
 /** Shipping in euros by destination; a real application would ask its carrier. */
 const SHIPPING_BY_COUNTRY: Record<string, number> = { NL: 2, DE: 4 };
 
-/** The agent's TypeScript tools: they run in the worker and read the application's order store, passed in here. */
+/**
+ * The agent's TypeScript tools: they run in the worker and read the application's order store, passed in here. The
+ * shipping sub-agent is offered beside them.
+ */
 export const orderTools = (orders: OrderStore) =>
   createToolRegistry({
     dependencies: { orders },
@@ -37,6 +41,7 @@ export const orderTools = (orders: OrderStore) =>
             return { orderId, euros };
           },
         }),
+        shippingAgent,
       ];
     },
   });

@@ -21,7 +21,10 @@ async function run() {
       namespace: config.namespace ?? 'default',
       taskQueue: TASK_QUEUE,
       workflowsPath: fileURLToPath(new URL('./workflows.js', import.meta.url)),
-      activities: createActivities({ warehouse: { reserve: async () => undefined } }),
+      activities: createActivities({
+        warehouse: { reserve: async () => undefined },
+        mailer: { send: async (to, body) => console.log(`To ${to}:\n${body}`) },
+      }),
       plugins: [agentPlugin({ openai: new OpenAI({ maxRetries: 0 }), mcp, orders: demoOrders })],
     });
     await worker.run();

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import { trimToContext } from '../../shared/context.js';
+import { selectTools } from '../../shared/tool-patterns.js';
 import type { ModelCallInput, ModelCallResult } from '../../shared/types.js';
 import { streamSignal } from '../../workflows/definitions.js';
 import { DEFAULT_MODEL_ATTEMPTS, errorAttemptsAllowed } from '../../workflows/attempts.js';
@@ -65,10 +66,10 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
         transcripts.resolve(input),
         // The list is recorded in this call's result: cut to what a Temporal payload may carry before it is offered.
         input.listTools
-          ? listTools().then((listing) => ({
-              ...listing,
-              tools: fitToolList(secrets?.value(listing.tools) ?? listing.tools, context.log),
-            }))
+          ? listTools().then((listing) => {
+              const offered = input.toolSelection ? selectTools(listing.tools, input.toolSelection) : listing.tools;
+              return { ...listing, tools: fitToolList(secrets?.value(offered) ?? offered, context.log) };
+            })
           : undefined,
       ]);
       const { messages } = resolved;

@@ -87,8 +87,8 @@ export function createToolActivities(deps: ToolActivityDependencies) {
         return callFunctionTool(deps.functionTools, input, { context, heartbeat, maxResultChars, attemptsAllowed });
       }
       heartbeat.set({ phase: 'connecting' } satisfies ToolCallHeartbeat);
-      // The conversation's run: a server's question goes to it (./input-requests.ts).
-      const run = context.info.workflowExecution;
+      // The conversation's run: a server's question goes to it (./input-requests.ts), a sub-agent's to its caller's.
+      const run = input.questionsTo ?? context.info.workflowExecution;
       try {
         const calling = deps.pool.callTool(input.tool, input.arguments, {
           signal: context.cancellationSignal,
