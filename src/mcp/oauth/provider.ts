@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import {
+  computeScopeUnion,
+  createPrivateKeyJwtAuth,
   extractWWWAuthenticateParams,
+  type AddClientAuthentication,
   type FetchLike,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
@@ -55,6 +58,10 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private readonly refreshes = new Map<string, Promise<Response>>();
   /** The SDK dropped the stored tokens (the authorization server refused the refresh token). */
   private loginLost = false;
+  /** The server's last answer was 403 `insufficient_scope`: a new authorization now is a step-up, not a lost login. */
+  private steppingUp = false;
+  /** `private_key_jwt`: signs a client assertion into each token request (RFC 7523). */
+  readonly addClientAuthentication?: AddClientAuthentication;
 
   /** Secret values already handed to `onSecret`. */
   private readonly announced = new Set<string>();
@@ -71,7 +78,21 @@ export class McpOAuthProvider implements OAuthClientProvider {
   ) {
     this.key = tokenStoreKey(target);
     this.serverUrl = new URL(target.url).href;
+    const { clientId, privateKey } = target.oauth;
+    if (privateKey !== undefined && clientId !== undefined) {
+      this.addClientAuthentication = createPrivateKeyJwtAuth({
+        issuer: clientId,
+        subject: clientId,
+        privateKey: privateKey.pem,
+        alg: privateKey.algorithm,
+      });
+    }
     this.announce();
+  }
+
+  /** A Client ID Metadata Document's URL: the client id at authorization servers that support them. */
+  get clientMetadataUrl(): string | undefined {
+    return this.oauth.clientMetadataUrl;
   }
 
   private get oauth(): McpOAuthConfig {
@@ -96,7 +117,12 @@ export class McpOAuthProvider implements OAuthClientProvider {
       redirect_uris: redirect === undefined ? [] : [redirect],
       grant_types: this.interactive ? ['authorization_code', 'refresh_token'] : ['client_credentials'],
       response_types: this.interactive ? ['code'] : [],
-      token_endpoint_auth_method: this.oauth.clientSecret === undefined ? 'none' : 'client_secret_basic',
+      token_endpoint_auth_method:
+        this.oauth.privateKey !== undefined
+          ? 'private_key_jwt'
+          : this.oauth.clientSecret === undefined
+            ? 'none'
+            : 'client_secret_basic',
       scope: this.scope(),
     };
   }
@@ -132,10 +158,23 @@ export class McpOAuthProvider implements OAuthClientProvider {
     await this.update({ tokens });
   }
 
-  redirectToAuthorization(authorizationUrl: URL): void {
+  async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
+    await this.load();
     if (this.mode.kind === 'login') {
+      // The server's challenge names the scope of the request that provoked it; a step-up the worker met earlier
+      // (kept in the store) asks for more, and a login that forgot it would be refused again.
+      const scope = computeScopeUnion(authorizationUrl.searchParams.get('scope') ?? undefined, this.record.scope);
+      if (scope !== undefined) authorizationUrl.searchParams.set('scope', scope);
       this.mode.onAuthorizationUrl(authorizationUrl);
       return;
+    }
+    if (this.steppingUp) {
+      // A person must grant more: keep the scope the SDK asks for, so that `durable-agent mcp login` asks for it.
+      const scope = computeScopeUnion(this.record.scope, authorizationUrl.searchParams.get('scope') ?? undefined);
+      await this.update({ scope });
+      throw this.loginRequired(
+        `it asks for the scope "${scope ?? ''}", which the stored login was not granted; the next login asks for it`,
+      );
     }
     // The SDK goes on to a new authorization when a refresh fails for any reason other than the authorization server
     // refusing it (which drops the tokens): an authorization server that is down or failing is no reason to call a
@@ -195,7 +234,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
     await this.load();
     const client = this.record.client as { redirect_uris?: string[] } | undefined;
     const keepClient = client?.redirect_uris?.includes(redirectUrl) === true;
-    this.record = { ...(keepClient && { client: this.record.client }), redirectUrl };
+    const { scope } = this.record;
+    this.record = { ...(keepClient && { client: this.record.client }), redirectUrl, ...(scope && { scope }) };
   }
 
   /** True when the worker has no login to use (authorization code only), looking in the store again if need be. */
@@ -223,9 +263,10 @@ export class McpOAuthProvider implements OAuthClientProvider {
       const refreshToken = refreshTokenOf(init);
       if (refreshToken !== undefined) return this.refreshOnce(refreshToken, () => base(url, init));
       const response = await base(url, init);
-      if ((response.status === 401 || response.status === 403) && String(url) === this.serverUrl) {
-        const { scope } = extractWWWAuthenticateParams(response);
-        if (scope !== undefined) this.challengedScope = scope;
+      if (String(url) === this.serverUrl) {
+        const { scope, error } = extractWWWAuthenticateParams(response);
+        this.steppingUp = response.status === 403 && error === 'insufficient_scope';
+        if ((response.status === 401 || response.status === 403) && scope !== undefined) this.challengedScope = scope;
       }
       return response;
     };
@@ -254,12 +295,18 @@ export class McpOAuthProvider implements OAuthClientProvider {
     if (tokens?.id_token) secrets.push({ value: tokens.id_token, label: `[oauth id token ${of}]` });
     const secret = this.oauth.clientSecret ?? client?.client_secret;
     if (secret) secrets.push({ value: secret, label: `[oauth client secret ${of}]` });
+    const key = this.oauth.privateKey?.pem;
+    if (key) secrets.push({ value: key, label: `[oauth private key ${of}]` });
     return secrets;
   }
 
-  /** The configured scopes and those of the server's last challenge, space-separated. */
+  /** The configured scopes, those of an earlier step-up and those of the server's last challenge, space-separated. */
   private scope(): string | undefined {
-    const scopes = new Set([...(this.oauth.scopes ?? []), ...(this.challengedScope?.split(' ') ?? [])]);
+    const scopes = new Set([
+      ...(this.oauth.scopes ?? []),
+      ...(this.record.scope?.split(' ') ?? []),
+      ...(this.challengedScope?.split(' ') ?? []),
+    ]);
     scopes.delete('');
     return scopes.size === 0 ? undefined : [...scopes].join(' ');
   }
