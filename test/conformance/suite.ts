@@ -35,7 +35,9 @@ export function suiteNode(): string {
   const download = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-node-'));
   try {
     const name = `node-${process.platform}-${process.arch}@${SUITE_NODE_VERSION}`;
-    const tarball = execFileSync('npm', ['pack', name, '--silent', '--pack-destination', download], { encoding: 'utf8' })
+    const tarball = execFileSync('npm', ['pack', name, '--silent', '--pack-destination', download], {
+      encoding: 'utf8',
+    })
       .trim()
       .split('\n')
       .at(-1)!;
@@ -49,12 +51,28 @@ export function suiteNode(): string {
   return node;
 }
 
+/** Scenarios run side by side: each starts the suite, the adapter and often the login CLI (three Node processes). */
+const CONCURRENCY = 3;
+let running = 0;
+const waiting: Array<() => void> = [];
+
 /** Run one client scenario of the suite; `specVersion` only for 0.2.x. */
 export async function runScenario(
   version: SuiteVersion,
   scenario: string,
   specVersion?: string,
 ): Promise<ScenarioOutcome> {
+  if (running >= CONCURRENCY) await new Promise<void>((resolve) => waiting.push(resolve));
+  running += 1;
+  try {
+    return await runScenarioNow(version, scenario, specVersion);
+  } finally {
+    running -= 1;
+    waiting.shift()?.();
+  }
+}
+
+async function runScenarioNow(version: SuiteVersion, scenario: string, specVersion?: string): Promise<ScenarioOutcome> {
   const output = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-conformance-results-'));
   const cli = path.join(ROOT, `node_modules/conformance-${version}/dist/index.js`);
   const args = [cli, 'client', '--command', `${process.execPath} ${ADAPTER}`, '--scenario', scenario, '-o', output];
@@ -70,12 +88,16 @@ export async function runScenario(
 
 function run(command: string, args: string[]): Promise<{ code: number | null; text: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    });
     let text = '';
     child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, text: text.replace(/\u001b\[\d+m/g, '') }));
+    child.on('close', (code) => resolve({ code, text }));
   });
 }
 

@@ -99,6 +99,9 @@ export function parseOAuthConfig(value: unknown, context: OAuthConfigContext): M
   };
   const clientId = text('clientId');
   const clientSecret = text('clientSecret');
+  if (object.clientSecret !== undefined && (object.privateKey ?? object.privateKeyFile) !== undefined) {
+    throw error('oauth.privateKey', 'a client authenticates with a secret or a private key, not both.');
+  }
   const privateKey = parsePrivateKey(object, context);
   if (grant === 'client_credentials' && (clientId === undefined || (clientSecret ?? privateKey) === undefined)) {
     throw error(
@@ -109,9 +112,6 @@ export function parseOAuthConfig(value: unknown, context: OAuthConfigContext): M
   }
   if (clientSecret !== undefined && clientId === undefined) {
     throw error('oauth.clientSecret', 'a client secret needs its "clientId".');
-  }
-  if (clientSecret !== undefined && privateKey !== undefined) {
-    throw error('oauth.privateKey', 'a client authenticates with a secret or a private key, not both.');
   }
   return {
     grant,
@@ -155,7 +155,8 @@ function parsePrivateKey(object: Record<string, unknown>, context: OAuthConfigCo
   const { error, expand, resolvePath } = context;
   const { privateKey, privateKeyFile, signingAlgorithm } = object;
   if (privateKey === undefined && privateKeyFile === undefined) {
-    if (signingAlgorithm !== undefined) throw error('oauth.signingAlgorithm', 'needs "privateKey" or "privateKeyFile".');
+    if (signingAlgorithm !== undefined)
+      throw error('oauth.signingAlgorithm', 'needs "privateKey" or "privateKeyFile".');
     return undefined;
   }
   const key = privateKey !== undefined ? 'oauth.privateKey' : 'oauth.privateKeyFile';

@@ -60,6 +60,12 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private loginLost = false;
   /** The server's last answer was 403 `insufficient_scope`: a new authorization now is a step-up, not a lost login. */
   private steppingUp = false;
+  /** The authorization URL a login handed to the person (one per login). */
+  private personSentTo: URL | undefined;
+  /** Settles when the login hands the person its URL; `claimed` once a request has started the login's registration. */
+  private readonly personHandedUrl = handOver();
+  /** The access token a step-up found too narrow: a new connection reads the store until a new login replaces it. */
+  private outgrownToken: string | undefined;
   /** `private_key_jwt`: signs a client assertion into each token request (RFC 7523). */
   readonly addClientAuthentication?: AddClientAuthentication;
 
@@ -140,6 +146,13 @@ export class McpOAuthProvider implements OAuthClientProvider {
     await this.load();
     // Registering a client is the login's business, never a worker's.
     if (this.record.client === undefined && this.mode.kind === 'worker') throw this.loginRequired(this.missingLogin());
+    if (this.record.client === undefined && this.mode.kind === 'login') {
+      // Requests that meet the challenge together (`tools/list` and the session's event stream) would each register a
+      // client; the person's code then belongs to one and is redeemed with another. The first registers, the others
+      // wait for its authorization URL and go on with its client.
+      if (this.personHandedUrl.claimed) await this.personHandedUrl.promise;
+      this.personHandedUrl.claimed = true;
+    }
     return this.record.client;
   }
 
@@ -165,12 +178,16 @@ export class McpOAuthProvider implements OAuthClientProvider {
       // (kept in the store) asks for more, and a login that forgot it would be refused again.
       const scope = computeScopeUnion(authorizationUrl.searchParams.get('scope') ?? undefined, this.record.scope);
       if (scope !== undefined) authorizationUrl.searchParams.set('scope', scope);
+      if (this.personSentTo !== undefined) return;
+      this.personSentTo = authorizationUrl;
+      this.personHandedUrl.resolve();
       this.mode.onAuthorizationUrl(authorizationUrl);
       return;
     }
     if (this.steppingUp) {
       // A person must grant more: keep the scope the SDK asks for, so that `durable-agent mcp login` asks for it.
       const scope = computeScopeUnion(this.record.scope, authorizationUrl.searchParams.get('scope') ?? undefined);
+      this.outgrownToken = this.record.tokens?.access_token;
       await this.update({ scope });
       throw this.loginRequired(
         `it asks for the scope "${scope ?? ''}", which the stored login was not granted; the next login asks for it`,
@@ -190,6 +207,9 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   saveCodeVerifier(codeVerifier: string): void {
+    // A login hands the person one URL: requests that meet the challenge after it (the session's event stream, say)
+    // start authorizations of their own, whose verifiers must not replace the one the person's code is bound to.
+    if (this.mode.kind === 'login' && this.personSentTo !== undefined) return;
     this.verifier = codeVerifier;
   }
 
@@ -241,6 +261,12 @@ export class McpOAuthProvider implements OAuthClientProvider {
   /** True when the worker has no login to use (authorization code only), looking in the store again if need be. */
   async needsLogin(): Promise<boolean> {
     if (!this.interactive) return false;
+    if (this.outgrownToken !== undefined) {
+      this.record = {};
+      this.loaded = undefined;
+      await this.load();
+      if (this.record.tokens?.access_token !== this.outgrownToken) this.outgrownToken = undefined;
+    }
     await this.load();
     if (this.record.tokens !== undefined) return false;
     // Read the store again: a login may have been stored since (the worker need not restart).
@@ -358,4 +384,11 @@ function refreshTokenOf(init: RequestInit | undefined): string | undefined {
   const body = init?.body;
   if (!(body instanceof URLSearchParams) || body.get('grant_type') !== 'refresh_token') return undefined;
   return body.get('refresh_token') ?? undefined;
+}
+
+/** A promise with its resolver, and whether a request has claimed the registration it waits for. */
+function handOver(): { claimed: boolean; promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((settle) => (resolve = settle));
+  return { claimed: false, promise, resolve };
 }
