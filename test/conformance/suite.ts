@@ -56,27 +56,37 @@ const CONCURRENCY = 3;
 let running = 0;
 const waiting: Array<() => void> = [];
 
-/** Run one client scenario of the suite; `specVersion` only for 0.2.x. */
+/**
+ * Run one client scenario of the suite; `specVersion` only for 0.2.x, which skips an extension at an explicit version
+ * (exit 0, no checks) unless forced: `extension` runs it anyway.
+ */
 export async function runScenario(
   version: SuiteVersion,
   scenario: string,
   specVersion?: string,
+  extension = false,
 ): Promise<ScenarioOutcome> {
   if (running >= CONCURRENCY) await new Promise<void>((resolve) => waiting.push(resolve));
   running += 1;
   try {
-    return await runScenarioNow(version, scenario, specVersion);
+    return await runScenarioNow(version, scenario, specVersion, extension);
   } finally {
     running -= 1;
     waiting.shift()?.();
   }
 }
 
-async function runScenarioNow(version: SuiteVersion, scenario: string, specVersion?: string): Promise<ScenarioOutcome> {
+async function runScenarioNow(
+  version: SuiteVersion,
+  scenario: string,
+  specVersion: string | undefined,
+  extension: boolean,
+): Promise<ScenarioOutcome> {
   const output = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-conformance-results-'));
   const cli = path.join(ROOT, `node_modules/conformance-${version}/dist/index.js`);
   const args = [cli, 'client', '--command', `${process.execPath} ${ADAPTER}`, '--scenario', scenario, '-o', output];
   if (specVersion !== undefined) args.push('--spec-version', specVersion);
+  if (specVersion !== undefined && extension) args.push('--force');
   try {
     const { code, text } = await run(suiteNode(), args);
     const failed = text.split('\n').filter((line) => /FAILURE|Failed Checks|Passed: \d+\/\d+|OVERALL/.test(line));

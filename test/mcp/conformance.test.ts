@@ -66,7 +66,7 @@ for (const run of RUNS) {
     for (const scenario of scenarios) {
       const expected = unsupported.includes(scenario) ? 'fails (unsupported, see docs/mcp.md)' : 'passes';
       it(`${scenario} ${expected}`, { timeout: 180_000 }, async () => {
-        const outcome = await runScenario(run.version, scenario, run.specVersion);
+        const outcome = await runScenario(run.version, scenario, run.specVersion, run.extensions.includes(scenario));
         expect({
           scenario,
           passed: outcome.passed,
