@@ -268,7 +268,11 @@ function parseServer(where: Where, value: unknown, env: Env, baseDirectory: stri
   const oauth =
     value.oauth === undefined
       ? undefined
-      : parseOAuthConfig(value.oauth, { error: (key, problem) => where.error(key, problem), expand });
+      : parseOAuthConfig(value.oauth, {
+          error: (key, problem) => where.error(key, problem),
+          expand,
+          resolvePath: (text) => path.resolve(baseDirectory, text),
+        });
   if (oauth !== undefined && Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) {
     throw where.error('headers.Authorization', 'conflicts with "oauth", which sends its own Authorization header.');
   }

@@ -21,6 +21,8 @@ export interface TestAuthorizationServer {
   grants: Record<string, number>;
   /** Clients registered dynamically so far. */
   registrations: number;
+  /** The metadata of each client registered dynamically, as the authorization server keeps it. */
+  registeredClients: Array<Record<string, unknown>>;
   /** Stop answering (an outage), keeping every token and grant; `start` answers again on the same port. */
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -32,6 +34,8 @@ export interface TestAuthorizationServerOptions {
   resource: string;
   /** Pre-registered confidential client for client credentials. */
   machineClient: { clientId: string; clientSecret: string };
+  /** Pre-registered client for client credentials that authenticates with a JWT signed by this key (private_key_jwt). */
+  keyClient?: { clientId: string; publicKey: Record<string, unknown> };
   /** Lifetime of access tokens in seconds. Default 300. */
   accessTokenTtlSeconds?: number;
 }
@@ -64,6 +68,19 @@ export async function startTestAuthorizationServer(
         redirect_uris: [],
         scope: MCP_SCOPES.join(' '),
       },
+      ...(options.keyClient === undefined
+        ? []
+        : [
+            {
+              client_id: options.keyClient.clientId,
+              token_endpoint_auth_method: 'private_key_jwt',
+              jwks: { keys: [options.keyClient.publicKey] },
+              grant_types: ['client_credentials'],
+              response_types: [],
+              redirect_uris: [],
+              scope: MCP_SCOPES.join(' '),
+            },
+          ]),
     ],
     scopes: ['openid', 'offline_access', ...MCP_SCOPES],
     features: {
@@ -90,6 +107,7 @@ export async function startTestAuthorizationServer(
     issuer,
     grants: {},
     registrations: 0,
+    registeredClients: [],
     stop: async () => {
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
@@ -103,8 +121,9 @@ export async function startTestAuthorizationServer(
     const grant = String(ctx.oidc.params?.grant_type);
     server.grants[grant] = (server.grants[grant] ?? 0) + 1;
   });
-  provider.on('registration_create.success', () => {
+  provider.on('registration_create.success', (_ctx: unknown, client: { metadata(): Record<string, unknown> }) => {
     server.registrations += 1;
+    server.registeredClients.push(client.metadata());
   });
   const callback = provider.callback();
   http.on('request', (request: IncomingMessage, response: ServerResponse) => {

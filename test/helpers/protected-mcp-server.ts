@@ -34,9 +34,18 @@ export interface ProtectedMcp {
 
 export const MACHINE_CLIENT = { clientId: 'machine', clientSecret: 'machine-secret-0123456789abcdef' };
 
-export async function startProtectedMcp(
-  options: { accessTokenTtlSeconds?: number; machineClientSecret?: string } = {},
-): Promise<ProtectedMcp> {
+export interface ProtectedMcpOptions {
+  accessTokenTtlSeconds?: number;
+  machineClientSecret?: string;
+  /** A client-credentials client that signs its assertions with the private key of this public JWK. */
+  keyClient?: { clientId: string; publicKey: Record<string, unknown> };
+  /** JSON-RPC methods answered without a token: a server that lets anyone open a session and challenges later. */
+  openMethods?: string[];
+  /** The authorization server the resource metadata names, if not the real one's issuer (a mismatch). */
+  advertisedAuthorizationServer?: string;
+}
+
+export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Promise<ProtectedMcp> {
   let guard: Express | undefined;
   const mcp = await startTestMcpServer({
     transport: 'http',
@@ -52,6 +61,7 @@ export async function startProtectedMcp(
       resource: mcp.url,
       machineClient: { ...MACHINE_CLIENT, clientSecret: options.machineClientSecret ?? MACHINE_CLIENT.clientSecret },
       accessTokenTtlSeconds: options.accessTokenTtlSeconds,
+      keyClient: options.keyClient,
     });
   } catch (error) {
     await mcp.close();
@@ -92,12 +102,37 @@ export async function startProtectedMcp(
     const app = express();
     // The SDK's router is typed with Express's own types, which this project does not install.
     const metadataRouter = mcpAuthMetadataRouter({
-      oauthMetadata: metadata,
+      oauthMetadata:
+        options.advertisedAuthorizationServer === undefined
+          ? metadata
+          : { ...metadata, issuer: options.advertisedAuthorizationServer },
       resourceServerUrl: new URL(mcp.url),
       scopesSupported: [...MCP_SCOPES],
     }) as unknown as RequestHandler;
     app.use(metadataRouter);
+    const openRequests = new WeakSet<object>();
+    app.use('/mcp', (request, _response, next) => {
+      const open = options.openMethods;
+      if (open === undefined || request.method !== 'POST') {
+        next();
+        return;
+      }
+      // Read the body to see its method, and leave it where the MCP transport's request adapter looks first.
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const body = Buffer.concat(chunks);
+        Object.assign(request, { rawBody: body });
+        const { method } = JSON.parse(body.toString('utf8')) as { method?: string };
+        if (method !== undefined && open.includes(method)) openRequests.add(request);
+        next();
+      });
+    });
     app.use('/mcp', (request, response, next) => {
+      if (openRequests.has(request)) {
+        next();
+        return;
+      }
       response.on('finish', () => {
         if (response.statusCode === 401) rejections.unauthorized += 1;
         if (response.statusCode === 403) rejections.insufficientScope += 1;

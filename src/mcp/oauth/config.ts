@@ -1,4 +1,6 @@
-import { describeValue } from '../../shared/errors.js';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describeValue, errorMessage } from '../../shared/errors.js';
 
 /**
  * The `oauth` key of an HTTP server in the `mcpServers` file:
@@ -27,14 +29,42 @@ export interface McpOAuthConfig {
   scopes: string[] | undefined;
   /** Loopback port of `durable-agent mcp login`'s redirect; 0 (the default) picks a free one per login. */
   redirectPort: number;
+  /**
+   * `authorization_code`: the HTTPS URL of this client's metadata document (a Client ID Metadata Document), used as
+   * the client id by authorization servers that support them; others get a dynamically registered client.
+   */
+  clientMetadataUrl: string | undefined;
+  /** `client_credentials` with `private_key_jwt`: the key that signs the client's assertions, and its algorithm. */
+  privateKey: ClientAssertionKey | undefined;
 }
 
-const OAUTH_KEYS = ['grant', 'clientId', 'clientSecret', 'scopes', 'redirectPort'];
+export interface ClientAssertionKey {
+  /** PEM text (PKCS #8), from `privateKey` (`${VAR}`) or the file `privateKeyFile`. */
+  pem: string;
+  /** JWS algorithm: `signingAlgorithm`, default the key's (RS256, ES256/384/512, EdDSA). */
+  algorithm: string;
+}
 
-/** How the server's parser reports a bad key and expands `${VAR}`s (src/mcp/config.ts). */
+const OAUTH_KEYS = [
+  'grant',
+  'clientId',
+  'clientSecret',
+  'scopes',
+  'redirectPort',
+  'clientMetadataUrl',
+  'privateKey',
+  'privateKeyFile',
+  'signingAlgorithm',
+];
+
+const SIGNING_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+/** How the server's parser reports a bad key, expands `${VAR}`s and resolves paths (src/mcp/config.ts). */
 export interface OAuthConfigContext {
   error: (key: string, problem: string) => Error;
   expand: (text: string, key: string) => string;
+  /** A path as written in the file, resolved against the file's directory. */
+  resolvePath: (text: string) => string;
 }
 
 export function parseOAuthConfig(value: unknown, context: OAuthConfigContext): McpOAuthConfig {
@@ -69,11 +99,15 @@ export function parseOAuthConfig(value: unknown, context: OAuthConfigContext): M
   };
   const clientId = text('clientId');
   const clientSecret = text('clientSecret');
-  if (grant === 'client_credentials' && (clientId === undefined || clientSecret === undefined)) {
+  if (object.clientSecret !== undefined && (object.privateKey ?? object.privateKeyFile) !== undefined) {
+    throw error('oauth.privateKey', 'a client authenticates with a secret or a private key, not both.');
+  }
+  const privateKey = parsePrivateKey(object, context);
+  if (grant === 'client_credentials' && (clientId === undefined || (clientSecret ?? privateKey) === undefined)) {
     throw error(
       'oauth',
-      'the client_credentials grant needs a pre-registered client: set "clientId" and "clientSecret" ' +
-        '(the secret as "${VAR}", expanded from the worker\'s environment).',
+      'the client_credentials grant needs a pre-registered client: set "clientId" and either "clientSecret" ' +
+        '(as "${VAR}", expanded from the worker\'s environment) or "privateKey"/"privateKeyFile" (private_key_jwt).',
     );
   }
   if (clientSecret !== undefined && clientId === undefined) {
@@ -85,7 +119,92 @@ export function parseOAuthConfig(value: unknown, context: OAuthConfigContext): M
     clientSecret,
     scopes: parseScopes(object.scopes, error),
     redirectPort: parsePort(object, error),
+    clientMetadataUrl: parseClientMetadataUrl(object, text('clientMetadataUrl'), error),
+    privateKey,
   };
+}
+
+function parseClientMetadataUrl(
+  object: Record<string, unknown>,
+  value: string | undefined,
+  error: OAuthConfigContext['error'],
+): string | undefined {
+  if (value === undefined) return undefined;
+  if (object.grant !== 'authorization_code') {
+    throw error('oauth.clientMetadataUrl', 'only the authorization_code grant uses a client metadata document.');
+  }
+  if (object.clientId !== undefined) {
+    throw error('oauth.clientMetadataUrl', 'the document\'s URL is the client id: remove "clientId".');
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url?.protocol !== 'https:' || url.pathname === '/') {
+    throw error(
+      'oauth.clientMetadataUrl',
+      `expected an https URL with a path, such as "https://agent.example.com/oauth/client.json", got "${value}".`,
+    );
+  }
+  return url.href;
+}
+
+function parsePrivateKey(object: Record<string, unknown>, context: OAuthConfigContext): ClientAssertionKey | undefined {
+  const { error, expand, resolvePath } = context;
+  const { privateKey, privateKeyFile, signingAlgorithm } = object;
+  if (privateKey === undefined && privateKeyFile === undefined) {
+    if (signingAlgorithm !== undefined)
+      throw error('oauth.signingAlgorithm', 'needs "privateKey" or "privateKeyFile".');
+    return undefined;
+  }
+  const key = privateKey !== undefined ? 'oauth.privateKey' : 'oauth.privateKeyFile';
+  if (privateKey !== undefined && privateKeyFile !== undefined) {
+    throw error('oauth.privateKeyFile', 'give the key once: "privateKey" ("${VAR}") or "privateKeyFile", not both.');
+  }
+  if (object.grant !== 'client_credentials') throw error(key, 'only the client_credentials grant signs assertions.');
+  const value = privateKey ?? privateKeyFile;
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw error(key, `expected a non-empty string, got ${describeValue(value)}.`);
+  }
+  let pem: string;
+  if (privateKey !== undefined) {
+    pem = expand(value, key);
+  } else {
+    const file = resolvePath(expand(value, key));
+    try {
+      pem = readFileSync(file, 'utf8');
+    } catch (readError) {
+      throw error(key, `cannot read ${file}: ${errorMessage(readError)}.`);
+    }
+  }
+  let keyObject: KeyObject;
+  try {
+    keyObject = createPrivateKey(pem);
+  } catch {
+    // Say what, never the value: it is a secret.
+    throw error(key, 'is not a PEM private key (expected "-----BEGIN PRIVATE KEY-----" ..., PKCS #8).');
+  }
+  if (signingAlgorithm !== undefined && !SIGNING_ALGORITHMS.includes(signingAlgorithm as string)) {
+    throw error(
+      'oauth.signingAlgorithm',
+      `expected one of ${SIGNING_ALGORITHMS.join(', ')}, got ${describeValue(signingAlgorithm)}.`,
+    );
+  }
+  const algorithm = (signingAlgorithm as string | undefined) ?? algorithmOf(keyObject);
+  if (algorithm === undefined) {
+    throw error('oauth.signingAlgorithm', `cannot tell the algorithm of a ${keyObject.asymmetricKeyType} key: set it.`);
+  }
+  return { pem, algorithm };
+}
+
+function algorithmOf(key: KeyObject): string | undefined {
+  if (key.asymmetricKeyType === 'rsa') return 'RS256';
+  if (key.asymmetricKeyType === 'ed25519') return 'EdDSA';
+  if (key.asymmetricKeyType !== 'ec') return undefined;
+  const curve = key.asymmetricKeyDetails?.namedCurve;
+  return { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' }[curve ?? ''];
 }
 
 function parseScopes(value: unknown, error: OAuthConfigContext['error']): string[] | undefined {

@@ -99,7 +99,11 @@ function newTransport(server: HttpServerConfig, provider: McpOAuthProvider): Str
   });
 }
 
-/** Open a session: the server's 401 starts the SDK's authorization, which ends in `UnauthorizedError` ("redirect"). */
+/**
+ * Open a session and list the tools: the server's 401 starts the SDK's authorization, which ends in
+ * `UnauthorizedError` ("redirect"). Servers may answer `initialize` (or `server/discover`) to anyone and challenge
+ * only the requests that follow, so a session alone proves nothing.
+ */
 async function connect(
   server: HttpServerConfig,
   transport: StreamableHTTPClientTransport,
@@ -110,6 +114,7 @@ async function connect(
   });
   try {
     await client.connect(transport);
+    await client.listTools();
     await client.close();
     return 'connected';
   } catch (error) {

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import {
+  computeScopeUnion,
+  createPrivateKeyJwtAuth,
   extractWWWAuthenticateParams,
+  type AddClientAuthentication,
   type FetchLike,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
@@ -55,6 +58,16 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private readonly refreshes = new Map<string, Promise<Response>>();
   /** The SDK dropped the stored tokens (the authorization server refused the refresh token). */
   private loginLost = false;
+  /** The server's last answer was 403 `insufficient_scope`: a new authorization now is a step-up, not a lost login. */
+  private steppingUp = false;
+  /** The authorization URL a login handed to the person (one per login). */
+  private personSentTo: URL | undefined;
+  /** Settles when the login hands the person its URL; `claimed` once a request has started the login's registration. */
+  private readonly personHandedUrl = handOver();
+  /** The access token a step-up found too narrow: a new connection reads the store until a new login replaces it. */
+  private outgrownToken: string | undefined;
+  /** `private_key_jwt`: signs a client assertion into each token request (RFC 7523). */
+  readonly addClientAuthentication?: AddClientAuthentication;
 
   /** Secret values already handed to `onSecret`. */
   private readonly announced = new Set<string>();
@@ -71,7 +84,21 @@ export class McpOAuthProvider implements OAuthClientProvider {
   ) {
     this.key = tokenStoreKey(target);
     this.serverUrl = new URL(target.url).href;
+    const { clientId, privateKey } = target.oauth;
+    if (privateKey !== undefined && clientId !== undefined) {
+      this.addClientAuthentication = createPrivateKeyJwtAuth({
+        issuer: clientId,
+        subject: clientId,
+        privateKey: privateKey.pem,
+        alg: privateKey.algorithm,
+      });
+    }
     this.announce();
+  }
+
+  /** A Client ID Metadata Document's URL: the client id at authorization servers that support them. */
+  get clientMetadataUrl(): string | undefined {
+    return this.oauth.clientMetadataUrl;
   }
 
   private get oauth(): McpOAuthConfig {
@@ -96,7 +123,12 @@ export class McpOAuthProvider implements OAuthClientProvider {
       redirect_uris: redirect === undefined ? [] : [redirect],
       grant_types: this.interactive ? ['authorization_code', 'refresh_token'] : ['client_credentials'],
       response_types: this.interactive ? ['code'] : [],
-      token_endpoint_auth_method: this.oauth.clientSecret === undefined ? 'none' : 'client_secret_basic',
+      token_endpoint_auth_method:
+        this.oauth.privateKey !== undefined
+          ? 'private_key_jwt'
+          : this.oauth.clientSecret === undefined
+            ? 'none'
+            : 'client_secret_basic',
       scope: this.scope(),
     };
   }
@@ -114,6 +146,13 @@ export class McpOAuthProvider implements OAuthClientProvider {
     await this.load();
     // Registering a client is the login's business, never a worker's.
     if (this.record.client === undefined && this.mode.kind === 'worker') throw this.loginRequired(this.missingLogin());
+    if (this.record.client === undefined && this.mode.kind === 'login') {
+      // Requests that meet the challenge together (`tools/list` and the session's event stream) would each register a
+      // client; the person's code then belongs to one and is redeemed with another. The first registers, the others
+      // wait for its authorization URL and go on with its client.
+      if (this.personHandedUrl.claimed) await this.personHandedUrl.promise;
+      this.personHandedUrl.claimed = true;
+    }
     return this.record.client;
   }
 
@@ -132,10 +171,27 @@ export class McpOAuthProvider implements OAuthClientProvider {
     await this.update({ tokens });
   }
 
-  redirectToAuthorization(authorizationUrl: URL): void {
+  async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
+    await this.load();
     if (this.mode.kind === 'login') {
+      // The server's challenge names the scope of the request that provoked it; a step-up the worker met earlier
+      // (kept in the store) asks for more, and a login that forgot it would be refused again.
+      const scope = computeScopeUnion(authorizationUrl.searchParams.get('scope') ?? undefined, this.record.scope);
+      if (scope !== undefined) authorizationUrl.searchParams.set('scope', scope);
+      if (this.personSentTo !== undefined) return;
+      this.personSentTo = authorizationUrl;
+      this.personHandedUrl.resolve();
       this.mode.onAuthorizationUrl(authorizationUrl);
       return;
+    }
+    if (this.steppingUp) {
+      // A person must grant more: keep the scope the SDK asks for, so that `durable-agent mcp login` asks for it.
+      const scope = computeScopeUnion(this.record.scope, authorizationUrl.searchParams.get('scope') ?? undefined);
+      this.outgrownToken = this.record.tokens?.access_token;
+      await this.update({ scope });
+      throw this.loginRequired(
+        `it asks for the scope "${scope ?? ''}", which the stored login was not granted; the next login asks for it`,
+      );
     }
     // The SDK goes on to a new authorization when a refresh fails for any reason other than the authorization server
     // refusing it (which drops the tokens): an authorization server that is down or failing is no reason to call a
@@ -151,6 +207,9 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   saveCodeVerifier(codeVerifier: string): void {
+    // A login hands the person one URL: requests that meet the challenge after it (the session's event stream, say)
+    // start authorizations of their own, whose verifiers must not replace the one the person's code is bound to.
+    if (this.mode.kind === 'login' && this.personSentTo !== undefined) return;
     this.verifier = codeVerifier;
   }
 
@@ -195,12 +254,19 @@ export class McpOAuthProvider implements OAuthClientProvider {
     await this.load();
     const client = this.record.client as { redirect_uris?: string[] } | undefined;
     const keepClient = client?.redirect_uris?.includes(redirectUrl) === true;
-    this.record = { ...(keepClient && { client: this.record.client }), redirectUrl };
+    const { scope } = this.record;
+    this.record = { ...(keepClient && { client: this.record.client }), redirectUrl, ...(scope && { scope }) };
   }
 
   /** True when the worker has no login to use (authorization code only), looking in the store again if need be. */
   async needsLogin(): Promise<boolean> {
     if (!this.interactive) return false;
+    if (this.outgrownToken !== undefined) {
+      this.record = {};
+      this.loaded = undefined;
+      await this.load();
+      if (this.record.tokens?.access_token !== this.outgrownToken) this.outgrownToken = undefined;
+    }
     await this.load();
     if (this.record.tokens !== undefined) return false;
     // Read the store again: a login may have been stored since (the worker need not restart).
@@ -223,9 +289,10 @@ export class McpOAuthProvider implements OAuthClientProvider {
       const refreshToken = refreshTokenOf(init);
       if (refreshToken !== undefined) return this.refreshOnce(refreshToken, () => base(url, init));
       const response = await base(url, init);
-      if ((response.status === 401 || response.status === 403) && String(url) === this.serverUrl) {
-        const { scope } = extractWWWAuthenticateParams(response);
-        if (scope !== undefined) this.challengedScope = scope;
+      if (String(url) === this.serverUrl) {
+        const { scope, error } = extractWWWAuthenticateParams(response);
+        this.steppingUp = response.status === 403 && error === 'insufficient_scope';
+        if ((response.status === 401 || response.status === 403) && scope !== undefined) this.challengedScope = scope;
       }
       return response;
     };
@@ -254,12 +321,18 @@ export class McpOAuthProvider implements OAuthClientProvider {
     if (tokens?.id_token) secrets.push({ value: tokens.id_token, label: `[oauth id token ${of}]` });
     const secret = this.oauth.clientSecret ?? client?.client_secret;
     if (secret) secrets.push({ value: secret, label: `[oauth client secret ${of}]` });
+    const key = this.oauth.privateKey?.pem;
+    if (key) secrets.push({ value: key, label: `[oauth private key ${of}]` });
     return secrets;
   }
 
-  /** The configured scopes and those of the server's last challenge, space-separated. */
+  /** The configured scopes, those of an earlier step-up and those of the server's last challenge, space-separated. */
   private scope(): string | undefined {
-    const scopes = new Set([...(this.oauth.scopes ?? []), ...(this.challengedScope?.split(' ') ?? [])]);
+    const scopes = new Set([
+      ...(this.oauth.scopes ?? []),
+      ...(this.record.scope?.split(' ') ?? []),
+      ...(this.challengedScope?.split(' ') ?? []),
+    ]);
     scopes.delete('');
     return scopes.size === 0 ? undefined : [...scopes].join(' ');
   }
@@ -311,4 +384,11 @@ function refreshTokenOf(init: RequestInit | undefined): string | undefined {
   const body = init?.body;
   if (!(body instanceof URLSearchParams) || body.get('grant_type') !== 'refresh_token') return undefined;
   return body.get('refresh_token') ?? undefined;
+}
+
+/** A promise with its resolver, and whether a request has claimed the registration it waits for. */
+function handOver(): { claimed: boolean; promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((settle) => (resolve = settle));
+  return { claimed: false, promise, resolve };
 }

@@ -18,6 +18,11 @@ export interface StoredAuthorization {
   discovery?: OAuthDiscoveryState;
   /** The redirect URI the login used (a registered client's must match on refresh with some servers). */
   redirectUrl?: string;
+  /**
+   * The scope the server asked for beyond the login's (403 `insufficient_scope` met by the worker), space-separated:
+   * the next login asks for it besides what the server's challenge names.
+   */
+  scope?: string;
 }
 
 /** A pluggable store: a file per server by default ({@link FileTokenStore}), or a secret manager of your own. */

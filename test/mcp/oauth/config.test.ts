@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -68,7 +69,7 @@ describe('the oauth config', () => {
     [{}, /key "oauth.grant": expected "client_credentials"/],
     [
       { grant: 'client_credentials', clientId: 'agent' },
-      /key "oauth": the client_credentials grant needs a pre-registered client: set "clientId" and "clientSecret"/,
+      /key "oauth": the client_credentials grant needs a pre-registered client: set "clientId" and either "clientSecret" .* or "privateKey"\/"privateKeyFile"/,
     ],
     [
       { grant: 'authorization_code', clientSecret: 'x' },
@@ -179,5 +180,31 @@ describe('live OAuth tokens', () => {
       'Bearer [oauth access token of MCP server crm]',
     );
     void pool.close();
+  });
+  test('private_key_jwt and client metadata documents: a wrong or missing value names its key', () => {
+    const pem = generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({ format: 'pem', type: 'pkcs8' });
+    const keyed = parse({ grant: 'client_credentials', clientId: 'agent', privateKey: '${KEY}' }, { KEY: String(pem) });
+    expect(keyed.oauth?.privateKey).toEqual({ pem: String(pem), algorithm: 'ES384' });
+    const withKey = (extra: Record<string, unknown>) => ({ grant: 'client_credentials', clientId: 'agent', ...extra });
+    expect(parseError(withKey({ privateKey: 'not a key' }))).toMatch(/"oauth\.privateKey".*not a PEM private key/);
+    expect(parseError(withKey({ privateKeyFile: '/nonexistent/key.pem' }))).toMatch(
+      /"oauth\.privateKeyFile".*cannot read \/nonexistent\/key\.pem/,
+    );
+    expect(parseError(withKey({ privateKey: 'x', clientSecret: 'y' }))).toMatch(/"oauth\.privateKey".*not both/);
+    expect(parseError(withKey({ privateKey: 'x', privateKeyFile: 'y' }))).toMatch(/"oauth\.privateKeyFile"/);
+    expect(parseError(withKey({ signingAlgorithm: 'ES256' }))).toMatch(/"oauth\.signingAlgorithm"/);
+    expect(parseError({ grant: 'authorization_code', privateKey: 'x' })).toMatch(
+      /"oauth\.privateKey".*client_credentials/,
+    );
+
+    const cimd = { grant: 'authorization_code', clientMetadataUrl: 'https://agent.example.com/oauth/client.json' };
+    expect(parse(cimd).oauth?.clientMetadataUrl).toBe('https://agent.example.com/oauth/client.json');
+    expect(parseError({ ...cimd, clientMetadataUrl: 'http://agent.example.com/client.json' })).toMatch(
+      /"oauth\.clientMetadataUrl".*https URL with a path/,
+    );
+    expect(parseError({ ...cimd, clientMetadataUrl: 'https://agent.example.com/' })).toMatch(
+      /oauth\.clientMetadataUrl/,
+    );
+    expect(parseError({ ...cimd, clientId: 'agent' })).toMatch(/"oauth\.clientMetadataUrl".*remove "clientId"/);
   });
 });

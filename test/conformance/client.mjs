@@ -1,0 +1,154 @@
+#!/usr/bin/env node
+/**
+ * The client under test of the MCP conformance suite's client scenarios: durable-agent as a user runs it, through
+ * its public API only. The suite starts a server per scenario, then runs this with the server's URL as the last
+ * argument, the scenario in MCP_CONFORMANCE_SCENARIO and its data (client ids, keys) in MCP_CONFORMANCE_CONTEXT.
+ *
+ * - Every scenario: an `mcpServers` file naming the server, and the worker's `McpPool` listing its tools and calling
+ *   each one, answering a server's question by accepting an empty form.
+ * - `authorization_code` scenarios: first `durable-agent mcp login` (the CLI, as a person runs it), its URL followed
+ *   by a fetch-driven browser. When a call needs a login again (a 403 asking for another scope), log in again and
+ *   retry, at most three logins in all, as a person told to would.
+ * - `client_credentials` scenarios: the worker authorizes itself from the file's keys.
+ *
+ * Exits non-zero when the client gave up; the suite judges the scenario by what reached its servers.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FileTokenStore, loadMcpConfig, McpAuthorizationRequiredError, McpPool } from 'durable-agent/worker';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/index.js', import.meta.url));
+const SERVER = 'conformance';
+const MAX_LOGINS = 3;
+/** How the worker words "a person must log in (again)" (McpAuthorizationRequiredError). */
+const LOGIN_ADVICE = /needs a person to authorize it/;
+/** What a CIMD client publishes as its client id; the suite's authorization server accepts any HTTPS URL. */
+const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
+
+const serverUrl = process.argv.at(-1);
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}');
+
+function oauthOf() {
+  if (scenario === 'auth/client-credentials-basic') {
+    return { grant: 'client_credentials', clientId: context.client_id, clientSecret: context.client_secret };
+  }
+  if (scenario === 'auth/client-credentials-jwt') {
+    return {
+      grant: 'client_credentials',
+      clientId: context.client_id,
+      privateKey: '${CONFORMANCE_PRIVATE_KEY}',
+      ...(context.signing_algorithm && { signingAlgorithm: context.signing_algorithm }),
+    };
+  }
+  if (!scenario.startsWith('auth/')) return undefined;
+  if (scenario === 'auth/basic-cimd') return { grant: 'authorization_code', clientMetadataUrl: CLIENT_METADATA_URL };
+  if (context.client_id !== undefined) {
+    return {
+      grant: 'authorization_code',
+      clientId: context.client_id,
+      ...(context.client_secret && { clientSecret: context.client_secret }),
+    };
+  }
+  return { grant: 'authorization_code' };
+}
+
+/** What a browser does with the authorization URL: follow the redirects to the CLI's loopback redirect URI. */
+async function browse(start) {
+  let url = start;
+  for (let hop = 0; hop < 10; hop += 1) {
+    const response = await fetch(url, { redirect: 'manual' });
+    const location = response.headers.get('location');
+    await response.body?.cancel();
+    if (response.status < 300 || response.status >= 400 || location === null) return;
+    url = new URL(location, url).href;
+  }
+}
+
+/** `durable-agent mcp login conformance`; resolves with whether it logged in. */
+function login(configFile, tokenDirectory) {
+  const child = spawn(process.execPath, [CLI, 'mcp', 'login', SERVER, '--mcp-config', configFile, '--no-browser'], {
+    env: { ...process.env, DURABLE_AGENT_TOKEN_DIR: tokenDirectory },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  let browsing;
+  child.stdout.on('data', (chunk) => {
+    output += chunk;
+    process.stdout.write(chunk);
+    const url = /^\s+(https?:\/\/\S+)$/m.exec(output)?.[1];
+    if (url !== undefined && browsing === undefined) browsing = browse(url).catch((error) => console.error(error));
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve(code === 0)));
+}
+
+/** Arguments a model might send: a value of the declared type for each required property (a default if given). */
+function sampleArguments(schema) {
+  const properties = schema?.properties ?? {};
+  const sample = (property) => {
+    if (property?.default !== undefined) return property.default;
+    if (Array.isArray(property?.enum)) return property.enum[0];
+    const type = Array.isArray(property?.type) ? property.type[0] : property?.type;
+    if (type === 'number' || type === 'integer') return 2;
+    if (type === 'boolean') return true;
+    if (type === 'array') return [];
+    if (type === 'object' || property?.$ref !== undefined) return sampleArguments(property);
+    return 'sample';
+  };
+  return Object.fromEntries((schema?.required ?? []).map((name) => [name, sample(properties[name])]));
+}
+
+async function useTools(pool) {
+  const listing = await pool.listTools();
+  // The pool reports a server it could not list by the reason's text, as the worker shows it to a person.
+  if (listing.unavailable.length > 0) throw new Error(listing.unavailable[0].reason);
+  for (const tool of listing.tools) {
+    const result = await pool.callTool(tool, sampleArguments(tool.inputSchema), {
+      onElicitation: () => Promise.resolve({ action: 'accept', content: {} }),
+    });
+    console.log(`${tool.originalName}:`, JSON.stringify(result.content));
+  }
+}
+
+async function main() {
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'durable-agent-conformance-'));
+  const oauth = oauthOf();
+  const configFile = path.join(directory, 'mcp.json');
+  writeFileSync(configFile, JSON.stringify({ mcpServers: { [SERVER]: { url: serverUrl, ...(oauth && { oauth }) } } }));
+  const environment = { CONFORMANCE_PRIVATE_KEY: context.private_key_pem ?? '' };
+  Object.assign(process.env, environment);
+  const tokenDirectory = path.join(directory, 'tokens');
+  let logins = 0;
+  try {
+    if (oauth?.grant === 'authorization_code') {
+      logins += 1;
+      if (!(await login(configFile, tokenDirectory))) return 1;
+    }
+    for (;;) {
+      const pool = new McpPool(loadMcpConfig(configFile), {
+        tokenStore: new FileTokenStore(tokenDirectory),
+        clientInfo: { name: 'durable-agent-conformance', version: '0' },
+        outageBackoffMs: 0,
+      });
+      try {
+        await useTools(pool);
+        return 0;
+      } catch (error) {
+        console.error(String(error));
+        const needsLogin = error instanceof McpAuthorizationRequiredError || LOGIN_ADVICE.test(String(error));
+        if (!needsLogin || oauth?.grant !== 'authorization_code' || logins >= MAX_LOGINS) return 1;
+      } finally {
+        await pool.close();
+      }
+      logins += 1;
+      if (!(await login(configFile, tokenDirectory))) return 1;
+    }
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = await main();
