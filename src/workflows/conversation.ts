@@ -13,7 +13,7 @@ import type { ConversationInput, ConversationOutcome } from './definitions.js';
 import { targetChanged, targetMayHaveChanged } from './deployment-target.js';
 import { lookForEarlierRun } from './earlier-run-lookup.js';
 import { continuedInput, lookBack } from './earlier-runs.js';
-import { SubAgentLinks, subAgentApprovalSignal } from './sub-agent-approvals.js';
+import { SUB_AGENT_APPROVAL_DESCRIPTION, SubAgentLinks, subAgentApprovalSignal } from './sub-agent-approvals.js';
 import { runTurn } from './turn.js';
 import { TurnTraces } from './turn-traces.js';
 import { refuseUndecodableInput } from './undecodable-guard.js';
@@ -51,7 +51,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   // Set after the others, so the order of the handlers that releases before sub-agents set stays as it was.
   const subAgents = new SubAgentLinks(conversation.approvals);
   setHandler(subAgentApprovalSignal, (report) => subAgents.receive(report), {
-    description: "Internal: a sub-agent's child workflow reports a call waiting for approval, or decided. Do not send.",
+    description: SUB_AGENT_APPROVAL_DESCRIPTION,
   });
 
   // A run that did not continue from another may have been started over closed runs of the same id, by a client that

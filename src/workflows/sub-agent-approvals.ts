@@ -22,6 +22,9 @@ export interface SubAgentApprovalReport {
 }
 
 export const subAgentApprovalSignal = defineSignal<[SubAgentApprovalReport]>('subAgentApproval');
+/** What the Web UI shows for it. */
+export const SUB_AGENT_APPROVAL_DESCRIPTION =
+  "Internal: a sub-agent's child workflow reports a call waiting for approval, or decided. Do not send.";
 /** Parent → child: a person's decision, under the child's own call id. */
 export const subAgentDecisionSignal = defineSignal<[ApprovalDecision]>('subAgentDecision');
 

@@ -15,6 +15,7 @@ import {
   transcriptQuery,
   userMessageSignal,
 } from '../../src/workflows/definitions.js';
+import { SUB_AGENT_APPROVAL_DESCRIPTION } from '../../src/workflows/sub-agent-approvals.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { expectValidToolPairing } from '../helpers/transcript.js';
 import { waitForStatus } from '../helpers/status.js';
@@ -247,6 +248,7 @@ describe('handler metadata', () => {
       interrupt: handlerDescriptions.interrupt,
       end: handlerDescriptions.end,
       stream: handlerDescriptions.stream,
+      subAgentApproval: SUB_AGENT_APPROVAL_DESCRIPTION,
     });
     expect(described(updateDefinitions)).toEqual({
       ask: handlerDescriptions.ask,
@@ -261,6 +263,7 @@ describe('handler metadata', () => {
       transcript: handlerDescriptions.transcript,
       modelContext: handlerDescriptions.modelContext,
     });
+    expect(SUB_AGENT_APPROVAL_DESCRIPTION).toMatch(/^Internal/);
     for (const internal of ['stream', 'pollEvents', 'modelContext', 'requestInput'] as const) {
       expect(handlerDescriptions[internal]).toMatch(/^Internal/);
     }
