@@ -50,8 +50,8 @@ describe('the built package', () => {
     expect(exportsUnderNode('durable-agent/testing').sort()).toEqual(Object.keys(source).sort());
   });
 
-  it('durable-agent/workflows loads under plain Node and exports the conversation workflow', () => {
-    expect(exportsUnderNode('durable-agent/workflows')).toEqual(['conversationWorkflow']);
+  it('durable-agent/workflows loads under plain Node and exports the conversation and agent-turn workflows', () => {
+    expect(exportsUnderNode('durable-agent/workflows').sort()).toEqual(['agentTurnWorkflow', 'conversationWorkflow']);
   });
 
   it('ships the JSON Schemas: npm pack includes every schemas/*.schema.json', () => {
