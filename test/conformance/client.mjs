@@ -5,7 +5,7 @@
  * argument, the scenario in MCP_CONFORMANCE_SCENARIO and its data (client ids, keys) in MCP_CONFORMANCE_CONTEXT.
  *
  * - Every scenario: an `mcpServers` file naming the server, and the worker's `McpPool` listing its tools and calling
- *   each one, answering a server's question by accepting an empty form.
+ *   each one (or the calls the suite's context names), answering a server's question by accepting an empty form.
  * - `authorization_code` scenarios: first `durable-agent mcp login` (the CLI, as a person runs it), its URL followed
  *   by a fetch-driven browser. When a call needs a login again (a 403 asking for another scope), log in again and
  *   retry, at most three logins in all, as a person told to would.
@@ -18,7 +18,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileTokenStore, loadMcpConfig, McpAuthorizationRequiredError, McpPool } from 'durable-agent/worker';
+import {
+  FileTokenStore,
+  loadMcpConfig,
+  McpAuthorizationRequiredError,
+  McpPool,
+  McpProtocolError,
+} from 'durable-agent/worker';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/index.js', import.meta.url));
 const SERVER = 'conformance';
@@ -101,15 +107,44 @@ function sampleArguments(schema) {
   return Object.fromEntries((schema?.required ?? []).map((name) => [name, sample(properties[name])]));
 }
 
+/**
+ * The calls to make, as a model would: the suite's own when its context names them (values chosen to exercise the
+ * scenario, such as header mirroring), else each tool once with sample arguments. `json-schema-2020-12-preservation`
+ * asks the client to pass one tool's input schema, as the pool lists it, to the echo tool.
+ */
+function plannedCalls(tools) {
+  if (Array.isArray(context.toolCalls)) {
+    return context.toolCalls.map((call) => ({
+      tool: tools.find((tool) => tool.originalName === call.name),
+      arguments: call.arguments ?? {},
+    }));
+  }
+  const echoed = tools.find((tool) => tool.originalName === 'json_schema_2020_12_tool');
+  return tools.map((tool) => ({
+    tool,
+    arguments:
+      tool.originalName === 'json_schema_echo' && echoed !== undefined
+        ? { schema: echoed.inputSchema }
+        : sampleArguments(tool.inputSchema),
+  }));
+}
+
 async function useTools(pool) {
   const listing = await pool.listTools();
   // The pool reports a server it could not list by the reason's text, as the worker shows it to a person.
   if (listing.unavailable.length > 0) throw new Error(listing.unavailable[0].reason);
-  for (const tool of listing.tools) {
-    const result = await pool.callTool(tool, sampleArguments(tool.inputSchema), {
-      onElicitation: () => Promise.resolve({ action: 'accept', content: {} }),
-    });
-    console.log(`${tool.originalName}:`, JSON.stringify(result.content));
+  for (const call of plannedCalls(listing.tools)) {
+    if (call.tool === undefined) throw new Error('the suite names a tool the pool does not list');
+    try {
+      const result = await pool.callTool(call.tool, call.arguments, {
+        onElicitation: () => Promise.resolve({ action: 'accept', content: {} }),
+      });
+      console.log(`${call.tool.originalName}:`, JSON.stringify(result.content));
+    } catch (error) {
+      // The worker hands a server's JSON-RPC error to the model as the tool's result, and the turn goes on.
+      if (!(error instanceof McpProtocolError)) throw error;
+      console.log(`${call.tool.originalName}: error result:`, error.message);
+    }
   }
 }
 
