@@ -70,7 +70,12 @@ describe('routeElicitation', () => {
       },
     };
     const acceptsEmpty: CallInFlight = { ask: () => Promise.resolve({ action: 'accept', content: { age: 41 } }) };
-    const result = await routeElicitation(new Set([acceptsEmpty]), withDefaults, new AbortController().signal, () => {});
+    const result = await routeElicitation(
+      new Set([acceptsEmpty]),
+      withDefaults,
+      new AbortController().signal,
+      () => {},
+    );
     expect(result).toEqual({ action: 'accept', content: { name: 'John Doe', age: 41, verified: true } });
   });
 });
