@@ -94,6 +94,34 @@ describe('an OAuth login', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'after' }]);
   });
 
+  it('after the server moved to another authorization server registers with that one, and never shows it the old client', async () => {
+    const server = await protectedServer();
+    const config = configOf(server, { grant: 'authorization_code' });
+    const store = new MemoryTokenStore();
+    await logIn(config, store);
+    const worker = pool([config], { tokenStore: store });
+    await worker.callTool(mcpTool('people', 'echo'), { text: 'before' });
+    const oldClient = (await store.load(tokenStoreKey(config)))?.client?.client_id;
+
+    const old = await server.moveToNewAuthorizationServer();
+    const refused = await worker
+      .callTool(mcpTool('people', 'echo'), { text: 'after' })
+      .catch((error: unknown) => error);
+    expect(String(refused)).toMatch(
+      /now names the authorization server [^ ]+, not [^ ]+ that its stored login is from/,
+    );
+    expect(refused).toBeInstanceOf(McpAuthorizationRequiredError);
+    const second = await logIn(config, store);
+
+    expect(second.origin).toBe(new URL(server.authorizationServer.issuer).origin);
+    expect(second.searchParams.get('client_id')).not.toBe(oldClient);
+    expect(server.authorizationServer.registrations).toBe(1);
+    expect(server.authorizationServer.grants).toMatchObject({ authorization_code: 1 });
+    expect(old.registrations).toBe(1);
+    const result = await worker.callTool(mcpTool('people', 'echo'), { text: 'after' });
+    expect(result.content).toEqual([{ type: 'text', text: 'after' }]);
+  });
+
   it('refuses authorization-server metadata whose issuer is not the server it was fetched from (RFC 8414)', async () => {
     const server = await protectedServer();
     // The same authorization server reached by another name: its metadata names 127.0.0.1, not localhost.
