@@ -14,7 +14,8 @@ import { mcpTool, usePools, useTemporaryDirectories } from '../helpers.js';
  * What the authorization server and the MCP server may ask of a login beyond the first challenge, against a real
  * authorization server (oidc-provider): a challenge that comes only after `initialize`, a step-up on 403
  * `insufficient_scope` that the next `durable-agent mcp login` must ask for, the client's registration, the issuer of
- * the authorization server's metadata, and client credentials signed with a private key (private_key_jwt).
+ * the authorization server's metadata, a server that moves to another authorization server, and client credentials
+ * signed with a private key (private_key_jwt).
  */
 
 const servers: ProtectedMcp[] = [];
