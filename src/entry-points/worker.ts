@@ -14,7 +14,13 @@ export {
 export { workerDataConverter } from '../codec/data-converter.js';
 export { McpPool, type McpPoolOptions } from '../mcp/pool.js';
 export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } from '../mcp/config.js';
-export { McpAuthorizationRequiredError } from '../mcp/errors.js';
+// What `McpPool.callTool` throws, so that a caller can tell a server's answer from a failure to reach it.
+export {
+  McpAuthorizationRequiredError,
+  McpProtocolError,
+  McpToolNotConfiguredError,
+  McpTransportError,
+} from '../mcp/errors.js';
 export { FileTokenStore, type McpTokenStore, type StoredAuthorization } from '../mcp/oauth/token-store.js';
 export { PriceTable, loadPriceTable } from '../pricing/price-table.js';
 export * from '../tools/index.js';

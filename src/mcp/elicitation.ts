@@ -1,6 +1,7 @@
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import { errorMessage } from '../shared/errors.js';
 import type { JsonObject } from '../shared/types.js';
+import { withSchemaDefaults } from '../workflows/input-schema.js';
 
 /**
  * MCP elicitation on the client side: a server asks the person a question (`elicitation/create`) while one of its tool
@@ -63,10 +64,15 @@ export async function routeElicitation(
   }
   const [call] = calls;
   try {
-    const answer = await call!.ask(toRequest(params), signal);
-    return answer.action === 'accept' && answer.content !== undefined
-      ? { action: 'accept', content: answer.content as ElicitResult['content'] }
-      : { action: answer.action };
+    const request = toRequest(params);
+    const answer = await call!.ask(request, signal);
+    if (answer.action !== 'accept') return { action: answer.action };
+    // A form accepted without a field means its default, whoever answered (the workflow applies them too).
+    const content =
+      request.mode === 'form' ? withSchemaDefaults(request.requestedSchema, answer.content ?? {}) : answer.content;
+    return content === undefined
+      ? { action: 'accept' }
+      : { action: 'accept', content: content as ElicitResult['content'] };
   } catch (error) {
     warn(`could not ask the person its question (${errorMessage(error)}); answered cancel`);
     return CANCEL;

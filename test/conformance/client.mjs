@@ -5,10 +5,11 @@
  * argument, the scenario in MCP_CONFORMANCE_SCENARIO and its data (client ids, keys) in MCP_CONFORMANCE_CONTEXT.
  *
  * - Every scenario: an `mcpServers` file naming the server, and the worker's `McpPool` listing its tools and calling
- *   each one, answering a server's question by accepting an empty form.
+ *   each one (or the calls the suite's context names), answering a server's question by accepting an empty form.
  * - `authorization_code` scenarios: first `durable-agent mcp login` (the CLI, as a person runs it), its URL followed
- *   by a fetch-driven browser. When a call needs a login again (a 403 asking for another scope), log in again and
- *   retry, at most three logins in all, as a person told to would.
+ *   by a fetch-driven browser. When a call, or the login's own check of the login it just made, says a login is
+ *   needed again (a 403 asking for another scope, an authorization server that changed), log in again and retry, at
+ *   most three logins in all, as a person told to would.
  * - `client_credentials` scenarios: the worker authorizes itself from the file's keys.
  *
  * Exits non-zero when the client gave up; the suite judges the scenario by what reached its servers.
@@ -18,7 +19,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileTokenStore, loadMcpConfig, McpAuthorizationRequiredError, McpPool } from 'durable-agent/worker';
+import {
+  FileTokenStore,
+  loadMcpConfig,
+  McpAuthorizationRequiredError,
+  McpPool,
+  McpProtocolError,
+} from 'durable-agent/worker';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/index.js', import.meta.url));
 const SERVER = 'conformance';
@@ -68,13 +75,17 @@ async function browse(start) {
   }
 }
 
-/** `durable-agent mcp login conformance`; resolves with whether it logged in. */
+/**
+ * `durable-agent mcp login conformance`; resolves with `true` when it logged in, `'again'` when it failed saying a
+ * person must log in (again), as its own check of the new login, made the way the worker uses it, may say.
+ */
 function login(configFile, tokenDirectory) {
   const child = spawn(process.execPath, [CLI, 'mcp', 'login', SERVER, '--mcp-config', configFile, '--no-browser'], {
     env: { ...process.env, DURABLE_AGENT_TOKEN_DIR: tokenDirectory },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let errors = '';
   let browsing;
   child.stdout.on('data', (chunk) => {
     output += chunk;
@@ -82,7 +93,23 @@ function login(configFile, tokenDirectory) {
     const url = /^\s+(https?:\/\/\S+)$/m.exec(output)?.[1];
     if (url !== undefined && browsing === undefined) browsing = browse(url).catch((error) => console.error(error));
   });
-  return new Promise((resolve) => child.on('close', (code) => resolve(code === 0)));
+  child.stderr.on('data', (chunk) => {
+    errors += chunk;
+    process.stderr.write(chunk);
+  });
+  return new Promise((resolve) =>
+    child.on('close', (code) => resolve(code === 0 ? true : LOGIN_ADVICE.test(errors) ? 'again' : false)),
+  );
+}
+
+/** Log in, and again while the login says a person must (at most MAX_LOGINS in all); resolves with whether it did. */
+async function logIn(configFile, tokenDirectory, logins) {
+  for (;;) {
+    logins.count += 1;
+    const outcome = await login(configFile, tokenDirectory);
+    if (outcome !== 'again') return outcome;
+    if (logins.count >= MAX_LOGINS) return false;
+  }
 }
 
 /** Arguments a model might send: a value of the declared type for each required property (a default if given). */
@@ -101,15 +128,44 @@ function sampleArguments(schema) {
   return Object.fromEntries((schema?.required ?? []).map((name) => [name, sample(properties[name])]));
 }
 
+/**
+ * The calls to make, as a model would: the suite's own when its context names them (values chosen to exercise the
+ * scenario, such as header mirroring), else each tool once with sample arguments. `json-schema-2020-12-preservation`
+ * asks the client to pass one tool's input schema, as the pool lists it, to the echo tool.
+ */
+function plannedCalls(tools) {
+  if (Array.isArray(context.toolCalls)) {
+    return context.toolCalls.map((call) => ({
+      tool: tools.find((tool) => tool.originalName === call.name),
+      arguments: call.arguments ?? {},
+    }));
+  }
+  const echoed = tools.find((tool) => tool.originalName === 'json_schema_2020_12_tool');
+  return tools.map((tool) => ({
+    tool,
+    arguments:
+      tool.originalName === 'json_schema_echo' && echoed !== undefined
+        ? { schema: echoed.inputSchema }
+        : sampleArguments(tool.inputSchema),
+  }));
+}
+
 async function useTools(pool) {
   const listing = await pool.listTools();
   // The pool reports a server it could not list by the reason's text, as the worker shows it to a person.
   if (listing.unavailable.length > 0) throw new Error(listing.unavailable[0].reason);
-  for (const tool of listing.tools) {
-    const result = await pool.callTool(tool, sampleArguments(tool.inputSchema), {
-      onElicitation: () => Promise.resolve({ action: 'accept', content: {} }),
-    });
-    console.log(`${tool.originalName}:`, JSON.stringify(result.content));
+  for (const call of plannedCalls(listing.tools)) {
+    if (call.tool === undefined) throw new Error('the suite names a tool the pool does not list');
+    try {
+      const result = await pool.callTool(call.tool, call.arguments, {
+        onElicitation: () => Promise.resolve({ action: 'accept', content: {} }),
+      });
+      console.log(`${call.tool.originalName}:`, JSON.stringify(result.content));
+    } catch (error) {
+      // The worker hands a server's JSON-RPC error to the model as the tool's result, and the turn goes on.
+      if (!(error instanceof McpProtocolError)) throw error;
+      console.log(`${call.tool.originalName}: error result:`, error.message);
+    }
   }
 }
 
@@ -121,12 +177,9 @@ async function main() {
   const environment = { CONFORMANCE_PRIVATE_KEY: context.private_key_pem ?? '' };
   Object.assign(process.env, environment);
   const tokenDirectory = path.join(directory, 'tokens');
-  let logins = 0;
+  const logins = { count: 0 };
   try {
-    if (oauth?.grant === 'authorization_code') {
-      logins += 1;
-      if (!(await login(configFile, tokenDirectory))) return 1;
-    }
+    if (oauth?.grant === 'authorization_code' && !(await logIn(configFile, tokenDirectory, logins))) return 1;
     for (;;) {
       const pool = new McpPool(loadMcpConfig(configFile), {
         tokenStore: new FileTokenStore(tokenDirectory),
@@ -139,12 +192,11 @@ async function main() {
       } catch (error) {
         console.error(String(error));
         const needsLogin = error instanceof McpAuthorizationRequiredError || LOGIN_ADVICE.test(String(error));
-        if (!needsLogin || oauth?.grant !== 'authorization_code' || logins >= MAX_LOGINS) return 1;
+        if (!needsLogin || oauth?.grant !== 'authorization_code' || logins.count >= MAX_LOGINS) return 1;
       } finally {
         await pool.close();
       }
-      logins += 1;
-      if (!(await login(configFile, tokenDirectory))) return 1;
+      if (!(await logIn(configFile, tokenDirectory, logins))) return 1;
     }
   } finally {
     rmSync(directory, { recursive: true, force: true });

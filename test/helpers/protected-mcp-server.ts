@@ -29,6 +29,11 @@ export interface ProtectedMcp {
   requireScopes(scopes: string[]): void;
   /** From now on, answer every POST that passed the bearer check with a 500 whose body quotes the token. */
   failEchoingToken(): void;
+  /**
+   * Move to a new authorization server: the resource metadata names it from now on, and only its tokens are accepted
+   * (`authorizationServer` is the new one afterwards). Resolves with the old one.
+   */
+  moveToNewAuthorizationServer(): Promise<TestAuthorizationServer>;
   close(): Promise<void>;
 }
 
@@ -55,34 +60,34 @@ export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Prom
       else guard(request, response, next);
     },
   });
-  let authorizationServer: TestAuthorizationServer;
-  try {
-    authorizationServer = await startTestAuthorizationServer({
+  const startAuthorizationServer = () =>
+    startTestAuthorizationServer({
       resource: mcp.url,
       machineClient: { ...MACHINE_CLIENT, clientSecret: options.machineClientSecret ?? MACHINE_CLIENT.clientSecret },
       accessTokenTtlSeconds: options.accessTokenTtlSeconds,
       keyClient: options.keyClient,
     });
+  let authorizationServer: TestAuthorizationServer;
+  try {
+    authorizationServer = await startAuthorizationServer();
   } catch (error) {
     await mcp.close();
     throw error;
   }
+  const retired: TestAuthorizationServer[] = [];
   const close = async () => {
     await mcp.close();
-    await authorizationServer.close();
+    await Promise.all([authorizationServer, ...retired].map((server) => server.close()));
   };
   try {
-    const { issuer } = authorizationServer;
-    const metadata = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as OAuthMetadata & {
-      jwks_uri: string;
-    };
+    let trusted = await trustOf(authorizationServer.issuer);
     const acceptedTokens: string[] = [];
     const rejections = { unauthorized: 0, insufficientScope: 0 };
-    const jwks = createRemoteJWKSet(new URL(metadata.jwks_uri));
     const verifier: OAuthTokenVerifier = {
       verifyAccessToken: async (token) => {
         let payload;
         try {
+          const { issuer, jwks } = trusted;
           ({ payload } = await jwtVerify(token, jwks, { issuer, audience: mcp.url }));
         } catch (error) {
           throw new InvalidTokenError(`token rejected: ${errorMessage(error)}`);
@@ -100,16 +105,18 @@ export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Prom
     let requiredScopes = ['mcp:tools'];
     let echoToken = false;
     const app = express();
-    // The SDK's router is typed with Express's own types, which this project does not install.
-    const metadataRouter = mcpAuthMetadataRouter({
-      oauthMetadata:
-        options.advertisedAuthorizationServer === undefined
-          ? metadata
-          : { ...metadata, issuer: options.advertisedAuthorizationServer },
-      resourceServerUrl: new URL(mcp.url),
-      scopesSupported: [...MCP_SCOPES],
-    }) as unknown as RequestHandler;
-    app.use(metadataRouter);
+    const metadataRouterOf = (metadata: OAuthMetadata) =>
+      // The SDK's router is typed with Express's own types, which this project does not install.
+      mcpAuthMetadataRouter({
+        oauthMetadata:
+          options.advertisedAuthorizationServer === undefined
+            ? metadata
+            : { ...metadata, issuer: options.advertisedAuthorizationServer },
+        resourceServerUrl: new URL(mcp.url),
+        scopesSupported: [...MCP_SCOPES],
+      }) as unknown as RequestHandler;
+    let metadataRouter = metadataRouterOf(trusted.metadata);
+    app.use((request, response, next) => metadataRouter(request, response, next));
     const openRequests = new WeakSet<object>();
     app.use('/mcp', (request, _response, next) => {
       const open = options.openMethods;
@@ -149,7 +156,7 @@ export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Prom
       });
     });
     guard = app;
-    return {
+    const running: ProtectedMcp = {
       mcp,
       authorizationServer,
       acceptedTokens,
@@ -160,10 +167,28 @@ export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Prom
       failEchoingToken: () => {
         echoToken = true;
       },
+      async moveToNewAuthorizationServer() {
+        const old = authorizationServer;
+        const next = await startAuthorizationServer();
+        retired.push(old);
+        authorizationServer = running.authorizationServer = next;
+        trusted = await trustOf(next.issuer);
+        metadataRouter = metadataRouterOf(trusted.metadata);
+        return old;
+      },
       close,
     };
+    return running;
   } catch (error) {
     await close();
     throw error;
   }
+}
+
+/** What the resource trusts of an authorization server: its issuer, its metadata and its signing keys. */
+async function trustOf(issuer: string) {
+  const metadata = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as OAuthMetadata & {
+    jwks_uri: string;
+  };
+  return { issuer, metadata, jwks: createRemoteJWKSet(new URL(metadata.jwks_uri)) };
 }

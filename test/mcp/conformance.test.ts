@@ -37,19 +37,8 @@ const RUNS: SuiteRun[] = [
 
 /** Per run (`<version>@<specVersion>`), the scenarios that do not pass; docs/mcp.md gives each one's reason. */
 const UNSUPPORTED: Record<string, string[]> = {
-  '016': [
-    'auth/2025-03-26-oauth-metadata-backcompat',
-    'auth/cross-app-access-complete-flow',
-    'elicitation-sep1034-client-defaults',
-  ],
-  '020@2025-11-25': ['elicitation-sep1034-client-defaults', 'json-schema-2020-12-preservation'],
-  '020@2026-07-28': [
-    'auth/authorization-server-migration',
-    'http-custom-headers',
-    'json-schema-2020-12-preservation',
-    'json-schema-ref-no-deref',
-    'sep-2322-client-request-state',
-  ],
+  '016': ['auth/2025-03-26-oauth-metadata-backcompat', 'auth/cross-app-access-complete-flow'],
+  '020@2026-07-28': ['sep-2322-client-request-state'],
 };
 
 for (const run of RUNS) {

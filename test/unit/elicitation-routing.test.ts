@@ -54,4 +54,28 @@ describe('routeElicitation', () => {
     expect(result).toEqual({ action: 'cancel' });
     expect(warnings).toEqual(['could not ask the person its question (the workflow is gone); answered cancel']);
   });
+
+  it("a form accepted without a field gets the schema's default for it, as the chat page shows it filled in", async () => {
+    const withDefaults = {
+      mode: 'form' as const,
+      message: 'Anything to change?',
+      requestedSchema: {
+        type: 'object' as const,
+        properties: {
+          name: { type: 'string' as const, default: 'John Doe' },
+          age: { type: 'integer' as const, default: 30 },
+          verified: { type: 'boolean' as const, default: true },
+          note: { type: 'string' as const },
+        },
+      },
+    };
+    const acceptsEmpty: CallInFlight = { ask: () => Promise.resolve({ action: 'accept', content: { age: 41 } }) };
+    const result = await routeElicitation(
+      new Set([acceptsEmpty]),
+      withDefaults,
+      new AbortController().signal,
+      () => {},
+    );
+    expect(result).toEqual({ action: 'accept', content: { name: 'John Doe', age: 41, verified: true } });
+  });
 });

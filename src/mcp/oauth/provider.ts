@@ -12,6 +12,7 @@ import {
   type OAuthTokens,
 } from '@modelcontextprotocol/client';
 import { McpAuthorizationRequiredError, McpTransportError } from '../errors.js';
+import { authorizationServerMoved } from './authorization-server-moved.js';
 import type { McpOAuthConfig } from './config.js';
 import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './token-store.js';
 
@@ -66,6 +67,11 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private readonly personHandedUrl = handOver();
   /** The access token a step-up found too narrow: a new connection reads the store until a new login replaces it. */
   private outgrownToken: string | undefined;
+  /**
+   * The server's last 401 came with resource metadata naming another authorization server than the stored discovery's:
+   * the SDK discovers again instead of taking the stored one (and refreshing a token the old server issued).
+   */
+  private discoveryOutdated = false;
   /** `private_key_jwt`: signs a client assertion into each token request (RFC 7523). */
   readonly addClientAuthentication?: AddClientAuthentication;
 
@@ -138,12 +144,24 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return this.mode.kind === 'login' ? this.mode.state : randomUUID();
   }
 
-  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+  async clientInformation(context?: { issuer?: string }): Promise<OAuthClientInformationMixed | undefined> {
     const { clientId, clientSecret } = this.oauth;
     if (clientId !== undefined) {
       return { client_id: clientId, ...(clientSecret !== undefined && { client_secret: clientSecret }) };
     }
     await this.load();
+    const registeredAt = (this.record.client as { issuer?: string } | undefined)?.issuer;
+    if (registeredAt !== undefined && context?.issuer !== undefined && registeredAt !== context.issuer) {
+      // A client (and its tokens) belongs to the authorization server that registered it, and is never shown to another.
+      if (this.mode.kind === 'worker') {
+        // Read the store again on the next connection: the login this asks for replaces it there.
+        this.outgrownToken = this.record.tokens?.access_token;
+        throw this.loginRequired(
+          `it now names the authorization server ${context.issuer}, not ${registeredAt} that its stored login is from`,
+        );
+      }
+      this.record = { ...this.record, client: undefined, tokens: undefined };
+    }
     // Registering a client is the login's business, never a worker's.
     if (this.record.client === undefined && this.mode.kind === 'worker') throw this.loginRequired(this.missingLogin());
     if (this.record.client === undefined && this.mode.kind === 'login') {
@@ -227,12 +245,13 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    this.discoveryOutdated = false;
     await this.update({ discovery: state });
   }
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
     await this.load();
-    return this.record.discovery;
+    return this.discoveryOutdated ? undefined : this.record.discovery;
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
@@ -290,8 +309,12 @@ export class McpOAuthProvider implements OAuthClientProvider {
       if (refreshToken !== undefined) return this.refreshOnce(refreshToken, () => base(url, init));
       const response = await base(url, init);
       if (String(url) === this.serverUrl) {
-        const { scope, error } = extractWWWAuthenticateParams(response);
+        const { scope, error, resourceMetadataUrl } = extractWWWAuthenticateParams(response);
         this.steppingUp = response.status === 403 && error === 'insufficient_scope';
+        if (response.status === 401) {
+          await this.load();
+          this.discoveryOutdated = await authorizationServerMoved(this.record.discovery, resourceMetadataUrl, base);
+        }
         if ((response.status === 401 || response.status === 403) && scope !== undefined) this.challengedScope = scope;
       }
       return response;

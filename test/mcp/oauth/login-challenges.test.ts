@@ -14,7 +14,8 @@ import { mcpTool, usePools, useTemporaryDirectories } from '../helpers.js';
  * What the authorization server and the MCP server may ask of a login beyond the first challenge, against a real
  * authorization server (oidc-provider): a challenge that comes only after `initialize`, a step-up on 403
  * `insufficient_scope` that the next `durable-agent mcp login` must ask for, the client's registration, the issuer of
- * the authorization server's metadata, and client credentials signed with a private key (private_key_jwt).
+ * the authorization server's metadata, a server that moves to another authorization server, and client credentials
+ * signed with a private key (private_key_jwt).
  */
 
 const servers: ProtectedMcp[] = [];
@@ -90,6 +91,34 @@ describe('an OAuth login', () => {
 
     const second = await logIn(config, store);
     expect(second.searchParams.get('scope')?.split(' ')).toEqual(expect.arrayContaining(['mcp:tools', 'mcp:admin']));
+    const result = await worker.callTool(mcpTool('people', 'echo'), { text: 'after' });
+    expect(result.content).toEqual([{ type: 'text', text: 'after' }]);
+  });
+
+  it('after the server moved to another authorization server registers with that one, and never shows it the old client', async () => {
+    const server = await protectedServer();
+    const config = configOf(server, { grant: 'authorization_code' });
+    const store = new MemoryTokenStore();
+    await logIn(config, store);
+    const worker = pool([config], { tokenStore: store });
+    await worker.callTool(mcpTool('people', 'echo'), { text: 'before' });
+    const oldClient = (await store.load(tokenStoreKey(config)))?.client?.client_id;
+
+    const old = await server.moveToNewAuthorizationServer();
+    const refused = await worker
+      .callTool(mcpTool('people', 'echo'), { text: 'after' })
+      .catch((error: unknown) => error);
+    expect(String(refused)).toMatch(
+      /now names the authorization server [^ ]+, not [^ ]+ that its stored login is from/,
+    );
+    expect(refused).toBeInstanceOf(McpAuthorizationRequiredError);
+    const second = await logIn(config, store);
+
+    expect(second.origin).toBe(new URL(server.authorizationServer.issuer).origin);
+    expect(second.searchParams.get('client_id')).not.toBe(oldClient);
+    expect(server.authorizationServer.registrations).toBe(1);
+    expect(server.authorizationServer.grants).toMatchObject({ authorization_code: 1 });
+    expect(old.registrations).toBe(1);
     const result = await worker.callTool(mcpTool('people', 'echo'), { text: 'after' });
     expect(result.content).toEqual([{ type: 'text', text: 'after' }]);
   });
