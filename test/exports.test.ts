@@ -118,6 +118,10 @@ const WORKER_VALUES = [
   'McpAuthorizationRequiredError',
   'McpConfigError',
   'McpPool',
+  // What McpPool.callTool throws (an unreachable server, a protocol error, a tool not configured).
+  'McpProtocolError',
+  'McpToolNotConfiguredError',
+  'McpTransportError',
   'PriceTable',
   'RedactingLogger',
   'ToolDefinitionError',
