@@ -4,7 +4,6 @@ import {
   continueAsNew,
   log,
   makeContinueAsNewFunc,
-  setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import { handlersFinished, setConversationHandlers } from './conversation-handlers.js';
@@ -13,7 +12,7 @@ import type { ConversationInput, ConversationOutcome } from './definitions.js';
 import { targetChanged, targetMayHaveChanged } from './deployment-target.js';
 import { lookForEarlierRun } from './earlier-run-lookup.js';
 import { continuedInput, lookBack } from './earlier-runs.js';
-import { SUB_AGENT_APPROVAL_DESCRIPTION, SubAgentLinks, subAgentApprovalSignal } from './sub-agent-approvals.js';
+import { linkSubAgents } from './sub-agent-approvals.js';
 import { runTurn } from './turn.js';
 import { TurnTraces } from './turn-traces.js';
 import { refuseUndecodableInput } from './undecodable-guard.js';
@@ -49,10 +48,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const traces = new TurnTraces();
   const polls = setConversationHandlers(conversation, conversationId, traces);
   // Set after the others, so the order of the handlers that releases before sub-agents set stays as it was.
-  const subAgents = new SubAgentLinks(conversation.approvals);
-  setHandler(subAgentApprovalSignal, (report) => subAgents.receive(report), {
-    description: SUB_AGENT_APPROVAL_DESCRIPTION,
-  });
+  const subAgents = linkSubAgents(conversation.approvals);
 
   // A run that did not continue from another may have been started over closed runs of the same id, by a client that
   // did not carry their state (earlier-runs.ts): it looks back before it answers anything, and continues from them.

@@ -1,4 +1,4 @@
-import { defineSignal, getExternalWorkflowHandle, log } from '@temporalio/workflow';
+import { defineSignal, getExternalWorkflowHandle, log, setHandler } from '@temporalio/workflow';
 import type { ApprovalDecision, PendingApproval } from '../shared/approval-messages.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
 import type { Approvals } from './approvals.js';
@@ -31,6 +31,15 @@ export const subAgentDecisionSignal = defineSignal<[ApprovalDecision]>('subAgent
 /** The parent's copy of a child's call id: the call that runs the sub-agent, then the child's own id. */
 export function parentCopyId(parentCallId: string, childCallId: string): string {
   return `${parentCallId}/${childCallId}`;
+}
+
+/** The conversation's side, with its `subAgentApproval` handler set (it emits no command). */
+export function linkSubAgents(approvals: Approvals): SubAgentLinks {
+  const links = new SubAgentLinks(approvals);
+  setHandler(subAgentApprovalSignal, (report) => links.receive(report), {
+    description: SUB_AGENT_APPROVAL_DESCRIPTION,
+  });
+  return links;
 }
 
 /** The conversation's side: the sub-agents' calls it holds as pending approvals, by the call that runs each agent. */
