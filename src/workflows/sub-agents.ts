@@ -91,6 +91,7 @@ function childSettings(calling: CallingTurn, agent: SubAgentSettings): Conversat
   const { settings } = context;
   const own = agent.budget ?? {};
   const least = (mine: number | undefined, left: number) => Math.max(0, Math.min(mine ?? left, left));
+  // Date.now() in workflow code reads Temporal's workflow time (the sandbox replaces the clock): the same on replay.
   const carved: Partial<TurnBudget> = {
     ...(own.maxRounds !== undefined ? { maxRounds: own.maxRounds } : {}),
     maxToolCalls: least(own.maxToolCalls, budget.maxToolCalls - spend.toolCalls),
