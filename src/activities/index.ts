@@ -13,7 +13,7 @@ import { FinishedWork, type KeepFinishedOptions } from './outages/keep-finished.
 import { createModelActivities, type ChatCompletionsClient } from './model/call.js';
 import type { AnthropicMessagesClient } from './model/providers/anthropic.js';
 import { redactModelAnswer, redactOutcome, workerSecrets } from './calls/outbound.js';
-import { createToolActivities } from './tools/call.js';
+import { createToolActivities, isSafeToRepeat } from './tools/call.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { FunctionTool } from '../tools/define-tool.js';
 import type { SubAgent } from '../tools/define-sub-agent.js';
@@ -122,7 +122,10 @@ export function createActivities(dependencies: ActivityDependencies) {
       ),
     callTool: (input: CallToolInput) =>
       finished.run(
-        { size: (result) => ('content' in result ? result.content.length : JSON.stringify(result).length) + 100 },
+        {
+          size: (result) => ('content' in result ? result.content.length : JSON.stringify(result).length) + 100,
+          unsafeToRepeat: !isSafeToRepeat(input.tool.annotations),
+        },
         () => redactOutcome(secrets, () => tools.callTool(input)),
       ),
     findEarlierRun: (input: FindEarlierRunInput) => redactOutcome(secrets, () => earlierRuns.findEarlierRun(input)),

@@ -2,6 +2,7 @@ import { CompleteAsyncError, Context } from '@temporalio/activity';
 import { ActivityNotFoundError, type Client, type FullActivityId } from '@temporalio/client';
 import { errorMessage } from '../../shared/errors.js';
 import { CompletionGate, type CompletionGateOptions } from './completion-gate.js';
+import { failedAttemptsBefore } from '../calls/attempts.js';
 import { AttemptHeartbeat } from '../calls/heartbeat.js';
 import {
   DEFAULT_RESULT_CACHE,
@@ -38,6 +39,12 @@ export interface KeepFinishedCall<T> {
   size: (value: T) => number;
   /** A model call: its start proves the workflow recorded the run's earlier activities, so their results are dropped. */
   settlesRun?: boolean;
+  /**
+   * A call that must not run twice: a retry after an attempt that was lost (it recorded no failure: its worker died, or
+   * Temporal timed it out while it was down) waits for that attempt's result as after an outage this worker saw. A
+   * short outage may time out a running attempt while a worker that polled idly saw nothing of it.
+   */
+  unsafeToRepeat?: boolean;
   /**
    * Deliver failures too (model calls: a lost non-retryable failure would be retried, a second paid call), to the same
    * attempt only: a retry after a failure must run. Tool failures go as before: they carry the "request not sent"
@@ -116,7 +123,7 @@ export class FinishedWork {
     const runId = info.workflowExecution?.runId;
     const key = runId === undefined ? undefined : { runId, activityId: info.activityId };
     if (key && info.attempt > 1) {
-      const earlier = await this.earlierResult<T>(context, key);
+      const earlier = await this.earlierResult<T>(context, key, call.unsafeToRepeat === true);
       if (earlier) {
         this.handOver(context, { kind: 'completed', value: earlier.value });
         return earlier.value;
@@ -154,7 +161,11 @@ export class FinishedWork {
    * running here (Temporal timed it out, e.g. while the server was down, and sent this retry: wait for it); or, right
    * after an outage, delivered meanwhile by the worker of the earlier attempt (then this attempt is cancelled).
    */
-  private async earlierResult<T>(context: Context, key: ActivityKey): Promise<KeptResult<T> | undefined> {
+  private async earlierResult<T>(
+    context: Context,
+    key: ActivityKey,
+    unsafeToRepeat: boolean,
+  ): Promise<KeptResult<T> | undefined> {
     const kept = this.cache.get<T>(key);
     if (kept) {
       context.log.info('returning the result this worker kept from an earlier attempt (Temporal did not get it)', {
@@ -180,7 +191,8 @@ export class FinishedWork {
     }
     // Right after an outage, the earlier attempt may have finished on another worker, which delivers its result by
     // activity id once it sees Temporal again: give it that moment before running the call a second time.
-    if (this.gate.failedWithin(RECENT_OUTAGE_MS)) {
+    const lostBefore = failedAttemptsBefore(context.info) < context.info.attempt - 1;
+    if (this.gate.failedWithin(RECENT_OUTAGE_MS) || (unsafeToRepeat && lostBefore)) {
       context.log.info('Temporal was unreachable moments ago: waiting for a result an earlier attempt may have kept', {
         waitAtMostSeconds: this.holderWaitMs / 1000,
       });
