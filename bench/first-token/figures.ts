@@ -1,0 +1,51 @@
+import type { FirstTokenPlan } from '../plan.js';
+import type { FirstTokenFigures, Percentiles } from '../results.js';
+import { percentile, round } from '../stats.js';
+
+/** The goal: a viewer's first token at most this much after the model's own, at the median. */
+export const FIRST_TOKEN_GOAL_MS = 50;
+
+/** One turn, in ms from the user's message being sent (the model's own from its request's arrival). */
+export interface FirstTokenSample {
+  /** Message sent → the model's request arrived (the turn's start, the model activity's scheduling). */
+  toModelMs: number;
+  /** The model's own time to first token: its request's arrival → its first text leaving. */
+  modelMs: number;
+  /** Message sent → the first `text_delta` at a client subscribed through the client API. */
+  stackMs: number;
+  /** Message sent → the first `text_delta` at an SSE client of `durable-agent serve`. */
+  serveMs: number;
+}
+
+function percentiles(values: number[]): Percentiles {
+  return { p50: round(percentile(values, 50), 1), p95: round(percentile(values, 95), 1) };
+}
+
+/** A level's figures; what durable-agent adds is taken turn by turn, then its percentiles. */
+export function firstTokenFigures(
+  contender: string,
+  plan: FirstTokenPlan,
+  concurrency: number,
+  samples: FirstTokenSample[],
+): FirstTokenFigures {
+  const of = (pick: (sample: FirstTokenSample) => number) => percentiles(samples.map(pick));
+  const addedStackMs = of((sample) => sample.stackMs - sample.modelMs);
+  const addedServeMs = of((sample) => sample.serveMs - sample.modelMs);
+  return {
+    contender,
+    concurrency,
+    turns: samples.length,
+    modelDelayMs: plan.modelDelayMs,
+    chunkDelayMs: plan.chunkDelayMs,
+    modelMs: of((sample) => sample.modelMs),
+    toModelMs: of((sample) => sample.toModelMs),
+    stackMs: of((sample) => sample.stackMs),
+    serveMs: of((sample) => sample.serveMs),
+    addedStackMs,
+    addedServeMs,
+    deliveryStackMs: of((sample) => sample.stackMs - sample.toModelMs - sample.modelMs),
+    deliveryServeMs: of((sample) => sample.serveMs - sample.toModelMs - sample.modelMs),
+    goalMs: FIRST_TOKEN_GOAL_MS,
+    goalMet: addedStackMs.p50 <= FIRST_TOKEN_GOAL_MS && addedServeMs.p50 <= FIRST_TOKEN_GOAL_MS,
+  };
+}
