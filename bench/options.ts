@@ -91,7 +91,9 @@ function runVariant(values: BenchValues): string {
 /** `--first-token`: that measurement alone (no batches, histories or replay); `--no-first-token`: without it. */
 function firstTokenOnly(plan: Plan, values: BenchValues): Plan {
   if (values['first-token'] && values['no-first-token']) {
-    throw new Error('--first-token measures only the first token and --no-first-token leaves it out: give one of them.');
+    throw new Error(
+      '--first-token measures only the first token and --no-first-token leaves it out: give one of them.',
+    );
   }
   if (values['no-first-token']) return { ...plan, firstToken: undefined };
   if (!values['first-token']) return plan;

@@ -129,9 +129,10 @@ function firstTokenSection(results: Results): string[] {
   if (first === undefined) return [];
   return [
     '## Time to first token',
-    `A conversation is open and watched by a client subscribed through the client API (\`subscribe\`) and by an SSE ` +
-      `client of \`durable-agent serve\` (its own process); the user's message is sent with \`DurableAgentClient.send\`, ` +
-      `and the scripted model streams its answer ${first.modelDelayMs} ms after the request, a word every ` +
+    'Each conversation is open and watched by one viewer: every other one by a client subscribed through the client ' +
+      "API (`subscribe`), the rest by an SSE client of `durable-agent serve` (its own process). Once the viewer's " +
+      "poll waits in the workflow, the user's message is sent with `DurableAgentClient.send` (after a random pause of " +
+      `up to half a second, so that conversations do not send in step), and the scripted model streams its answer ${first.modelDelayMs} ms after the request, a word every ` +
       `${first.chunkDelayMs} ms. Times are from sending the message to the first \`text_delta\`; the model's own is ` +
       "from its request's arrival to its first text leaving, stamped by the model server. **Added** = a viewer's time " +
       "minus the model's own, turn by turn: what durable-agent adds to the model's first token (the goal: at most " +

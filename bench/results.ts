@@ -138,6 +138,7 @@ export interface Percentiles {
 export interface FirstTokenFigures {
   contender: string;
   concurrency: number;
+  /** Conversations of one turn each, every other one watched through the client API, the rest through `serve`. */
   turns: number;
   /** The scripted model's wait before its answer, then between two of its words. */
   modelDelayMs: number;

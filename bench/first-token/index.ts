@@ -9,21 +9,27 @@ import type { FirstTokenFigures } from '../results.js';
 import type { RunContext, Workbench } from '../workbench.js';
 import { promptOf, type TurnSpec } from '../workload.js';
 import { BridgeProcess } from './bridge.js';
-import { firstTokenFigures, type FirstTokenSample } from './figures.js';
+import { firstTokenFigures, type FirstTokenSample, type Route } from './figures.js';
 import { epochMs, watchEventStream, watchSubscription } from './watches.js';
 
 /**
- * Time to first token through durable-agent: a conversation is open, a client subscribed through the client API
- * (`subscribe`) and a browser on `durable-agent serve` (server-sent events) both watch it, the user's message is sent
- * (`DurableAgentClient.send`), and the scripted model streams its answer word by word after a delay, as a hosted model
- * does. Each viewer's time from sending to its first `text_delta` is compared with the model's own time to first token
- * (its request's arrival to its first text leaving, stamped by the model server), in one process and on one clock.
+ * Time to first token through durable-agent: a conversation is open and watched by one viewer, every other turn a
+ * client subscribed through the client API (`subscribe`) and a browser on `durable-agent serve` (server-sent events);
+ * once the viewer's poll waits in the workflow the user's message is sent (`DurableAgentClient.send`), and the scripted
+ * model streams its answer word by word after a delay, as a hosted model does. The viewer's time from sending to its
+ * first `text_delta` is compared with the model's own time to first token (its request's arrival to its first text
+ * leaving, stamped by the model server), in one process and on one clock.
  */
 
 /** The contender measured: durable-agent as users run it (plain payloads). */
 const CONTENDER = 'durable-agent';
-/** Between opening the viewers and sending: their polls are waiting in the workflow, as an open page's would be. */
-const SETTLE_MS = 1_000;
+/** How often to look whether the viewer's poll waits in the workflow yet, as an open page's would before the user sends. */
+const READY_CHECK_MS = 100;
+/**
+ * Once the poll waits, the message goes after a random pause up to this long: people do not send at the same
+ * instant, and conversations started together would otherwise send together every time.
+ */
+const SEND_JITTER_MS = 500;
 /** A turn that has not finished by then fails the level. */
 const TURN_TIMEOUT_MS = 60_000;
 /** Turns run, one at a time, before anything is measured: the bridge's and the client's first connections. */
@@ -85,26 +91,31 @@ async function runTurns(session: Session, concurrency: number, turns: number): P
   const samples: FirstTokenSample[] = [];
   let next = 0;
   const lane = async () => {
-    for (let index = next++; index < turns; index = next++) samples.push(await oneTurn(session));
+    for (let index = next++; index < turns; index = next++) {
+      samples.push(await oneTurn(session, index % 2 === 0 ? 'client' : 'serve'));
+    }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, turns) }, lane));
   return samples;
 }
 
-async function oneTurn({ workbench, agent, bridge, spec }: Session): Promise<FirstTokenSample> {
+async function oneTurn({ workbench, agent, bridge, spec }: Session, route: Route): Promise<FirstTokenSample> {
   const conversationId = `first-token-${randomUUID().slice(0, 8)}`;
   await agent.start(conversationId);
   const controller = new AbortController();
   const timeout = setTimeout(() => controller.abort(new Error('the turn did not finish within 60 s')), TURN_TIMEOUT_MS);
   try {
-    const stack = watchSubscription(agent.client, conversationId, controller.signal);
-    const served = watchEventStream(bridge.url, conversationId, controller.signal);
-    await Promise.all([stack.opened, served.opened]);
-    await sleep(SETTLE_MS);
+    const watch =
+      route === 'client'
+        ? watchSubscription(agent.client, conversationId, controller.signal)
+        : watchEventStream(bridge.url, conversationId, controller.signal);
+    await watch.opened;
+    await pollWaiting(agent, conversationId, controller.signal);
+    await sleep(Math.random() * SEND_JITTER_MS);
     const sentMs = epochMs();
     await agent.send(conversationId, promptOf(spec));
-    const [stackMs, serveMs] = await Promise.all([stack.firstTextMs, served.firstTextMs]);
-    await Promise.all([stack.finished, served.finished]);
+    const firstTokenMs = await watch.firstTextMs;
+    await watch.finished;
     const request = workbench.model
       .requestsFor(conversationWorkflowId(conversationId))
       .find((recorded) => recorded.timing.firstTextMs !== null);
@@ -113,14 +124,24 @@ async function oneTurn({ workbench, agent, bridge, spec }: Session): Promise<Fir
     }
     const { receivedMs, firstTextMs } = request.timing;
     return {
+      route,
       toModelMs: receivedMs - sentMs,
       modelMs: firstTextMs - receivedMs,
-      stackMs: stackMs - sentMs,
-      serveMs: serveMs - sentMs,
+      firstTokenMs: firstTokenMs - sentMs,
     };
   } finally {
     clearTimeout(timeout);
     controller.abort();
     await agent.end(conversationId);
+  }
+}
+
+/** Until the conversation's history has a `pollEvents` update accepted: the viewer's poll waits for events. */
+async function pollWaiting(agent: DurableAgentClient, conversationId: string, signal: AbortSignal): Promise<void> {
+  const handle = agent.client.workflow.getHandle(conversationWorkflowId(conversationId));
+  for (;;) {
+    const history = await handle.fetchHistory();
+    if (history.events?.some((event) => event.workflowExecutionUpdateAcceptedEventAttributes)) return;
+    await sleep(READY_CHECK_MS, undefined, { signal });
   }
 }
