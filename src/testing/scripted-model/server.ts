@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -146,6 +147,8 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
   const host = options.host ?? DEFAULT_HOST;
   const created = Math.floor(Date.now() / 1000);
   const closing = new AbortController();
+  // Every delayed answer and stream under way listens to it: fifty at once is a benchmark, not a leak.
+  setMaxListeners(0, closing.signal);
 
   let script = validateScript(options.script, name);
   let requests: RecordedRequest[] = [];
