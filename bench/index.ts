@@ -8,15 +8,8 @@ import { runLevels, warmUp } from './levels.js';
 import { log } from './log.js';
 import { describeMachine, loadAverage } from './machine.js';
 import { chooseContenders, readOptions, repoRoot, type BenchOptions } from './options.js';
-import { assembleResults, writeOutputs } from './output.js';
-import type {
-  ContenderSummary,
-  FirstTokenFigures,
-  HistoryFigures,
-  ReplayFigures,
-  Results,
-  RunFigures,
-} from './results.js';
+import { assembleResults, writeOutputs, type RunRecord } from './output.js';
+import type { ContenderSummary, Results } from './results.js';
 import { ratio, round } from './stats.js';
 import { Workbench, type RunContext, type RunningContender } from './workbench.js';
 
@@ -44,12 +37,7 @@ async function main(): Promise<void> {
   const problems: string[] = [];
   const running: RunningContender[] = [];
   let workbench: Workbench | undefined;
-  let figures: {
-    runs: RunFigures[];
-    history: HistoryFigures[];
-    replay: ReplayFigures[];
-    firstToken: FirstTokenFigures[];
-  };
+  let figures: Pick<RunRecord, 'runs' | 'history' | 'replay' | 'firstToken'>;
   try {
     // Setting up the peer's own node_modules can take a while: do it while the server starts. Never rejects.
     const prepared = Promise.all(
