@@ -1,14 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { FLOOR, type ContenderDefinition } from './contenders/index.js';
+import { measureFirstToken } from './first-token/index.js';
 import { historyFigures, MIB, missingFigures, withReplayRatios } from './figures.js';
 import { measureHistories, measureReplays } from './history-and-replay.js';
 import { runLevels, warmUp } from './levels.js';
 import { log } from './log.js';
 import { describeMachine, loadAverage } from './machine.js';
 import { chooseContenders, readOptions, repoRoot, type BenchOptions } from './options.js';
-import { assembleResults, writeOutputs } from './output.js';
-import type { ContenderSummary, HistoryFigures, ReplayFigures, Results, RunFigures } from './results.js';
+import { assembleResults, writeOutputs, type RunRecord } from './output.js';
+import type { ContenderSummary, Results } from './results.js';
 import { ratio, round } from './stats.js';
 import { Workbench, type RunContext, type RunningContender } from './workbench.js';
 
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
   const problems: string[] = [];
   const running: RunningContender[] = [];
   let workbench: Workbench | undefined;
-  let figures: { runs: RunFigures[]; history: HistoryFigures[]; replay: ReplayFigures[] };
+  let figures: Pick<RunRecord, 'runs' | 'history' | 'replay' | 'firstToken'>;
   try {
     // Setting up the peer's own node_modules can take a while: do it while the server starts. Never rejects.
     const prepared = Promise.all(
@@ -122,11 +123,16 @@ async function startContenders(
   }
 }
 
-/** Warm-up, the levels, then the histories and the replays of the durable contenders that did not fail. */
+/**
+ * Warm-up, the levels, the first token, then the histories and the replays of the durable contenders that did not
+ * fail.
+ */
 async function measure(run: RunContext, options: BenchOptions, summaries: Map<string, ContenderSummary>) {
   const { plan } = options;
   await warmUp(run, plan);
   const runs = await runLevels(run, plan);
+  const firstToken = plan.firstToken ? await measureFirstToken(run, plan.firstToken) : [];
+  if (options.values['first-token']) return { runs, history: [], replay: [], firstToken };
   // `--no-history`: batches only (e.g. for a CPU profile of the steady state).
   const durable = options.values['no-history']
     ? []
@@ -135,7 +141,7 @@ async function measure(run: RunContext, options: BenchOptions, summaries: Map<st
   const history = historyFigures(histories, plan);
   const replay =
     plan.replayTargetEvents > 0 ? withReplayRatios(await measureReplays(run, durable, plan, histories)) : [];
-  return { runs, history, replay };
+  return { runs, history, replay, firstToken };
 }
 
 main().catch((error: unknown) => {

@@ -30,6 +30,8 @@ function parseValues(args: string[]) {
       'cpu-prof': { type: 'string' },
       render: { type: 'boolean', default: false },
       'no-history': { type: 'boolean', default: false },
+      'first-token': { type: 'boolean', default: false },
+      'no-first-token': { type: 'boolean', default: false },
       out: { type: 'string' },
     },
   }).values;
@@ -50,7 +52,8 @@ export interface BenchOptions {
 export function readOptions(args = process.argv.slice(2)): BenchOptions {
   const values = parseValues(args);
   const narrowed = narrowPlan(values.quick ? PLANS.quick : PLANS.full, values.delays, values.concurrency);
-  const plan = values.scale === undefined ? narrowed : scalePlan(narrowed, Number(values.scale));
+  const scaled = values.scale === undefined ? narrowed : scalePlan(narrowed, Number(values.scale));
+  const plan = firstTokenOnly(scaled, values);
   const variant = runVariant(values);
   return {
     values,
@@ -76,11 +79,25 @@ function runVariant(values: BenchValues): string {
     values.eager && 'eager',
     values['stock-server'] && 'stock-server',
     values['no-history'] && 'no-history',
+    values['first-token'] && 'first-token',
+    values['no-first-token'] && 'no-first-token',
     values.peer && !values.quick && 'peer',
     values['no-peer'] && 'no-peer',
   ]
     .filter(Boolean)
     .join('_');
+}
+
+/** `--first-token`: that measurement alone (no batches, histories or replay); `--no-first-token`: without it. */
+function firstTokenOnly(plan: Plan, values: BenchValues): Plan {
+  if (values['first-token'] && values['no-first-token']) {
+    throw new Error(
+      '--first-token measures only the first token and --no-first-token leaves it out: give one of them.',
+    );
+  }
+  if (values['no-first-token']) return { ...plan, firstToken: undefined };
+  if (!values['first-token']) return plan;
+  return { ...plan, modelDelaysMs: [], levels: [], longConversation: undefined, replayTargetEvents: 0 };
 }
 
 /**
@@ -104,6 +121,7 @@ function devServerArguments(options: { stock: boolean; eager: boolean }): string
  * `--providers`, and the `--experiments` variants.
  */
 export async function chooseContenders({ values }: BenchOptions): Promise<ContenderDefinition[]> {
+  if (values['first-token']) return CONTENDERS.filter((definition) => definition.name === 'durable-agent');
   const only = values.only?.split(',');
   const baseline: ContenderDefinition[] = [];
   const encrypted = CONTENDERS.find((definition) => definition.name === 'durable-agent-encrypted');

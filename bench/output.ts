@@ -7,7 +7,14 @@ import type { Machine } from './machine.js';
 import { repoRoot } from './options.js';
 import type { Plan } from './plan.js';
 import { renderMarkdown } from './report.js';
-import type { ContenderSummary, HistoryFigures, ReplayFigures, Results, RunFigures } from './results.js';
+import type {
+  ContenderSummary,
+  FirstTokenFigures,
+  HistoryFigures,
+  ReplayFigures,
+  Results,
+  RunFigures,
+} from './results.js';
 import { round } from './stats.js';
 import { CHAIN_LENGTH, stepsOf } from './workload.js';
 
@@ -22,6 +29,7 @@ export interface RunRecord {
   runs: RunFigures[];
   history: HistoryFigures[];
   replay: ReplayFigures[];
+  firstToken: FirstTokenFigures[];
   problems: string[];
 }
 
@@ -52,6 +60,7 @@ export function assembleResults(record: RunRecord): Results {
     runs: record.runs,
     history: record.history,
     replay: record.replay,
+    firstToken: record.firstToken,
     problems: record.problems,
   };
 }
@@ -66,6 +75,8 @@ export async function writeOutputs(results: Results, outDir: string): Promise<vo
     return;
   }
   await writeFile(`${outDir}/benchmarks.md`, markdown);
+  // A run of the first token alone (`--first-token`) has no overhead to draw.
+  if (results.runs.length === 0) return log(`wrote ${outDir}/benchmarks.{json,md}`);
   await writeFile(`${outDir}/benchmarks-overhead.svg`, await drawOverheadChart(results));
   log(`wrote ${outDir}/benchmarks.{json,md} and benchmarks-overhead.svg`);
 }

@@ -16,6 +16,16 @@ export interface Plan {
   longConversation: TurnSpec[] | undefined;
   /** Size of the history replayed on a cold worker; 0 skips the replay. */
   replayTargetEvents: number;
+  /** Time to first token (bench/first-token); undefined skips it. */
+  firstToken: FirstTokenPlan | undefined;
+}
+
+export interface FirstTokenPlan {
+  /** The model's wait before its answer, as a hosted model's time to first token. */
+  modelDelayMs: number;
+  /** Then between two words of the answer. */
+  chunkDelayMs: number;
+  levels: { concurrency: number; turns: number }[];
 }
 
 /** 21 + 21 + 21 + 37 = 100 steps. */
@@ -36,6 +46,14 @@ export const PLANS = {
     warmupTurns: 4,
     longConversation: HUNDRED_STEPS,
     replayTargetEvents: 4000,
+    firstToken: {
+      modelDelayMs: 300,
+      chunkDelayMs: 20,
+      levels: [
+        { concurrency: 1, turns: 20 },
+        { concurrency: 50, turns: 100 },
+      ],
+    },
   },
   /**
    * For CI: that the harness still runs end to end, Temporal's own integration included (so that its install and its
@@ -50,6 +68,7 @@ export const PLANS = {
     warmupTurns: 2,
     longConversation: undefined,
     replayTargetEvents: 0,
+    firstToken: { modelDelayMs: 300, chunkDelayMs: 20, levels: [{ concurrency: 1, turns: 5 }] },
   },
 } satisfies Record<string, Plan>;
 
@@ -58,8 +77,13 @@ export function narrowPlan(plan: Plan, delays: string | undefined, concurrency: 
   const list = (value: string | undefined) => value?.split(',').map(Number);
   const keepDelays = list(delays);
   const keepLevels = list(concurrency);
+  const firstToken = plan.firstToken && {
+    ...plan.firstToken,
+    levels: plan.firstToken.levels.filter((level) => !keepLevels || keepLevels.includes(level.concurrency)),
+  };
   return {
     ...plan,
+    firstToken,
     modelDelaysMs: keepDelays ? plan.modelDelaysMs.filter((delay) => keepDelays.includes(delay)) : plan.modelDelaysMs,
     levels: keepLevels ? plan.levels.filter((level) => keepLevels.includes(level.concurrency)) : plan.levels,
   };
@@ -75,6 +99,10 @@ export function scalePlan(plan: Plan, factor: number): Plan {
       turnsWithoutDelay: Math.round(level.turnsWithoutDelay * factor),
       turnsWithDelay: Math.round(level.turnsWithDelay * factor),
     })),
+    firstToken: plan.firstToken && {
+      ...plan.firstToken,
+      levels: plan.firstToken.levels.map((level) => ({ ...level, turns: Math.round(level.turns * factor) })),
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { ContenderSummary, Results, RunFigures } from './results.js';
+import { FLOOR } from './contenders/index.js';
+import type { ContenderSummary, FirstTokenFigures, Percentiles, Results, RunFigures } from './results.js';
 
 /** Hand-written notes (method, findings) appended to the generated tables; lives next to the sources. */
 const NOTES = fileURLToPath(new URL('../../notes.md', import.meta.url));
@@ -50,6 +51,17 @@ function headline(results: Results, delay: number): string {
   );
 }
 
+/** The worker's CPU per step as a multiple of the floor's in the same level (ratios are computed, not stored). */
+function workerCpuRatio(results: Results, run: RunFigures): number | null {
+  const floor = results.runs.find(
+    (other) =>
+      other.contender === FLOOR.name &&
+      other.modelDelayMs === run.modelDelayMs &&
+      other.concurrency === run.concurrency,
+  );
+  return floor && floor.cpuPerStepMs.contender > 0 ? run.cpuPerStepMs.contender / floor.cpuPerStepMs.contender : null;
+}
+
 function concurrencyTable(results: Results, delay: number): string {
   const runs = results.runs.filter((run) => run.modelDelayMs === delay);
   const rows = runs.map((run: RunFigures) => [
@@ -61,7 +73,7 @@ function concurrencyTable(results: Results, delay: number): string {
     `${number(run.overheadPerStepMs.p99, 2)} (${times(run.ratios.overheadP99)})`,
     `${number(run.turnsPerSecond, 2)} (${times(run.ratios.throughput)})`,
     number(run.stepsPerSecond, 0),
-    `${number(run.cpuPerStepMs.contender, 2)} / ${number(run.cpuPerStepMs.server, 2)} / ${number(run.cpuPerStepMs.modelServer, 2)}`,
+    `${number(run.cpuPerStepMs.contender, 2)} (${times(workerCpuRatio(results, run))}) / ${number(run.cpuPerStepMs.server, 2)} / ${number(run.cpuPerStepMs.modelServer, 2)}`,
     number(run.peakRssMiB, 0),
   ]);
   return table(
@@ -74,11 +86,59 @@ function concurrencyTable(results: Results, delay: number): string {
       'overhead/step p99 (ms, × floor)',
       'turns/s (× floor)',
       'steps/s',
-      'CPU/step ms: worker / server / model',
+      'CPU/step ms: worker (× floor) / server / model',
       'RSS MiB',
     ],
     rows,
   );
+}
+
+const spread = (value: Percentiles): string => `${number(value.p50, 0)} / ${number(value.p95, 0)}`;
+
+function firstTokenTable(figures: FirstTokenFigures[]): string {
+  const rows = figures.map((entry) => [
+    `${entry.contender} @${entry.concurrency}`,
+    String(entry.turns),
+    spread(entry.modelMs),
+    spread(entry.toModelMs),
+    spread(entry.stackMs),
+    spread(entry.addedStackMs),
+    spread(entry.serveMs),
+    spread(entry.addedServeMs),
+    `${entry.goalMet ? 'met' : 'missed'} (≤ ${entry.goalMs} ms added, p50)`,
+  ]);
+  return table(
+    [
+      'Contender @conversations',
+      'turns',
+      "model's own (ms, p50 / p95)",
+      'message → model request',
+      'client API: first token',
+      'added',
+      '`serve` (SSE): first token',
+      'added',
+      'goal',
+    ],
+    rows,
+  );
+}
+
+function firstTokenSection(results: Results): string[] {
+  const figures = results.firstToken ?? [];
+  const first = figures[0];
+  if (first === undefined) return [];
+  return [
+    '## Time to first token',
+    'Each conversation is open and watched by one viewer: every other one by a client subscribed through the client ' +
+      "API (`subscribe`), the rest by an SSE client of `durable-agent serve` (its own process). Once the viewer's " +
+      "poll waits in the workflow, the user's message is sent with `DurableAgentClient.send` (after a random pause of " +
+      `up to half a second, so that conversations do not send in step), and the scripted model streams its answer ${first.modelDelayMs} ms after the request, a word every ` +
+      `${first.chunkDelayMs} ms. Times are from sending the message to the first \`text_delta\`; the model's own is ` +
+      "from its request's arrival to its first text leaving, stamped by the model server. **Added** = a viewer's time " +
+      "minus the model's own, turn by turn: what durable-agent adds to the model's first token (the goal: at most " +
+      `${first.goalMs} ms at the median).`,
+    firstTokenTable(figures),
+  ];
 }
 
 function historyTable(results: Results): string {
@@ -172,6 +232,7 @@ export function renderMarkdown(results: Results): string {
       `## Concurrency, model delay ${delay} ms`,
       concurrencyTable(results, delay),
     ]),
+    ...firstTokenSection(results),
     ...(results.history.length > 0 ? ['## History', historyTable(results)] : []),
     ...(results.replay.length > 0
       ? [

@@ -18,6 +18,8 @@ export interface Results {
   runs: RunFigures[];
   history: HistoryFigures[];
   replay: ReplayFigures[];
+  /** Time to first token through the client API and `serve` (absent from runs made before it was measured). */
+  firstToken?: FirstTokenFigures[];
   /** Everything that went wrong without stopping the run (a contender that could not start, a failed batch). */
   problems: string[];
 }
@@ -121,4 +123,39 @@ export interface ReplayFigures {
   coldMs: number;
   rssMiB: number;
   ratios: { replayMs: number | null; coldMs: number | null };
+}
+
+export interface Percentiles {
+  p50: number;
+  p95: number;
+}
+
+/**
+ * Time to first token at one concurrency level: every time is from the user's message being sent, except the model's
+ * own (its request's arrival to its first text leaving). "Added" is a viewer's time minus the model's own, turn by
+ * turn: the turn's start plus the delivery of the text.
+ */
+export interface FirstTokenFigures {
+  contender: string;
+  concurrency: number;
+  /** Conversations of one turn each, every other one watched through the client API, the rest through `serve`. */
+  turns: number;
+  /** The scripted model's wait before its answer, then between two of its words. */
+  modelDelayMs: number;
+  chunkDelayMs: number;
+  modelMs: Percentiles;
+  /** Message sent → the model's request arrived. */
+  toModelMs: Percentiles;
+  /** Message sent → the first `text_delta` at a client subscribed through the client API (`subscribe`). */
+  stackMs: Percentiles;
+  /** Message sent → the first `text_delta` at an SSE client of `durable-agent serve`. */
+  serveMs: Percentiles;
+  addedStackMs: Percentiles;
+  addedServeMs: Percentiles;
+  /** The model's first text leaving → a viewer having it. */
+  deliveryStackMs: Percentiles;
+  deliveryServeMs: Percentiles;
+  /** The goal for `addedStackMs.p50` and `addedServeMs.p50`, and whether both met it. */
+  goalMs: number;
+  goalMet: boolean;
 }

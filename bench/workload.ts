@@ -20,18 +20,23 @@ export interface TurnSpec {
   chain: number;
   /** How long the scripted model waits before each answer, in ms. */
   modelDelayMs: number;
+  /** Milliseconds between two streamed chunks of an answer, as a model writes word by word. Default 0: all at once. */
+  chunkDelayMs?: number;
 }
 
-const PROMPT_PATTERN = /^bench chain=(\d+) delay=(\d+)/;
+const PROMPT_PATTERN = /^bench chain=(\d+) delay=(\d+)(?: chunk=(\d+))?/;
 
-/** The user message that asks for a turn, e.g. `bench chain=10 delay=200 #3`. */
+/** The user message that asks for a turn, e.g. `bench chain=10 delay=200 #3` or `bench chain=0 delay=300 chunk=20`. */
 export function promptOf(spec: TurnSpec, label = ''): string {
-  return `bench chain=${spec.chain} delay=${spec.modelDelayMs}${label ? ` #${label}` : ''}`;
+  const chunk = spec.chunkDelayMs ? ` chunk=${spec.chunkDelayMs}` : '';
+  return `bench chain=${spec.chain} delay=${spec.modelDelayMs}${chunk}${label ? ` #${label}` : ''}`;
 }
 
 export function parsePrompt(text: string): TurnSpec | undefined {
   const match = PROMPT_PATTERN.exec(text);
-  return match ? { chain: Number(match[1]), modelDelayMs: Number(match[2]) } : undefined;
+  if (!match) return undefined;
+  const chunk = match[3] === undefined ? {} : { chunkDelayMs: Number(match[3]) };
+  return { chain: Number(match[1]), modelDelayMs: Number(match[2]), ...chunk };
 }
 
 /** The message shapes the script reads: chat completions messages as any client sends them. */
@@ -65,7 +70,10 @@ export function nextStep(messages: readonly WireMessage[], toolNames: readonly s
     };
   }
   const done = messages.slice(lastUser + 1).filter((message) => message.role === 'tool').length;
-  const delay = spec.modelDelayMs > 0 ? { delayMs: spec.modelDelayMs } : {};
+  const delay = {
+    ...(spec.modelDelayMs > 0 ? { delayMs: spec.modelDelayMs } : {}),
+    ...(spec.chunkDelayMs ? { chunkDelayMs: spec.chunkDelayMs } : {}),
+  };
   if (done >= spec.chain) return { content: `done after ${done} tool calls`, ...delay };
   const echo = toolNames.find((name) => name === 'echo' || name.endsWith('__echo'));
   if (echo === undefined) {

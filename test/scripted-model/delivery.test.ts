@@ -63,6 +63,30 @@ describe('scripted model: delivery', () => {
     expect(response.choices[0]?.message.content).toBe('slow but sure');
   });
 
+  it('many requests waiting at once (a benchmark at fifty conversations) raise no listener-leak warning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const model = await startModel({ script: () => ({ content: 'later', delayMs: 100 }) });
+      const client = clientFor(model);
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, index) =>
+          client.chat.completions.create(
+            { model: MODEL, messages: userMessage('Hi') },
+            withKey(keyOf(`wf-waiting-${index}`, 1, 1)),
+          ),
+        ),
+      );
+      expect(answers.map((answer) => answer.choices[0]?.message.content)).toEqual(Array(20).fill('later'));
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('an error step waits for its delayMs too', async () => {
     const model = await startModel({ script: [{ error: { status: 500 }, delayMs: 10 }] });
 

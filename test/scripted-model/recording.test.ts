@@ -65,6 +65,34 @@ describe('scripted model: recorded requests', () => {
     expect(Number.isNaN(Date.parse(request?.receivedAt ?? ''))).toBe(false);
   });
 
+  it('timing: the first text leaves after the delay and the chunks before it; a tool call has none', async () => {
+    const model = await startModel({
+      script: [
+        { content: 'first token', delayMs: 120, chunkDelayMs: 40 },
+        { toolCalls: [{ name: 'files__read_file', arguments: { path: '/a' } }] },
+      ],
+    });
+    const client = clientFor(model);
+    const ask = async () => {
+      const stream = await client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Hi' }],
+        stream: true,
+      });
+      for await (const chunk of stream) void chunk;
+    };
+    await ask();
+    await ask();
+
+    const [answer, toolCall] = model.requests;
+    const answerTiming = answer?.timing;
+    // The role chunk goes after the delay, the first word one chunk delay later.
+    expect(answerTiming?.firstTextMs).not.toBeNull();
+    expect((answerTiming?.firstTextMs ?? 0) - (answerTiming?.receivedMs ?? 0)).toBeGreaterThanOrEqual(155);
+    expect(Math.abs((answerTiming?.receivedMs ?? 0) - Date.parse(answer?.receivedAt ?? ''))).toBeLessThan(50);
+    expect(toolCall?.timing.firstTextMs).toBeNull();
+  });
+
   it('requestsFor returns one conversation in order of arrival', async () => {
     const model = await startModel({ script: [{ content: 'a' }, { content: 'b' }] });
     const client = clientFor(model);

@@ -111,6 +111,7 @@ function wireBlock(block: ContentBlock): JsonObject {
 export const anthropicMessages: WireFormat = {
   api: 'messages',
   framing: { namedEvents: true, done: false },
+  carriesText: (event) => (event as { delta?: { type?: unknown } }).delta?.type === 'text_delta',
 
   problem(body) {
     const missing = missingField(body, { model: 'string', messages: 'array', max_tokens: 'number' });

@@ -16,6 +16,8 @@ export const chatCompletions: WireFormat = {
       context,
       (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true,
     ),
+  carriesText: (event) =>
+    Boolean((event as { choices?: { delta?: { content?: unknown } }[] }).choices?.[0]?.delta?.content),
   errorBody: (_status, message, type, code) => errorBody(message, type, code),
   scriptedErrorBody,
 };

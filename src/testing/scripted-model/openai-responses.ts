@@ -78,6 +78,7 @@ function response(step: CompletionStep, context: ResponseContext, output: JsonOb
 export const openAIResponses: WireFormat = {
   api: 'responses',
   framing: { namedEvents: true, done: false },
+  carriesText: (event) => (event as { type?: unknown }).type === 'response.output_text.delta',
   problem(body) {
     const missing = missingField(body, { model: 'string' });
     if (missing) return `Missing required parameter: '${missing.name}'.`;

@@ -40,4 +40,10 @@ export interface RecordedRequest {
   headers: Record<string, string>;
   /** ISO 8601 time of arrival. */
   receivedAt: string;
+  /**
+   * When the request arrived and when the first piece of answer text left (null until then, and for an answer without
+   * text), in milliseconds since the epoch with fractions (`performance.timeOrigin + performance.now()`): the model's
+   * own time to first token is the difference, what a client adds is measured against it.
+   */
+  timing: { receivedMs: number; firstTextMs: number | null };
 }

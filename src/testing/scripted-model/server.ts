@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type OpenAI from 'openai';
 import { ConversationCursor, conversationOf, DEFAULT_CONVERSATION } from './cursor.js';
@@ -40,6 +42,11 @@ export interface ScriptedModel extends AsyncDisposable {
   reset(script?: Script): void;
   /** Stop listening and drop open connections, including streams and delays under way. */
   close(): Promise<void>;
+}
+
+/** Now, in ms since the epoch with fractions: comparable with `performance.now()` readings of other processes. */
+function epochMs(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 const DEFAULT_HOST = '127.0.0.1';
@@ -140,6 +147,8 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
   const host = options.host ?? DEFAULT_HOST;
   const created = Math.floor(Date.now() / 1000);
   const closing = new AbortController();
+  // Every delayed answer and stream under way listens to it: fifty at once is a benchmark, not a leak.
+  setMaxListeners(0, closing.signal);
 
   let script = validateScript(options.script, name);
   let requests: RecordedRequest[] = [];
@@ -221,6 +230,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
       options: requestOptions,
       headers,
       receivedAt: new Date().toISOString(),
+      timing: { receivedMs: epochMs(), firstTextMs: null },
     };
     record(recorded);
     modelsSeen.add(body.model);
@@ -267,7 +277,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
         return;
       }
 
-      await answerCompletion(response, step, body, format, {
+      await answerCompletion(response, step, body, format, recorded, {
         conversation,
         stepIndex,
         model: body.model,
@@ -290,6 +300,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     step: CompletionStep,
     body: Record<string, unknown>,
     format: WireFormat,
+    recorded: RecordedRequest,
     context: ResponseContext,
   ): Promise<void> | void {
     response.setHeader('x-request-id', requestId(context.conversation, context.stepIndex));
@@ -299,11 +310,17 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
         failAfterChunks: step.failAfterChunks,
         signal: closing.signal,
         ...format.framing,
+        written: (chunks) => {
+          if (recorded.timing.firstTextMs === null && chunks.some((chunk) => format.carriesText(chunk))) {
+            recorded.timing.firstTextMs = epochMs();
+          }
+        },
       });
     }
     // Without a stream there is nothing to send before the drop: the client sees the connection close unanswered.
     if (step.failAfterChunks !== undefined) return void response.destroy();
     sendJson(response, 200, format.answer(step, context));
+    if (step.content) recorded.timing.firstTextMs = epochMs();
   }
 
   async function route(request: IncomingMessage, response: ServerResponse): Promise<void> {

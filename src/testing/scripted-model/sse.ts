@@ -12,6 +12,8 @@ export interface EventStreamDelivery {
   namedEvents?: boolean;
   /** End with `data: [DONE]`, as Chat Completions does. Default: yes. */
   done?: boolean;
+  /** Called right after each write with the chunks it held, e.g. to timestamp the first text. Default: none. */
+  written?: (chunks: readonly unknown[]) => void;
 }
 
 const DONE = 'data: [DONE]\n\n';
@@ -39,6 +41,7 @@ export async function writeEventStream(
   // The common case in tests and benchmarks: one write for the whole stream.
   if (chunkDelayMs === 0 && failAfterChunks === undefined) {
     response.end(chunks.map((chunk) => event(chunk, namedEvents)).join('') + done);
+    delivery.written?.(chunks);
     return;
   }
 
@@ -47,6 +50,7 @@ export async function writeEventStream(
     if (index > 0 && chunkDelayMs > 0) await sleep(chunkDelayMs, undefined, { signal: delivery.signal });
     if (response.destroyed) return;
     response.write(event(chunk, namedEvents));
+    delivery.written?.([chunk]);
   }
   if (failAfterChunks !== undefined && failAfterChunks >= chunks.length) return dropConnection(response);
   response.end(done);

@@ -23,6 +23,8 @@ export interface WireFormat {
   answer(step: CompletionStep, context: ResponseContext): unknown;
   /** The events of a streaming answer, in order. */
   events(step: CompletionStep, context: ResponseContext, body: Record<string, unknown>): unknown[];
+  /** Whether an event of a streaming answer carries answer text (not a role, a tool call or a stop). */
+  carriesText(event: unknown): boolean;
   /** How the stream is framed: an `event:` line named after each event's `type`, and a closing `data: [DONE]`. */
   framing: { namedEvents: boolean; done: boolean };
   /** The error body this API's client reads. `type` is the OpenAI-style type, `code` the scripted model's own. */
