@@ -100,11 +100,15 @@ export async function serveMcpOverHttp(
     return response;
   };
 
-  const serve = getRequestListener(async (request) => {
-    if (!new URL(request.url).pathname.startsWith('/mcp')) return new Response(null, { status: 404 });
-    if (modern !== undefined && !(await isLegacyRequest(request))) return modern.fetch(request);
-    return serveSession(request);
-  });
+  // Node's own Request and Response stay global (src/shared/http-server.ts says why): tests run clients beside it.
+  const serve = getRequestListener(
+    async (request) => {
+      if (!new URL(request.url).pathname.startsWith('/mcp')) return new Response(null, { status: 404 });
+      if (modern !== undefined && !(await isLegacyRequest(request))) return modern.fetch(request);
+      return serveSession(request);
+    },
+    { overrideGlobalObjects: false },
+  );
   const middleware = options.middleware;
   const http = createServer((request, response) => {
     if (middleware === undefined) void serve(request, response);
