@@ -51,6 +51,7 @@ export const ASK_USER_SCHEMA = {
 /** What every instance of one served server shares: over HTTP at 2026-07-28 each request has its own instance. */
 interface SharedState {
   recorder: TestServerRecorder;
+  /** The values of 2026-07-28 clients (a 2025-11-25 session has its own). */
   values: Map<string, string>;
   increments: Map<string, number>;
   /** Tools `add_tool` added, registered on every instance made afterwards. */
@@ -102,7 +103,9 @@ function registerEcho(server: McpServer, name: string, recorder: TestServerRecor
  * (`serveStdio`, `createMcpHandler`) installs that, so one connected by hand speaks 2025-11-25 only.
  */
 function createTestServer(shared: SharedState, era: ProtocolEra): McpServer {
-  const { recorder, values, increments } = shared;
+  const { recorder } = shared;
+  // A 2025-11-25 session keeps values of its own; at 2026-07-28 there is no session, so they are the server's.
+  const { values, increments } = era === 'legacy' ? { values: new Map(), increments: new Map() } : shared;
   const server = new McpServer({ name: 'durable-agent-test', version: '1.0.0' });
   const readOnly = { readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false };
 
@@ -364,8 +367,8 @@ function sharedState(crash: () => void): SharedState {
 
 /**
  * Start the test server over Streamable HTTP in this process: 2026-07-28 requests statelessly (one McpServer per
- * request), 2025-11-25 clients in sessions (one McpServer per session). Values, counters and added tools are the
- * server's, shared by all sessions and requests.
+ * request), 2025-11-25 clients in sessions (one McpServer per session). Counters and added tools are the server's;
+ * stored values (`set_value`, `increment`) a session's own, and at 2026-07-28, which has no session, the server's.
  */
 export async function startTestMcpServer(options: StartTestMcpServerOptions): Promise<RunningTestMcpServer> {
   const shared = sharedState(() => void running.dropConnections());
@@ -377,7 +380,7 @@ export async function startTestMcpServer(options: StartTestMcpServerOptions): Pr
     legacyOnly: options.legacyOnly,
   });
   shared.toolsChanged = served.toolsChanged;
-  // What a restart loses: the next session (or a 2026-07-28 request) starts from empty values and counters.
+  // What a restart loses: a 2026-07-28 request after it starts from empty values, as a new session does.
   const restarted = () => {
     shared.values.clear();
     shared.increments.clear();
