@@ -19,6 +19,8 @@ import { TestServerRecorder } from './mcp-test-server-events.js';
 /** A 1×1 transparent PNG, for content-conversion tests. */
 const TINY_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 
+const failInput = z.object({ message: z.string().default('failed') });
+
 /** The fields the `ask_user` tool asks for. */
 export const ASK_USER_SCHEMA = {
   type: 'object' as const,
@@ -131,10 +133,7 @@ export function createTestServer(shared: SharedState, era: ProtocolEra): McpServ
   );
   server.registerTool(
     'fail',
-    {
-      description: 'Returns an error result (isError: true).',
-      inputSchema: z.object({ message: z.string().default('failed') }),
-    },
+    { description: 'Returns an error result (isError: true).', inputSchema: failInput },
     async ({ message }) => {
       recorder.call('fail');
       return { content: [{ type: 'text', text: message }], isError: true };
