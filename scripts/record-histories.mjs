@@ -54,12 +54,15 @@ const FIXTURE_KEY = {
   key: createHash('sha256').update('durable-agent encrypted history fixture key').digest(),
 };
 
-/** An MCP config entry of our test server over stdio, built into dist/ (echo, set_value, slow, hang, ask_user, ...). */
+/**
+ * An MCP config entry of our test server over stdio, built into dist/ (echo, set_value, slow, hang, ask_user, ...),
+ * legacy-only: its questions are pushed in a 2025-11-25 session, as in the histories recorded so far.
+ */
 const testServer = {
   name: 'test',
   transport: 'stdio',
   command: process.execPath,
-  args: [path.join(root, 'dist/testing/mcp-test-server.js')],
+  args: [path.join(root, 'dist/testing/mcp-test-server.js'), '--legacy-only'],
   env: {},
   cwd: undefined,
   allowTools: undefined,

@@ -11,8 +11,15 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), 'entry-points-'));
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** Worker-side packages that a backend importing only the client must not pay for. */
-const WORKER_PACKAGES = ['@temporalio/worker', '@modelcontextprotocol/sdk', 'hono', '@hono/node-server', 'jose'];
+/** Worker-side packages, and the testing kit's MCP server SDK: a backend importing only the client loads none. */
+const WORKER_PACKAGES = [
+  '@temporalio/worker',
+  '@modelcontextprotocol/client',
+  '@modelcontextprotocol/server',
+  'hono',
+  '@hono/node-server',
+  'jose',
+];
 
 /**
  * The packages a fresh Node process loads to import `specifier` from the built package: the ES modules its loader

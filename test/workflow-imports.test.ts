@@ -48,7 +48,7 @@ describe('workflow imports: an allow-list', () => {
     "import { readFileSync as value } from 'node:fs';",
     "import value from 'fs';",
     "import value from 'openai';",
-    "import { Client as value } from '@modelcontextprotocol/sdk/client/index.js';",
+    "import { Client as value } from '@modelcontextprotocol/client';",
     "import { McpPool as value } from '../mcp/pool.js';",
     "import { createActivities as value } from '../activities/index.js';",
     "import { DurableAgentClient as value } from '../agent-client/index.js';",

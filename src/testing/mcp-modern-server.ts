@@ -140,7 +140,8 @@ export interface RunningModernServer {
 export async function startModernMcpServer(): Promise<RunningModernServer> {
   const counters: ModernServerCounters = { eras: [], calls: {}, requestStates: [] };
   const handler = createMcpHandler(({ era }) => createModernServer(era, counters));
-  const http = createServer(getRequestListener((request) => handler.fetch(request)));
+  // Node's own Request and Response stay global (src/shared/http-server.ts says why): tests run clients beside it.
+  const http = createServer(getRequestListener((request) => handler.fetch(request), { overrideGlobalObjects: false }));
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
   return {

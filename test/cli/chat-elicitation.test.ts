@@ -11,8 +11,9 @@ import { cliPath, killAll, shellQuote, spawnTracked, type RunningProcess } from 
 
 /**
  * `durable-agent chat` asks MCP servers' questions (elicitation) inline, as it asks approvals: our test server's
- * `ask_user` (form mode: a name, required, and an integer age) and the published server-everything's
- * `trigger-url-elicitation` (URL mode), on the dev server, in a pseudo-terminal.
+ * `ask_user` (form mode: a name, required, and an integer age), pushed in a 2025-11-25 session (the server is
+ * legacy-only), and the published server-everything's `trigger-url-elicitation` (URL mode), on the dev server, in a
+ * pseudo-terminal.
  */
 
 let env: TestWorkflowEnvironment;
@@ -24,7 +25,7 @@ const book = new ScriptBook('chat-elicitation');
 
 beforeAll(async () => {
   env = await createLocalEnvironment();
-  mcp = await startTestMcpServer({ transport: 'http' });
+  mcp = await startTestMcpServer({ transport: 'http', legacyOnly: true });
   agent = await startTestAgent({
     env,
     script: book.script,

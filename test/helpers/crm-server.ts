@@ -1,5 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer, type CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { HttpServerConfig } from '../../src/mcp/config.js';
 import { serveMcpOverHttp } from '../../src/testing/mcp-http.js';
@@ -42,7 +41,7 @@ export async function startCrm(): Promise<Crm> {
     const server = new McpServer({ name: 'crm', version: '1.0.0' });
     server.registerTool(
       'find_user',
-      { description: 'Find a user by name.', inputSchema: { name: z.string() }, annotations: readOnly },
+      { description: 'Find a user by name.', inputSchema: z.object({ name: z.string() }), annotations: readOnly },
       ({ name }) => {
         count('find_user');
         const user = users.find((candidate) => candidate.name.toLowerCase().includes(name.toLowerCase()));
@@ -51,7 +50,7 @@ export async function startCrm(): Promise<Crm> {
     );
     server.registerTool(
       'get_company',
-      { description: 'Get a company by id.', inputSchema: { companyId: z.string() }, annotations: readOnly },
+      { description: 'Get a company by id.', inputSchema: z.object({ companyId: z.string() }), annotations: readOnly },
       ({ companyId }) => {
         count('get_company');
         return json(companies[companyId] ?? null);
@@ -59,7 +58,11 @@ export async function startCrm(): Promise<Crm> {
     );
     server.registerTool(
       'get_record',
-      { description: "Get a user's account record.", inputSchema: { userId: z.string() }, annotations: readOnly },
+      {
+        description: "Get a user's account record.",
+        inputSchema: z.object({ userId: z.string() }),
+        annotations: readOnly,
+      },
       ({ userId }) => {
         count('get_record');
         return json(records.get(userId) ?? {});
@@ -69,7 +72,7 @@ export async function startCrm(): Promise<Crm> {
       'update_field',
       {
         description: "Set one field of a user's account record.",
-        inputSchema: { userId: z.string(), field: z.string(), value: z.string() },
+        inputSchema: z.object({ userId: z.string(), field: z.string(), value: z.string() }),
         annotations: { destructiveHint: true },
       },
       ({ userId, field, value }) => {
@@ -80,7 +83,7 @@ export async function startCrm(): Promise<Crm> {
     );
     server.registerTool(
       'overdue_tasks',
-      { description: 'List overdue tasks.', inputSchema: {}, annotations: readOnly },
+      { description: 'List overdue tasks.', inputSchema: z.object({}), annotations: readOnly },
       () => {
         count('overdue_tasks');
         return json([{ id: 't-3', title: 'Send the quarterly report', due: '2026-11-20' }]);
@@ -88,7 +91,7 @@ export async function startCrm(): Promise<Crm> {
     );
     server.registerTool(
       'calendar',
-      { description: 'List the events of a day.', inputSchema: { date: z.string() }, annotations: readOnly },
+      { description: 'List the events of a day.', inputSchema: z.object({ date: z.string() }), annotations: readOnly },
       ({ date }) => {
         count('calendar');
         return json([{ date, time: '10:00', title: 'Design review' }]);
@@ -96,11 +99,11 @@ export async function startCrm(): Promise<Crm> {
     );
     server.registerTool(
       'hang',
-      { description: 'Never answers until cancelled (not idempotent).', inputSchema: {} },
-      async (_arguments, extra) => {
+      { description: 'Never answers until cancelled (not idempotent).', inputSchema: z.object({}) },
+      async (_arguments, context) => {
         count('hang');
         await new Promise<void>((resolve) =>
-          extra.signal.addEventListener('abort', () => {
+          context.mcpReq.signal.addEventListener('abort', () => {
             crm.cancellations++;
             resolve();
           }),

@@ -1,12 +1,14 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  mcpAuthMetadataRouter,
+  type AuthMetadataOptions,
   getOAuthProtectedResourceMetadataUrl,
-} from '@modelcontextprotocol/sdk/server/auth/router.js';
-import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
-import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import type { OAuthTokenVerifier } from '@modelcontextprotocol/sdk/server/auth/provider.js';
-import type { OAuthMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
-import express, { type Express, type RequestHandler } from 'express';
+  OAuthError,
+  OAuthErrorCode,
+  type OAuthMetadata,
+  oauthMetadataResponse,
+  type OAuthTokenVerifier,
+  requireBearerAuth,
+} from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import { errorMessage } from '../../src/shared/errors.js';
@@ -14,7 +16,7 @@ import { MCP_SCOPES, startTestAuthorizationServer, type TestAuthorizationServer 
 
 /**
  * Our test MCP server (src/testing/mcp-test-server.ts) as an OAuth-protected resource: behind the MCP SDK's own
- * `requireBearerAuth`, with its protected-resource metadata (RFC 9728) served by the SDK's `mcpAuthMetadataRouter`,
+ * `requireBearerAuth`, with its protected-resource metadata (RFC 9728) served by the SDK's `oauthMetadataResponse`,
  * accepting only JWTs that the test authorization server signed for this server's URL (RFC 8707 audience).
  */
 
@@ -51,13 +53,17 @@ export interface ProtectedMcpOptions {
 }
 
 export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Promise<ProtectedMcp> {
-  let guard: Express | undefined;
+  let guard: Middleware | undefined;
   const mcp = await startTestMcpServer({
     transport: 'http',
     port: 0,
     middleware: (request, response, next) => {
       if (guard === undefined) response.writeHead(503).end();
-      else guard(request, response, next);
+      else
+        guard(request, response, next).catch((error: unknown) => {
+          if (!response.headersSent) response.writeHead(500);
+          response.end(errorMessage(error));
+        });
     },
   });
   const startAuthorizationServer = () =>
@@ -90,7 +96,7 @@ export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Prom
           const { issuer, jwks } = trusted;
           ({ payload } = await jwtVerify(token, jwks, { issuer, audience: mcp.url }));
         } catch (error) {
-          throw new InvalidTokenError(`token rejected: ${errorMessage(error)}`);
+          throw new OAuthError(OAuthErrorCode.InvalidToken, `token rejected: ${errorMessage(error)}`);
         }
         return {
           token,
@@ -104,57 +110,49 @@ export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Prom
     const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(new URL(mcp.url));
     let requiredScopes = ['mcp:tools'];
     let echoToken = false;
-    const app = express();
-    const metadataRouterOf = (metadata: OAuthMetadata) =>
-      // The SDK's router is typed with Express's own types, which this project does not install.
-      mcpAuthMetadataRouter({
-        oauthMetadata:
-          options.advertisedAuthorizationServer === undefined
-            ? metadata
-            : { ...metadata, issuer: options.advertisedAuthorizationServer },
-        resourceServerUrl: new URL(mcp.url),
-        scopesSupported: [...MCP_SCOPES],
-      }) as unknown as RequestHandler;
-    let metadataRouter = metadataRouterOf(trusted.metadata);
-    app.use((request, response, next) => metadataRouter(request, response, next));
-    const openRequests = new WeakSet<object>();
-    app.use('/mcp', (request, _response, next) => {
+    const metadataOf = (metadata: OAuthMetadata): AuthMetadataOptions => ({
+      oauthMetadata:
+        options.advertisedAuthorizationServer === undefined
+          ? metadata
+          : { ...metadata, issuer: options.advertisedAuthorizationServer },
+      resourceServerUrl: new URL(mcp.url),
+      scopesSupported: [...MCP_SCOPES],
+    });
+    let metadataOptions = metadataOf(trusted.metadata);
+    const isOpen = async (request: IncomingMessage): Promise<boolean> => {
       const open = options.openMethods;
-      if (open === undefined || request.method !== 'POST') {
-        next();
-        return;
-      }
-      // Read the body to see its method, and leave it where the MCP transport's request adapter looks first.
+      if (open === undefined || request.method !== 'POST') return false;
+      // Read the body to see its method, and leave it where the MCP endpoint's request adapter looks first.
       const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const body = Buffer.concat(chunks);
-        Object.assign(request, { rawBody: body });
-        const { method } = JSON.parse(body.toString('utf8')) as { method?: string };
-        if (method !== undefined && open.includes(method)) openRequests.add(request);
-        next();
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      const body = Buffer.concat(chunks);
+      Object.assign(request, { rawBody: body });
+      const { method } = JSON.parse(body.toString('utf8')) as { method?: string };
+      return method !== undefined && open.includes(method);
+    };
+    const app: Middleware = async (request, response, next) => {
+      const webRequest = new Request(new URL(request.url ?? '/', mcp.url), {
+        method: request.method,
+        headers: headersOf(request),
       });
-    });
-    app.use('/mcp', (request, response, next) => {
-      if (openRequests.has(request)) {
-        next();
+      const metadata = oauthMetadataResponse(webRequest, metadataOptions);
+      if (metadata !== undefined) return send(metadata, response);
+      if (!new URL(webRequest.url).pathname.startsWith('/mcp') || (await isOpen(request))) return next();
+      const authorized = await requireBearerAuth({ verifier, requiredScopes, resourceMetadataUrl })(webRequest);
+      if (authorized instanceof Response) {
+        if (authorized.status === 401) rejections.unauthorized += 1;
+        if (authorized.status === 403) rejections.insufficientScope += 1;
+        return send(authorized, response);
+      }
+      const token = authorized.token;
+      if (!acceptedTokens.includes(token)) acceptedTokens.push(token);
+      if (echoToken && request.method === 'POST') {
+        // A broken gateway that quotes the credential it was sent, not as a header: only its value can give it away.
+        response.writeHead(500, { 'content-type': 'text/plain' }).end(`upstream failed for credential ${token}`);
         return;
       }
-      response.on('finish', () => {
-        if (response.statusCode === 401) rejections.unauthorized += 1;
-        if (response.statusCode === 403) rejections.insufficientScope += 1;
-      });
-      requireBearerAuth({ verifier, requiredScopes, resourceMetadataUrl })(request, response, () => {
-        const token = (request as { auth?: { token: string } }).auth?.token;
-        if (token !== undefined && !acceptedTokens.includes(token)) acceptedTokens.push(token);
-        if (echoToken && request.method === 'POST') {
-          // A broken gateway that quotes the credential it was sent, not as a header: only its value can give it away.
-          response.writeHead(500, { 'content-type': 'text/plain' }).end(`upstream failed for credential ${token}`);
-          return;
-        }
-        next();
-      });
-    });
+      next();
+    };
     guard = app;
     const running: ProtectedMcp = {
       mcp,
@@ -173,7 +171,7 @@ export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Prom
         retired.push(old);
         authorizationServer = running.authorizationServer = next;
         trusted = await trustOf(next.issuer);
-        metadataRouter = metadataRouterOf(trusted.metadata);
+        metadataOptions = metadataOf(trusted.metadata);
         return old;
       },
       close,
@@ -183,6 +181,21 @@ export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Prom
     await close();
     throw error;
   }
+}
+
+type Middleware = (request: IncomingMessage, response: ServerResponse, next: () => void) => Promise<void>;
+
+function headersOf(request: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    for (const each of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, each);
+  }
+  return headers;
+}
+
+async function send(answer: Response, response: ServerResponse): Promise<void> {
+  response.writeHead(answer.status, Object.fromEntries(answer.headers));
+  response.end(Buffer.from(await answer.arrayBuffer()));
 }
 
 /** What the resource trusts of an authorization server: its issuer, its metadata and its signing keys. */

@@ -49,9 +49,23 @@ export function httpServer(name: string, url: string, extra: Partial<HttpServerC
   return { ...common, name, transport: 'http', url, headers: {}, ...extra };
 }
 
+/**
+ * The eras our test server can be spoken to in: 2026-07-28 (what the pool negotiates with it by default), and
+ * 2025-11-25 sessions when it is started legacy-only (`--legacy-only`, `legacyOnly: true`), as SDK 1.x servers are.
+ */
+export const TEST_SERVER_ERAS = [
+  { protocolVersion: '2026-07-28', legacyOnly: false },
+  { protocolVersion: '2025-11-25', legacyOnly: true },
+] as const;
+
 /** Our test server over stdio; `counterFile` receives its events (see countTestServerEvents). */
-export function testServerStdio(name: string, counterFile: string, extra: Partial<StdioServerConfig> = {}) {
-  return stdioServer(name, process.execPath, [testServerEntry()], {
+export function testServerStdio(
+  name: string,
+  counterFile: string,
+  extra: Partial<StdioServerConfig> = {},
+  { legacyOnly = false } = {},
+) {
+  return stdioServer(name, process.execPath, [testServerEntry(), ...(legacyOnly ? ['--legacy-only'] : [])], {
     env: { MCP_TEST_COUNTER_FILE: counterFile },
     ...extra,
   });

@@ -23,7 +23,7 @@ afterEach(async () => {
 describe('version negotiation', () => {
   test('over Streamable HTTP: 2026-07-28 without a session to a modern server, initialize to an older one', async () => {
     modern = await startModernMcpServer();
-    legacy = await startTestMcpServer({ transport: 'http', port: 0 });
+    legacy = await startTestMcpServer({ transport: 'http', port: 0, legacyOnly: true });
     const pool = createPool([httpServer('modern', modern.url), httpServer('legacy', legacy.url)]);
 
     const { tools, unavailable } = await pool.listTools();

@@ -140,7 +140,8 @@ describe.each(releases)('in-place upgrade from $version', (release: Release) => 
       counterFiles.push(counterFile);
       mcpServers[state.name] = {
         command: process.execPath,
-        args: [TEST_SERVER],
+        // Legacy-only: every release's worker speaks 2025-11-25 to it, so the question in flight is the same kind.
+        args: [TEST_SERVER, '--legacy-only'],
         env: { MCP_TEST_COUNTER_FILE: counterFile },
       };
       const conversationId = `upgrade-${slug}-${state.name}`;

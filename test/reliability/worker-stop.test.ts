@@ -43,7 +43,12 @@ describe('a worker stopped with SIGTERM', () => {
     const mcpConfigPath = path.join(tmp, 'stop.mcp.json');
     const logFile = path.join(tmp, 'stop.worker.log');
     // A call timeout far beyond the wait below: a timer of the cancelled call left running would hold the process.
-    const server = { command: process.execPath, args: [TEST_SERVER], env: { MCP_TEST_COUNTER_FILE: counterFile() } };
+    // Legacy-only: the question is pushed in a 2025-11-25 session, so the worker's tool activity waits for the answer.
+    const server = {
+      command: process.execPath,
+      args: [TEST_SERVER, '--legacy-only'],
+      env: { MCP_TEST_COUNTER_FILE: counterFile() },
+    };
     writeFileSync(mcpConfigPath, JSON.stringify({ mcpServers: { test: { ...server, timeoutMs: 600_000 } } }));
     const worker = await WorkerProcess.start({
       temporalAddress: env.address,

@@ -28,15 +28,15 @@ import { waitForStatus } from '../helpers/status.js';
 let env: TestWorkflowEnvironment;
 let mcp: RunningTestMcpServer;
 const agents: TestAgent[] = [];
+const servers: RunningTestMcpServer[] = [];
 
 beforeAll(async () => {
   env = await createLocalEnvironment();
-  mcp = await startTestMcpServer({ transport: 'http' });
 });
 
 afterAll(async () => {
   await Promise.allSettled(agents.map((agent) => agent.close()));
-  await mcp?.close();
+  await Promise.allSettled(servers.map((server) => server.close()));
   await env?.teardown();
 });
 
@@ -169,6 +169,9 @@ describe('the workflow without a workflow cache (maxCachedWorkflows: 0): a repla
     const scenario = scenarios[name]!;
     const runs = {} as Record<Mode, { comparable: ReturnType<typeof comparable>; kinds: Set<string> }>;
     for (const mode of ['cached', 'uncached'] as const) {
+      // A server of its own per run, so both start from the same stored values (at 2026-07-28 they are the server's).
+      mcp = await startTestMcpServer({ transport: 'http' });
+      servers.push(mcp);
       const agent = await agentFor(mode, scenario.script);
       const { handle, results } = await scenario.run(agent, `${mode}-${name.replace(/\W+/g, '-')}`);
       for (const request of agent.model.requests) expectValidToolPairing(request.messages);

@@ -20,7 +20,8 @@ import { httpServer } from '../mcp/helpers.js';
 
 /**
  * MCP elicitation end to end on the dev server: our test server's `ask_user` tool asks the person for a name and an
- * age during the call; the conversation shows the question (status, phase, search attribute, events), a person
+ * age during the call (a 2025-11-25 session: the server is legacy-only, so the question is pushed while the tool
+ * activity waits; questions by `input_required` are test/workflows/server-questions.test.ts); the conversation shows the question (status, phase, search attribute, events), a person
  * answers through the client, and the answer reaches the tool's result.
  */
 
@@ -39,7 +40,7 @@ const script: Script = (request) => {
 
 beforeAll(async () => {
   env = await createLocalEnvironment();
-  mcp = await startTestMcpServer({ transport: 'http' });
+  mcp = await startTestMcpServer({ transport: 'http', legacyOnly: true });
   agent = await startTestAgent({ env, mcpServers: [httpServer('test', mcp.url)], script });
   client = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue });
 });

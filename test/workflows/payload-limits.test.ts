@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/server';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -42,13 +42,13 @@ beforeAll(async () => {
       'huge',
       {
         description: 'A tool with an enormous schema.',
-        inputSchema: { text: z.string().describe('h'.repeat(700_000)) },
+        inputSchema: z.object({ text: z.string().describe('h'.repeat(700_000)) }),
       },
       async () => ({ content: [{ type: 'text', text: 'huge' }] }),
     );
     server.registerTool(
       'small',
-      { description: 'A normal tool.', inputSchema: { text: z.string() } },
+      { description: 'A normal tool.', inputSchema: z.object({ text: z.string() }) },
       async ({ text }) => ({ content: [{ type: 'text', text }] }),
     );
     return server;

@@ -14,6 +14,7 @@ import { until } from '../reliability/helpers.js';
 /**
  * A server's question (MCP elicitation) during a sub-agent's tool call is the calling conversation's: listed there,
  * answered there, and the answer reaches the sub-agent's tool. On the dev server, as the conversation's own questions.
+ * The server is legacy-only, so the question is pushed in a 2025-11-25 session while the sub-agent's tool call waits.
  */
 
 let env: TestWorkflowEnvironment;
@@ -37,7 +38,7 @@ const script: Script = (request) => {
 
 beforeAll(async () => {
   env = await createLocalEnvironment();
-  mcp = await startTestMcpServer({ transport: 'http' });
+  mcp = await startTestMcpServer({ transport: 'http', legacyOnly: true });
   agent = await startTestAgent({
     env,
     mcpServers: [httpServer('test', mcp.url)],

@@ -1,5 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer, type Tool } from '@modelcontextprotocol/server';
 import type { FunctionDefinition } from 'openai/resources/shared';
 import { describe, expect, it } from 'vitest';
 import { DESCRIPTION_TRUNCATION_MARKER } from '../../src/activities/model/tool-limits.js';
@@ -57,8 +56,8 @@ async function startThinkingServer() {
   const served = await serveMcpOverHttp(() => {
     const server = new McpServer({ name: 'thinking', version: '1.0.0' }, { capabilities: { tools: {} } });
     // The low-level handlers, so the schemas reach the client exactly as written (McpServer would derive them).
-    server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: THINKING_TOOLS }));
-    server.server.setRequestHandler(CallToolRequestSchema, (request) => ({
+    server.server.setRequestHandler('tools/list', () => ({ tools: THINKING_TOOLS }));
+    server.server.setRequestHandler('tools/call', (request) => ({
       content: [{ type: 'text', text: `${request.params.name}: ${JSON.stringify(request.params.arguments)}` }],
     }));
     return server;

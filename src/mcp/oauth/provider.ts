@@ -18,7 +18,7 @@ import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './t
 
 /**
  * The MCP SDK's `OAuthClientProvider` for one configured server: the SDK runs the protocol (`auth()` in
- * @modelcontextprotocol/sdk/client/auth.js, called by `StreamableHTTPClientTransport` on 401 and on 403
+ * @modelcontextprotocol/client, called by `StreamableHTTPClientTransport` on 401 and on 403
  * `insufficient_scope`), and this class only answers its questions from the MCP config and the token store.
  *
  * - `client_credentials`: tokens live in memory; a new one is fetched whenever the server answers 401.

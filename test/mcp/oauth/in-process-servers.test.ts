@@ -6,9 +6,11 @@ import { serveCodec } from '../../../src/codec/codec-server.js';
 import { parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
 import { MemoryTokenStore } from '../../../src/mcp/oauth/token-store.js';
 import { serveStreamingBridge } from '../../../src/bridge/serve.js';
+import { startModernMcpServer } from '../../../src/testing/mcp-modern-server.js';
+import { startTestMcpServer } from '../../../src/testing/mcp-test-server.js';
 import { FIXTURE_KEY } from '../../codec/fixture-key.js';
 import { MACHINE_CLIENT, startProtectedMcp } from '../../helpers/protected-mcp-server.js';
-import { freePort, usePools } from '../helpers.js';
+import { freePort, httpServer, usePools } from '../helpers.js';
 
 /**
  * `durable-agent dev` runs the codec server in the worker's process, and `serve` can run beside an embedder's worker:
@@ -60,5 +62,21 @@ describe('the codec server and the bridge, served in the process of a worker', (
       { server: 'crm', reason: expect.stringMatching(/refused to issue a token \(invalid_client: /) },
     ]);
     expect(listing.unavailable[0]!.reason).not.toContain('[object Response]');
+  });
+});
+
+describe("the testing kit's MCP servers, served in the process of a test", () => {
+  it("keep Node's Request and Response, answering requests of both eras", async () => {
+    const modern = await startModernMcpServer();
+    cleanups.push(() => modern.close());
+    const test = await startTestMcpServer({ transport: 'http' });
+    cleanups.push(() => test.close());
+    const listing = await pool([httpServer('modern', modern.url), httpServer('test', test.url)]).listTools();
+    expect(listing.unavailable).toEqual([]);
+    expect(listing.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['modern__echo', 'test__echo']));
+
+    expect(globalThis.Response).toBe(nodeResponse);
+    expect(globalThis.Request).toBe(nodeRequest);
+    expect(await fetch(modern.url, { method: 'POST', body: '{}' })).toBeInstanceOf(Response);
   });
 });
