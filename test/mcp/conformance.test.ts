@@ -37,7 +37,7 @@ const RUNS: SuiteRun[] = [
 
 /** Per run (`<version>@<specVersion>`), the scenarios that do not pass; docs/mcp.md gives each one's reason. */
 const UNSUPPORTED: Record<string, string[]> = {
-  '016': ['auth/2025-03-26-oauth-metadata-backcompat', 'auth/cross-app-access-complete-flow'],
+  '016': ['auth/cross-app-access-complete-flow'],
 };
 
 for (const run of RUNS) {

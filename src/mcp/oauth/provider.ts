@@ -13,12 +13,14 @@ import {
 } from '@modelcontextprotocol/client';
 import { McpAuthorizationRequiredError, McpTransportError } from '../errors.js';
 import { authorizationServerMoved } from './authorization-server-moved.js';
+import { startDiscovery } from './legacy-discovery.js';
+import { refreshTokenOf, SharedRefreshes } from './shared-refreshes.js';
 import type { McpOAuthConfig } from './config.js';
 import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './token-store.js';
 
 /**
- * The MCP SDK's `OAuthClientProvider` for one configured server: the SDK runs the protocol (`auth()` in
- * @modelcontextprotocol/sdk/client/auth.js, called by `StreamableHTTPClientTransport` on 401 and on 403
+ * The MCP SDK's `OAuthClientProvider` for one configured server: the SDK runs the protocol (`auth()` of
+ * @modelcontextprotocol/client, called by `StreamableHTTPClientTransport` on 401 and on 403
  * `insufficient_scope`), and this class only answers its questions from the MCP config and the token store.
  *
  * - `client_credentials`: tokens live in memory; a new one is fetched whenever the server answers 401.
@@ -28,14 +30,8 @@ import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './t
  * - `authorization_code` in `durable-agent mcp login`: the SDK's authorization URL goes to `onAuthorizationUrl`.
  */
 
-/** How long the answer to a refresh is shared with callers that sent the same refresh token. */
-const REFRESH_SHARED_MS = 60_000;
-
 /** A secret the provider holds, and what replaces it in redacted text, e.g. `[oauth access token of MCP server crm]`. */
-interface HeldSecret {
-  value: string;
-  label: string;
-}
+type HeldSecret = { value: string; label: string };
 
 export interface OAuthTarget {
   name: string;
@@ -55,8 +51,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private verifier: string | undefined;
   /** The scope of the server's last 401/403 challenge, which the SDK does not hand to client-credentials requests. */
   private challengedScope: string | undefined;
-  /** Refresh requests by refresh token, in flight or just answered (see {@link observingFetch}). */
-  private readonly refreshes = new Map<string, Promise<Response>>();
+  /** One refresh per refresh token (see {@link observingFetch}). */
+  private readonly refreshes = new SharedRefreshes();
   /** The SDK dropped the stored tokens (the authorization server refused the refresh token). */
   private loginLost = false;
   /** The server's last answer was 403 `insufficient_scope`: a new authorization now is a step-up, not a lost login. */
@@ -72,6 +68,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
    * the SDK discovers again instead of taking the stored one (and refreshing a token the old server issued).
    */
   private discoveryOutdated = false;
+  /** The protected-resource metadata URL of the server's last 401, where discovery looks first. */
+  private challengedMetadataUrl: string | undefined;
   /** `private_key_jwt`: signs a client assertion into each token request (RFC 7523). */
   readonly addClientAuthentication?: AddClientAuthentication;
 
@@ -251,7 +249,11 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
     await this.load();
-    return this.discoveryOutdated ? undefined : this.record.discovery;
+    if (!this.discoveryOutdated && this.record.discovery !== undefined) return this.record.discovery;
+    const started = await startDiscovery(this.serverUrl, this.challengedMetadataUrl, this.observingFetch());
+    // Kept for the login's second leg, which checks the authorization server against it.
+    if (started?.authorizationServerMetadata !== undefined) await this.saveDiscoveryState(started);
+    return started;
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
@@ -299,19 +301,18 @@ export class McpOAuthProvider implements OAuthClientProvider {
   /**
    * The `fetch` of the transport (and so of the SDK's token requests). It notes the scope of the server's
    * `WWW-Authenticate` challenge (read with the SDK's own parser), so that a client-credentials token request asks for
-   * it: step-up on 403 `insufficient_scope`. And it sends one refresh per refresh token: parallel calls that meet an
-   * expired token each make the SDK refresh, and an authorization server that rotates refresh tokens takes a second use
-   * of the old one for theft and revokes the whole login; the later ones get a copy of the first one's answer.
+   * it: step-up on 403 `insufficient_scope`. And it sends one refresh per refresh token (./shared-refreshes.ts).
    */
   observingFetch(base: FetchLike = fetch): FetchLike {
     return async (url, init) => {
       const refreshToken = refreshTokenOf(init);
-      if (refreshToken !== undefined) return this.refreshOnce(refreshToken, () => base(url, init));
+      if (refreshToken !== undefined) return this.refreshes.once(refreshToken, () => base(url, init));
       const response = await base(url, init);
       if (String(url) === this.serverUrl) {
         const { scope, error, resourceMetadataUrl } = extractWWWAuthenticateParams(response);
         this.steppingUp = response.status === 403 && error === 'insufficient_scope';
         if (response.status === 401) {
+          this.challengedMetadataUrl = resourceMetadataUrl?.href;
           await this.load();
           this.discoveryOutdated = await authorizationServerMoved(this.record.discovery, resourceMetadataUrl, base);
         }
@@ -319,19 +320,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
       }
       return response;
     };
-  }
-
-  private async refreshOnce(refreshToken: string, send: () => Promise<Response>): Promise<Response> {
-    let pending = this.refreshes.get(refreshToken);
-    if (pending === undefined) {
-      pending = send();
-      this.refreshes.set(refreshToken, pending);
-      // A failed refresh may be tried again at once; a new token is shared long enough for every caller that read
-      // the old refresh token before the first refresh ended.
-      const forget = () => this.refreshes.delete(refreshToken);
-      pending.then((response) => (response.ok ? setTimeout(forget, REFRESH_SHARED_MS).unref() : forget()), forget);
-    }
-    return (await pending).clone();
   }
 
   /** Every secret held now (they change on each refresh), with its label. */
@@ -400,13 +388,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private async persist(): Promise<void> {
     if (this.interactive) await this.store.save(this.key, this.record);
   }
-}
-
-/** The refresh token of a token request (`grant_type=refresh_token`), if `init` is one. */
-function refreshTokenOf(init: RequestInit | undefined): string | undefined {
-  const body = init?.body;
-  if (!(body instanceof URLSearchParams) || body.get('grant_type') !== 'refresh_token') return undefined;
-  return body.get('refresh_token') ?? undefined;
 }
 
 /** A promise with its resolver, and whether a request has claimed the registration it waits for. */
