@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { auth, IssuerMismatchError } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
 import { McpOAuthProvider } from '../../../src/mcp/oauth/provider.js';
 import { MemoryTokenStore, tokenStoreKey } from '../../../src/mcp/oauth/token-store.js';
 
@@ -67,8 +68,9 @@ async function discoveryServer(
 /** The first leg of `durable-agent mcp login`: resolves with the URL the person would be sent to. */
 async function startLogin(server: DiscoveryServer, store = new MemoryTokenStore()): Promise<URL | undefined> {
   let sentTo: URL | undefined;
-  const target = { name: 'legacy', url: server.url, oauth: { grant: 'authorization_code' as const, redirectPort: 0 } };
-  const provider = new McpOAuthProvider(target, store, {
+  const text = JSON.stringify({ mcpServers: { legacy: { url: server.url, oauth: { grant: 'authorization_code' } } } });
+  const target = parseMcpConfig(text, '/etc/durable-agent/mcp.json', {}).servers[0] as HttpServerConfig;
+  const provider = new McpOAuthProvider({ ...target, oauth: target.oauth! }, store, {
     kind: 'login',
     redirectUrl: 'http://127.0.0.1:1/callback',
     state: 'state',
