@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   computeScopeUnion,
+  type CrossAppAccessProvider,
   createPrivateKeyJwtAuth,
   extractWWWAuthenticateParams,
   type AddClientAuthentication,
@@ -13,6 +14,8 @@ import {
 } from '@modelcontextprotocol/client';
 import { McpAuthorizationRequiredError, McpTransportError } from '../errors.js';
 import { authorizationServerMoved } from './authorization-server-moved.js';
+import { crossAppAccess } from './enterprise-managed.js';
+import { heldSecrets } from './held-secrets.js';
 import { startDiscovery } from './legacy-discovery.js';
 import { refreshTokenOf, SharedRefreshes } from './shared-refreshes.js';
 import type { McpOAuthConfig } from './config.js';
@@ -29,9 +32,6 @@ import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './t
  *   {@link McpAuthorizationRequiredError} instead.
  * - `authorization_code` in `durable-agent mcp login`: the SDK's authorization URL goes to `onAuthorizationUrl`.
  */
-
-/** A secret the provider holds, and what replaces it in redacted text, e.g. `[oauth access token of MCP server crm]`. */
-type HeldSecret = { value: string; label: string };
 
 export interface OAuthTarget {
   name: string;
@@ -72,6 +72,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private challengedMetadataUrl: string | undefined;
   /** `private_key_jwt`: signs a client assertion into each token request (RFC 7523). */
   readonly addClientAuthentication?: AddClientAuthentication;
+  /** `enterprise_managed`: the SDK's jwt-bearer provider, fed grants by the identity provider. */
+  private readonly crossAppAccess?: CrossAppAccessProvider;
 
   /** Secret values already handed to `onSecret`. */
   private readonly announced = new Set<string>();
@@ -97,6 +99,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
         alg: privateKey.algorithm,
       });
     }
+    this.crossAppAccess = crossAppAccess(target, (value, label) => this.announce([{ value, label }]));
     this.announce();
   }
 
@@ -125,7 +128,9 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return {
       client_name: 'durable-agent',
       redirect_uris: redirect === undefined ? [] : [redirect],
-      grant_types: this.interactive ? ['authorization_code', 'refresh_token'] : ['client_credentials'],
+      grant_types:
+        this.crossAppAccess?.clientMetadata.grant_types ??
+        (this.interactive ? ['authorization_code', 'refresh_token'] : ['client_credentials']),
       response_types: this.interactive ? ['code'] : [],
       token_endpoint_auth_method:
         this.oauth.privateKey !== undefined
@@ -234,12 +239,21 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return this.verifier;
   }
 
-  prepareTokenRequest(): URLSearchParams | undefined {
+  prepareTokenRequest(challenged?: string): Promise<URLSearchParams | undefined> | URLSearchParams | undefined {
     if (this.interactive) return undefined; // the SDK's authorization-code exchange
-    const params = new URLSearchParams({ grant_type: 'client_credentials' });
     const scope = this.scope();
+    if (this.crossAppAccess !== undefined) return this.crossAppAccess.prepareTokenRequest?.(challenged ?? scope);
+    const params = new URLSearchParams({ grant_type: 'client_credentials' });
     if (scope !== undefined) params.set('scope', scope);
     return params;
+  }
+
+  saveAuthorizationServerUrl(url: string): void {
+    void this.crossAppAccess?.saveAuthorizationServerUrl?.(url);
+  }
+
+  saveResourceUrl(url: string): void {
+    void this.crossAppAccess?.saveResourceUrl?.(url);
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
@@ -322,21 +336,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
     };
   }
 
-  /** Every secret held now (they change on each refresh), with its label. */
-  private heldSecrets(): HeldSecret[] {
-    const of = `of MCP server ${this.target.name}`;
-    const secrets: HeldSecret[] = [];
-    const { tokens, client } = this.record;
-    if (tokens?.access_token) secrets.push({ value: tokens.access_token, label: `[oauth access token ${of}]` });
-    if (tokens?.refresh_token) secrets.push({ value: tokens.refresh_token, label: `[oauth refresh token ${of}]` });
-    if (tokens?.id_token) secrets.push({ value: tokens.id_token, label: `[oauth id token ${of}]` });
-    const secret = this.oauth.clientSecret ?? client?.client_secret;
-    if (secret) secrets.push({ value: secret, label: `[oauth client secret ${of}]` });
-    const key = this.oauth.privateKey?.pem;
-    if (key) secrets.push({ value: key, label: `[oauth private key ${of}]` });
-    return secrets;
-  }
-
   /** The configured scopes, those of an earlier step-up and those of the server's last challenge, space-separated. */
   private scope(): string | undefined {
     const scopes = new Set([
@@ -377,8 +376,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   /** Hand every secret held now that was not handed yet to `onSecret`. */
-  private announce(): void {
-    for (const { value, label } of this.heldSecrets()) {
+  private announce(secrets = heldSecrets(this.target.name, this.oauth, this.record)): void {
+    for (const { value, label } of secrets) {
       if (this.announced.has(value)) continue;
       this.announced.add(value);
       this.onSecret(value, label);
