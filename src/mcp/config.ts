@@ -1,11 +1,21 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../config.js';
 import { describeValue, errorMessage } from '../shared/errors.js';
 import { matchesPattern } from '../shared/tool-patterns.js';
 import type { ApprovalPolicy } from '../shared/approval-messages.js';
 import { isApprovalPolicy } from '../shared/approval-policy.js';
 import { parseOAuthConfig, type McpOAuthConfig } from './oauth/config.js';
+import {
+  isPlainObject,
+  mapValues,
+  McpConfigError,
+  optionalBoolean,
+  optionalString,
+  optionalStringList,
+  optionalStringRecord,
+  requiredString,
+  Where,
+} from './config-values.js';
 import { parseSecretNames } from './secret-names.js';
 
 /**
@@ -24,17 +34,14 @@ import { parseSecretNames } from './secret-names.js';
  * enter workflow history (the workflow only ever sees tool names, schemas and annotations).
  */
 
+export { McpConfigError } from './config-values.js';
+
 /** Call timeout of a tool when its server sets no `timeoutMs`. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 /** How long a tool call waits for a person to answer its server's questions (elicitation) when the server sets no `elicitationTimeoutMs`. */
 export const DEFAULT_ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
 /** Largest accepted `timeoutMs` (one day): anything longer belongs in a workflow, not a single tool call. */
 export const MAX_TOOL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
-
-/** A ConfigError, so the CLI reports it as one (exit code 2) like a bad environment variable. */
-export class McpConfigError extends ConfigError {
-  override name = 'McpConfigError';
-}
 
 interface CommonServerConfig {
   /** The key under `mcpServers`; it becomes the tool name prefix (`<name>__<tool>`). */
@@ -179,19 +186,6 @@ export function isToolAllowed(server: Pick<McpServerConfig, 'allowTools' | 'deny
     return false;
   }
   return !server.denyTools.some((pattern) => matchesPattern(pattern, toolName));
-}
-
-/** Where a value sits in the file, so every error says file, server and key. */
-class Where {
-  constructor(
-    readonly file: string,
-    readonly server: string,
-  ) {}
-
-  error(key: string | undefined, problem: string): McpConfigError {
-    const at = key === undefined ? '' : ` key "${key}"`;
-    return new McpConfigError(`${this.file}: server "${this.server}"${at}: ${problem}`);
-  }
 }
 
 function parseServer(where: Where, value: unknown, env: Env, baseDirectory: string): McpServerConfig {
@@ -347,58 +341,4 @@ function expandVariables(text: string, env: Env, where: Where, key: string, expa
     expanded[name] = value;
     return value;
   });
-}
-
-function requiredString(where: Where, object: Record<string, unknown>, key: string): string {
-  const value = object[key];
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw where.error(key, `expected a non-empty string, got ${describeValue(value)}.`);
-  }
-  return value;
-}
-
-function optionalString(where: Where, object: Record<string, unknown>, key: string): string | undefined {
-  return object[key] === undefined ? undefined : requiredString(where, object, key);
-}
-
-function optionalBoolean(where: Where, object: Record<string, unknown>, key: string): boolean | undefined {
-  const value = object[key];
-  if (value === undefined || typeof value === 'boolean') return value;
-  throw where.error(key, `expected true or false, got ${describeValue(value)}.`);
-}
-
-function optionalStringList(where: Where, object: Record<string, unknown>, key: string): string[] | undefined {
-  const value = object[key];
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
-    throw where.error(key, `expected an array of strings, got ${describeValue(value)}.`);
-  }
-  return value;
-}
-
-function optionalStringRecord(
-  where: Where,
-  object: Record<string, unknown>,
-  key: string,
-): Record<string, string> | undefined {
-  const value = object[key];
-  if (value === undefined) return undefined;
-  if (!isPlainObject(value)) throw where.error(key, `expected an object of strings, got ${describeValue(value)}.`);
-  for (const [name, item] of Object.entries(value)) {
-    if (typeof item !== 'string') {
-      throw where.error(`${key}.${name}`, `expected a string, got ${describeValue(item)}.`);
-    }
-  }
-  return value as Record<string, string>;
-}
-
-function mapValues(
-  record: Record<string, string>,
-  transform: (value: string, key: string) => string,
-): Record<string, string> {
-  return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, transform(value, key)]));
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -10,6 +10,7 @@ import { McpOAuthProvider } from './oauth/provider.js';
 import type { McpTokenStore } from './oauth/token-store.js';
 import { ServerOutages, type Outage } from './outages.js';
 import { redactorFor, type Redactor } from './redaction.js';
+import { readMissingResultTypeAsComplete } from './result-type.js';
 
 /** Lines of a stdio server's stderr kept to explain why it failed to start or died. */
 const STDERR_TAIL_LINES = 20;
@@ -302,6 +303,7 @@ export class ServerConnection {
             requestInit: { headers: config.headers },
             ...(this.oauth && { authProvider: this.oauth, fetch: this.oauth.observingFetch() }),
           });
+    readMissingResultTypeAsComplete(transport);
     const session: Session = { client, transport, closed: false, tools: undefined, stderrTail: [], calls: new Set() };
     if (transport instanceof InPlaceStdioClientTransport) this.collectStderr(transport, session);
     client.onclose = () => {

@@ -136,12 +136,26 @@ export interface RunningModernServer {
   close(): Promise<void>;
 }
 
+export interface ModernServerOptions {
+  /**
+   * Leave `resultType` out of `complete` results, as servers built on SDKs that set it only on `input_required`
+   * answers do (the 2026-07-28 schema requires it). Results are then sent as JSON, not as an event stream. Default: false.
+   */
+  omitResultType?: boolean;
+}
+
 /** Serve the modern test server over Streamable HTTP on a free port of 127.0.0.1, in this process. */
-export async function startModernMcpServer(): Promise<RunningModernServer> {
+export async function startModernMcpServer(options: ModernServerOptions = {}): Promise<RunningModernServer> {
   const counters: ModernServerCounters = { eras: [], calls: {}, requestStates: [] };
-  const handler = createMcpHandler(({ era }) => createModernServer(era, counters));
+  const handler = createMcpHandler(({ era }) => createModernServer(era, counters), {
+    ...(options.omitResultType === true && { responseMode: 'json' }),
+  });
+  const serve = async (request: Request): Promise<Response> => {
+    const response = await handler.fetch(request);
+    return options.omitResultType === true ? withoutCompleteResultType(response) : response;
+  };
   // Node's own Request and Response stay global (src/shared/http-server.ts says why): tests run clients beside it.
-  const http = createServer(getRequestListener((request) => handler.fetch(request), { overrideGlobalObjects: false }));
+  const http = createServer(getRequestListener(serve, { overrideGlobalObjects: false }));
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
   return {
@@ -153,6 +167,15 @@ export async function startModernMcpServer(): Promise<RunningModernServer> {
       await handler.close();
     },
   };
+}
+
+async function withoutCompleteResultType(response: Response): Promise<Response> {
+  if (!(response.headers.get('content-type') ?? '').startsWith('application/json')) return response;
+  const message = (await response.json()) as { result?: { resultType?: string } };
+  if (message.result?.resultType === 'complete') delete message.result.resultType;
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  return new Response(JSON.stringify(message), { status: response.status, headers });
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -10,7 +10,8 @@
  *   by a fetch-driven browser. When a call, or the login's own check of the login it just made, says a login is
  *   needed again (a 403 asking for another scope, an authorization server that changed), log in again and retry, at
  *   most three logins in all, as a person told to would.
- * - `client_credentials` scenarios: the worker authorizes itself from the file's keys.
+ * - `client_credentials` scenarios: the worker authorizes itself from the file's keys; enterprise-managed ones
+ *   (`enterprise_managed`) too, with the person's ID token from the context.
  *
  * Exits non-zero when the client gave up; the suite judges the scenario by what reached its servers.
  */
@@ -35,6 +36,9 @@ const LOGIN_ADVICE = /needs a person to authorize it/;
 /** What a CIMD client publishes as its client id; the suite's authorization server accepts any HTTPS URL. */
 const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
 
+/** Enterprise-managed authorization (cross-app access): the person's ID token is the context's. */
+const ENTERPRISE_SCENARIOS = ['auth/cross-app-access-complete-flow', 'auth/enterprise-managed-authorization'];
+
 const serverUrl = process.argv.at(-1);
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}');
@@ -49,6 +53,19 @@ function oauthOf() {
       clientId: context.client_id,
       privateKey: '${CONFORMANCE_PRIVATE_KEY}',
       ...(context.signing_algorithm && { signingAlgorithm: context.signing_algorithm }),
+    };
+  }
+  if (ENTERPRISE_SCENARIOS.includes(scenario)) {
+    return {
+      grant: 'enterprise_managed',
+      clientId: context.client_id,
+      clientSecret: context.client_secret,
+      // The suite's identity provider publishes incomplete OpenID metadata, so its token endpoint is given.
+      identityProvider: {
+        tokenEndpoint: context.idp_token_endpoint,
+        clientId: context.idp_client_id,
+        idToken: '${CONFORMANCE_ID_TOKEN}',
+      },
     };
   }
   if (!scenario.startsWith('auth/')) return undefined;
@@ -174,7 +191,10 @@ async function main() {
   const oauth = oauthOf();
   const configFile = path.join(directory, 'mcp.json');
   writeFileSync(configFile, JSON.stringify({ mcpServers: { [SERVER]: { url: serverUrl, ...(oauth && { oauth }) } } }));
-  const environment = { CONFORMANCE_PRIVATE_KEY: context.private_key_pem ?? '' };
+  const environment = {
+    CONFORMANCE_PRIVATE_KEY: context.private_key_pem ?? '',
+    CONFORMANCE_ID_TOKEN: context.idp_id_token ?? '',
+  };
   Object.assign(process.env, environment);
   const tokenDirectory = path.join(directory, 'tokens');
   const logins = { count: 0 };

@@ -26,20 +26,25 @@ const RUNS: SuiteRun[] = [
   {
     version: '020',
     specVersion: '2025-11-25',
-    extensions: ['auth/client-credentials-basic', 'auth/client-credentials-jwt'],
+    extensions: [
+      'auth/client-credentials-basic',
+      'auth/client-credentials-jwt',
+      'auth/enterprise-managed-authorization',
+    ],
   },
   {
     version: '020',
     specVersion: '2026-07-28',
-    extensions: ['auth/client-credentials-basic', 'auth/client-credentials-jwt'],
+    extensions: [
+      'auth/client-credentials-basic',
+      'auth/client-credentials-jwt',
+      'auth/enterprise-managed-authorization',
+    ],
   },
 ];
 
 /** Per run (`<version>@<specVersion>`), the scenarios that do not pass; docs/mcp.md gives each one's reason. */
-const UNSUPPORTED: Record<string, string[]> = {
-  '016': ['auth/2025-03-26-oauth-metadata-backcompat', 'auth/cross-app-access-complete-flow'],
-  '020@2026-07-28': ['sep-2322-client-request-state'],
-};
+const UNSUPPORTED: Record<string, string[]> = {};
 
 for (const run of RUNS) {
   const label = run.specVersion === undefined ? run.version : `${run.version}@${run.specVersion}`;

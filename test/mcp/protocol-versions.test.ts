@@ -83,6 +83,23 @@ describe('version negotiation', () => {
     expect(modern.counters.calls).toEqual({ ask_name: 2 });
   });
 
+  test('a 2026-07-28 server that leaves resultType out of its results is read as complete; its questions still work', async () => {
+    modern = await startModernMcpServer({ omitResultType: true });
+    const pool = createPool([httpServer('modern', modern.url)]);
+    const { tools, unavailable } = await pool.listTools();
+    expect(unavailable).toEqual([]);
+    expect(tools.map((tool) => tool.name)).toContain('modern__echo');
+    expect(resultText(await pool.callTool(mcpTool('modern', 'echo'), { text: 'hi' }))).toBe('hi');
+    const greeting = await pool.callTool(
+      mcpTool('modern', 'ask_name'),
+      {},
+      { onElicitation: () => Promise.resolve({ action: 'accept', content: { name: 'Ada' } }) },
+    );
+    expect(resultText(greeting)).toBe('Hello, Ada');
+    expect(pool.status()[0]).toMatchObject({ protocolVersion: '2026-07-28', connects: 1 });
+    expect(modern.counters.calls).toEqual({ echo: 1, ask_name: 2 });
+  });
+
   test('a 2026-07-28 server tells of a changed tool list through subscriptions/listen; the tool can be called at once', async () => {
     const pool = createPool([stdioServer('modern', process.execPath, [modernEntry])]);
     expect((await pool.listTools()).tools.map((tool) => tool.name)).not.toContain('modern__late');

@@ -1,6 +1,11 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describeValue, errorMessage } from '../../shared/errors.js';
+import {
+  parseIdentityProvider,
+  type IdentityProviderConfig,
+  type OAuthConfigContext,
+} from './identity-provider-config.js';
 
 /**
  * The `oauth` key of an HTTP server in the `mcpServers` file:
@@ -16,10 +21,13 @@ import { describeValue, errorMessage } from '../../shared/errors.js';
  * (src/mcp/oauth/provider.ts); this is only what the operator chooses.
  */
 
-export type OAuthGrant = 'client_credentials' | 'authorization_code';
+export type OAuthGrant = 'client_credentials' | 'authorization_code' | 'enterprise_managed';
 
 export interface McpOAuthConfig {
-  /** `client_credentials`: the worker authorizes itself. `authorization_code`: a person logs in once. */
+  /**
+   * `client_credentials`: the worker authorizes itself. `authorization_code`: a person logs in once.
+   * `enterprise_managed`: the person's ID token from the enterprise identity provider is exchanged for a grant.
+   */
   grant: OAuthGrant;
   /** A pre-registered client; without one, the client registers itself dynamically (RFC 7591). */
   clientId: string | undefined;
@@ -36,6 +44,8 @@ export interface McpOAuthConfig {
   clientMetadataUrl: string | undefined;
   /** `client_credentials` with `private_key_jwt`: the key that signs the client's assertions, and its algorithm. */
   privateKey: ClientAssertionKey | undefined;
+  /** `enterprise_managed`: the identity provider that exchanges the person's ID token (./identity-provider-config.ts). */
+  identityProvider: IdentityProviderConfig | undefined;
 }
 
 export interface ClientAssertionKey {
@@ -55,17 +65,10 @@ const OAUTH_KEYS = [
   'privateKey',
   'privateKeyFile',
   'signingAlgorithm',
+  'identityProvider',
 ];
 
 const SIGNING_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
-
-/** How the server's parser reports a bad key, expands `${VAR}`s and resolves paths (src/mcp/config.ts). */
-export interface OAuthConfigContext {
-  error: (key: string, problem: string) => Error;
-  expand: (text: string, key: string) => string;
-  /** A path as written in the file, resolved against the file's directory. */
-  resolvePath: (text: string) => string;
-}
 
 export function parseOAuthConfig(value: unknown, context: OAuthConfigContext): McpOAuthConfig {
   const { error, expand } = context;
@@ -82,11 +85,12 @@ export function parseOAuthConfig(value: unknown, context: OAuthConfigContext): M
     }
   }
   const grant = object.grant;
-  if (grant !== 'client_credentials' && grant !== 'authorization_code') {
+  if (grant !== 'client_credentials' && grant !== 'authorization_code' && grant !== 'enterprise_managed') {
     throw error(
       'oauth.grant',
-      `expected "client_credentials" (the worker authorizes itself) or "authorization_code" ` +
-        `(a person logs in with \`durable-agent mcp login\`), got ${describeValue(grant)}.`,
+      `expected "client_credentials" (the worker authorizes itself), "authorization_code" ` +
+        `(a person logs in with \`durable-agent mcp login\`) or "enterprise_managed" (the person's ID token from ` +
+        `the enterprise identity provider is exchanged), got ${describeValue(grant)}.`,
     );
   }
   const text = (key: string) => {
@@ -121,6 +125,7 @@ export function parseOAuthConfig(value: unknown, context: OAuthConfigContext): M
     redirectPort: parsePort(object, error),
     clientMetadataUrl: parseClientMetadataUrl(object, text('clientMetadataUrl'), error),
     privateKey,
+    identityProvider: parseIdentityProvider(object, context),
   };
 }
 

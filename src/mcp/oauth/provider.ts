@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   computeScopeUnion,
+  type CrossAppAccessProvider,
   createPrivateKeyJwtAuth,
   extractWWWAuthenticateParams,
   type AddClientAuthentication,
@@ -13,11 +14,15 @@ import {
 } from '@modelcontextprotocol/client';
 import { McpAuthorizationRequiredError, McpTransportError } from '../errors.js';
 import { authorizationServerMoved } from './authorization-server-moved.js';
+import { crossAppAccess } from './enterprise-managed.js';
+import { heldSecrets } from './held-secrets.js';
+import { startDiscovery } from './legacy-discovery.js';
+import { refreshTokenOf, SharedRefreshes } from './shared-refreshes.js';
 import type { McpOAuthConfig } from './config.js';
 import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './token-store.js';
 
 /**
- * The MCP SDK's `OAuthClientProvider` for one configured server: the SDK runs the protocol (`auth()` in
+ * The MCP SDK's `OAuthClientProvider` for one configured server: the SDK runs the protocol (`auth()` of
  * @modelcontextprotocol/client, called by `StreamableHTTPClientTransport` on 401 and on 403
  * `insufficient_scope`), and this class only answers its questions from the MCP config and the token store.
  *
@@ -27,15 +32,6 @@ import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './t
  *   {@link McpAuthorizationRequiredError} instead.
  * - `authorization_code` in `durable-agent mcp login`: the SDK's authorization URL goes to `onAuthorizationUrl`.
  */
-
-/** How long the answer to a refresh is shared with callers that sent the same refresh token. */
-const REFRESH_SHARED_MS = 60_000;
-
-/** A secret the provider holds, and what replaces it in redacted text, e.g. `[oauth access token of MCP server crm]`. */
-interface HeldSecret {
-  value: string;
-  label: string;
-}
 
 export interface OAuthTarget {
   name: string;
@@ -55,8 +51,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private verifier: string | undefined;
   /** The scope of the server's last 401/403 challenge, which the SDK does not hand to client-credentials requests. */
   private challengedScope: string | undefined;
-  /** Refresh requests by refresh token, in flight or just answered (see {@link observingFetch}). */
-  private readonly refreshes = new Map<string, Promise<Response>>();
+  /** One refresh per refresh token (see {@link observingFetch}). */
+  private readonly refreshes = new SharedRefreshes();
   /** The SDK dropped the stored tokens (the authorization server refused the refresh token). */
   private loginLost = false;
   /** The server's last answer was 403 `insufficient_scope`: a new authorization now is a step-up, not a lost login. */
@@ -72,8 +68,12 @@ export class McpOAuthProvider implements OAuthClientProvider {
    * the SDK discovers again instead of taking the stored one (and refreshing a token the old server issued).
    */
   private discoveryOutdated = false;
+  /** The protected-resource metadata URL of the server's last 401, where discovery looks first. */
+  private challengedMetadataUrl: string | undefined;
   /** `private_key_jwt`: signs a client assertion into each token request (RFC 7523). */
   readonly addClientAuthentication?: AddClientAuthentication;
+  /** `enterprise_managed`: the SDK's jwt-bearer provider, fed grants by the identity provider. */
+  private readonly crossAppAccess?: CrossAppAccessProvider;
 
   /** Secret values already handed to `onSecret`. */
   private readonly announced = new Set<string>();
@@ -99,6 +99,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
         alg: privateKey.algorithm,
       });
     }
+    this.crossAppAccess = crossAppAccess(target, (value, label) => this.announce([{ value, label }]));
     this.announce();
   }
 
@@ -127,7 +128,9 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return {
       client_name: 'durable-agent',
       redirect_uris: redirect === undefined ? [] : [redirect],
-      grant_types: this.interactive ? ['authorization_code', 'refresh_token'] : ['client_credentials'],
+      grant_types:
+        this.crossAppAccess?.clientMetadata.grant_types ??
+        (this.interactive ? ['authorization_code', 'refresh_token'] : ['client_credentials']),
       response_types: this.interactive ? ['code'] : [],
       token_endpoint_auth_method:
         this.oauth.privateKey !== undefined
@@ -236,12 +239,21 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return this.verifier;
   }
 
-  prepareTokenRequest(): URLSearchParams | undefined {
+  prepareTokenRequest(challenged?: string): Promise<URLSearchParams | undefined> | URLSearchParams | undefined {
     if (this.interactive) return undefined; // the SDK's authorization-code exchange
-    const params = new URLSearchParams({ grant_type: 'client_credentials' });
     const scope = this.scope();
+    if (this.crossAppAccess !== undefined) return this.crossAppAccess.prepareTokenRequest?.(challenged ?? scope);
+    const params = new URLSearchParams({ grant_type: 'client_credentials' });
     if (scope !== undefined) params.set('scope', scope);
     return params;
+  }
+
+  saveAuthorizationServerUrl(url: string): void {
+    void this.crossAppAccess?.saveAuthorizationServerUrl?.(url);
+  }
+
+  saveResourceUrl(url: string): void {
+    void this.crossAppAccess?.saveResourceUrl?.(url);
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
@@ -251,7 +263,11 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
     await this.load();
-    return this.discoveryOutdated ? undefined : this.record.discovery;
+    if (!this.discoveryOutdated && this.record.discovery !== undefined) return this.record.discovery;
+    const started = await startDiscovery(this.serverUrl, this.challengedMetadataUrl, this.observingFetch());
+    // Kept for the login's second leg, which checks the authorization server against it.
+    if (started?.authorizationServerMetadata !== undefined) await this.saveDiscoveryState(started);
+    return started;
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
@@ -299,19 +315,18 @@ export class McpOAuthProvider implements OAuthClientProvider {
   /**
    * The `fetch` of the transport (and so of the SDK's token requests). It notes the scope of the server's
    * `WWW-Authenticate` challenge (read with the SDK's own parser), so that a client-credentials token request asks for
-   * it: step-up on 403 `insufficient_scope`. And it sends one refresh per refresh token: parallel calls that meet an
-   * expired token each make the SDK refresh, and an authorization server that rotates refresh tokens takes a second use
-   * of the old one for theft and revokes the whole login; the later ones get a copy of the first one's answer.
+   * it: step-up on 403 `insufficient_scope`. And it sends one refresh per refresh token (./shared-refreshes.ts).
    */
   observingFetch(base: FetchLike = fetch): FetchLike {
     return async (url, init) => {
       const refreshToken = refreshTokenOf(init);
-      if (refreshToken !== undefined) return this.refreshOnce(refreshToken, () => base(url, init));
+      if (refreshToken !== undefined) return this.refreshes.once(refreshToken, () => base(url, init));
       const response = await base(url, init);
       if (String(url) === this.serverUrl) {
         const { scope, error, resourceMetadataUrl } = extractWWWAuthenticateParams(response);
         this.steppingUp = response.status === 403 && error === 'insufficient_scope';
         if (response.status === 401) {
+          this.challengedMetadataUrl = resourceMetadataUrl?.href;
           await this.load();
           this.discoveryOutdated = await authorizationServerMoved(this.record.discovery, resourceMetadataUrl, base);
         }
@@ -319,34 +334,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
       }
       return response;
     };
-  }
-
-  private async refreshOnce(refreshToken: string, send: () => Promise<Response>): Promise<Response> {
-    let pending = this.refreshes.get(refreshToken);
-    if (pending === undefined) {
-      pending = send();
-      this.refreshes.set(refreshToken, pending);
-      // A failed refresh may be tried again at once; a new token is shared long enough for every caller that read
-      // the old refresh token before the first refresh ended.
-      const forget = () => this.refreshes.delete(refreshToken);
-      pending.then((response) => (response.ok ? setTimeout(forget, REFRESH_SHARED_MS).unref() : forget()), forget);
-    }
-    return (await pending).clone();
-  }
-
-  /** Every secret held now (they change on each refresh), with its label. */
-  private heldSecrets(): HeldSecret[] {
-    const of = `of MCP server ${this.target.name}`;
-    const secrets: HeldSecret[] = [];
-    const { tokens, client } = this.record;
-    if (tokens?.access_token) secrets.push({ value: tokens.access_token, label: `[oauth access token ${of}]` });
-    if (tokens?.refresh_token) secrets.push({ value: tokens.refresh_token, label: `[oauth refresh token ${of}]` });
-    if (tokens?.id_token) secrets.push({ value: tokens.id_token, label: `[oauth id token ${of}]` });
-    const secret = this.oauth.clientSecret ?? client?.client_secret;
-    if (secret) secrets.push({ value: secret, label: `[oauth client secret ${of}]` });
-    const key = this.oauth.privateKey?.pem;
-    if (key) secrets.push({ value: key, label: `[oauth private key ${of}]` });
-    return secrets;
   }
 
   /** The configured scopes, those of an earlier step-up and those of the server's last challenge, space-separated. */
@@ -389,8 +376,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   /** Hand every secret held now that was not handed yet to `onSecret`. */
-  private announce(): void {
-    for (const { value, label } of this.heldSecrets()) {
+  private announce(secrets = heldSecrets(this.target.name, this.oauth, this.record)): void {
+    for (const { value, label } of secrets) {
       if (this.announced.has(value)) continue;
       this.announced.add(value);
       this.onSecret(value, label);
@@ -400,13 +387,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private async persist(): Promise<void> {
     if (this.interactive) await this.store.save(this.key, this.record);
   }
-}
-
-/** The refresh token of a token request (`grant_type=refresh_token`), if `init` is one. */
-function refreshTokenOf(init: RequestInit | undefined): string | undefined {
-  const body = init?.body;
-  if (!(body instanceof URLSearchParams) || body.get('grant_type') !== 'refresh_token') return undefined;
-  return body.get('refresh_token') ?? undefined;
 }
 
 /** A promise with its resolver, and whether a request has claimed the registration it waits for. */

@@ -64,7 +64,7 @@ describe('the oauth config', () => {
   test.each([
     [
       { grant: 'password' },
-      /key "oauth.grant": expected "client_credentials" .* or "authorization_code" .*got string "password"/,
+      /key "oauth.grant": expected "client_credentials" .*, "authorization_code" .* or "enterprise_managed" .*got string "password"/,
     ],
     [{}, /key "oauth.grant": expected "client_credentials"/],
     [
@@ -206,5 +206,58 @@ describe('live OAuth tokens', () => {
       /oauth\.clientMetadataUrl/,
     );
     expect(parseError({ ...cimd, clientId: 'agent' })).toMatch(/"oauth\.clientMetadataUrl".*remove "clientId"/);
+  });
+
+  test('enterprise_managed: reads the identity provider, and a wrong or missing value names its key', () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'durable-agent-id-token-'));
+    directories.push(directory);
+    writeFileSync(path.join(directory, 'id-token'), 'eyJ.id-token.sig\n');
+    const identityProvider = { issuer: 'https://idp.example.com', clientId: 'agent-at-idp', idToken: '${ID_TOKEN}' };
+    const enterprise = { grant: 'enterprise_managed', clientId: 'agent', clientSecret: 's', identityProvider };
+    const server = parse(enterprise, { ID_TOKEN: 'eyJ.the-id-token.sig' });
+    expect(server.oauth?.identityProvider).toEqual({
+      token: { issuer: 'https://idp.example.com' },
+      clientId: 'agent-at-idp',
+      clientSecret: undefined,
+      idToken: { value: 'eyJ.the-id-token.sig' },
+    });
+    const fromFile = { tokenEndpoint: 'http://127.0.0.1:9/token', clientId: 'c', idTokenFile: 'id-token' };
+    const configFile = path.join(directory, 'mcp.json');
+    const read = parseMcpConfig(
+      JSON.stringify({ mcpServers: { crm: { url: URL, oauth: { ...enterprise, identityProvider: fromFile } } } }),
+      configFile,
+      {},
+    ).servers[0] as HttpServerConfig;
+    expect(read.oauth?.identityProvider?.idToken).toEqual({ file: path.join(directory, 'id-token') });
+    expect(read.oauth?.identityProvider?.token).toEqual({ endpoint: 'http://127.0.0.1:9/token' });
+
+    const withProvider = (provider: Record<string, unknown>) => ({ ...enterprise, identityProvider: provider });
+    expect(parseError({ grant: 'enterprise_managed', identityProvider })).toMatch(
+      /key "oauth": .*"clientId" and "clientSecret"/,
+    );
+    expect(parseError({ ...enterprise, identityProvider: undefined })).toMatch(
+      /key "oauth.identityProvider": expected an object/,
+    );
+    expect(parseError({ grant: 'authorization_code', identityProvider })).toMatch(
+      /"oauth.identityProvider".*enterprise_managed/,
+    );
+    expect(parseError(withProvider({ ...identityProvider, tokenEndpoint: 'https://idp.example.com/t' }))).toMatch(
+      /"oauth.identityProvider".*"issuer" .* or "tokenEndpoint"/,
+    );
+    expect(parseError(withProvider({ ...identityProvider, issuer: 'http://idp.example.com' }))).toMatch(
+      /"oauth.identityProvider.issuer".*https URL/,
+    );
+    expect(parseError(withProvider({ ...identityProvider, clientId: undefined }))).toMatch(
+      /"oauth.identityProvider.clientId"/,
+    );
+    expect(parseError(withProvider({ ...identityProvider, idToken: undefined }))).toMatch(
+      /"oauth.identityProvider.idToken".*"idTokenFile"/,
+    );
+    expect(
+      parseError(withProvider({ ...identityProvider, idToken: undefined, idTokenFile: '/nonexistent/t' })),
+    ).toMatch(/"oauth.identityProvider.idTokenFile".*cannot read \/nonexistent\/t/);
+    expect(parseError(withProvider({ ...identityProvider, audience: 'x' }))).toMatch(
+      /"oauth.identityProvider.audience": unknown key/,
+    );
   });
 });
