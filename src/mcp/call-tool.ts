@@ -103,12 +103,13 @@ export async function callServerTool(
     );
     const call = callInFlight(deadline, options.onElicitation, config.elicitationTimeoutMs);
     session.calls.add(call);
+    // Progress comes through the session's own routes, not the SDK's handler, which can lose the last notifications.
+    const progress = options.onProgress && session.progress.open(options.onProgress);
     try {
-      return await session.client.callTool(callParams(tool, args, options.rounds), {
+      return await session.client.callTool(callParams(tool, args, options.rounds, progress?.token), {
         signal: link.signal === undefined ? deadline.signal : AbortSignal.any([link.signal, deadline.signal]),
         // Never by the SDK: the deadline above is the call's timeout.
         timeout: NO_SDK_TIMEOUT_MS,
-        onprogress: options.onProgress,
         // The activity's start-to-close timeout is derived from `timeoutMs`: a call kept alive by progress
         // notifications past it would be cut by Temporal anyway, so progress does not extend the timeout.
         resetTimeoutOnProgress: false,
@@ -125,16 +126,23 @@ export async function callServerTool(
     } finally {
       deadline.clear();
       session.calls.delete(call);
+      progress?.close();
       link.release();
     }
   }
 }
 
-function callParams(tool: string, args: JsonObject, rounds: McpInputRounds | undefined): CallToolRequestParams {
+function callParams(
+  tool: string,
+  args: JsonObject,
+  rounds: McpInputRounds | undefined,
+  progressToken: string | undefined,
+): CallToolRequestParams {
   const { inputResponses, requestState } = rounds ?? {};
   return {
     name: tool,
     arguments: args,
+    ...(progressToken !== undefined && { _meta: { progressToken } }),
     ...(inputResponses !== undefined && Object.keys(inputResponses).length > 0 ? { inputResponses } : {}),
     ...(requestState !== undefined ? { requestState } : {}),
   };

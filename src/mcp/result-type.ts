@@ -1,4 +1,4 @@
-import { isJSONRPCResultResponse, type Transport } from '@modelcontextprotocol/client';
+import { isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/client';
 
 /**
  * A result without `resultType` is read as `complete`, whatever revision the server speaks.
@@ -9,13 +9,11 @@ import { isJSONRPCResultResponse, type Transport } from '@modelcontextprotocol/c
  * that set it only on `input_required` answers), and the conformance suite requires the `complete` reading. Nothing is
  * lost by it: a result without the field cannot be an `input_required` answer, which is only recognised by the field.
  *
- * The SDK's `Client.connect` keeps a handler already set on the transport and calls it first with the same message,
- * so setting the field here happens before the SDK decodes the result.
+ * Called by the transport's first handler (./server-connection.ts): the SDK's `Client.connect` keeps a handler already
+ * set on the transport and calls it first with the same message, so the field is set before the SDK decodes the result.
  */
-export function readMissingResultTypeAsComplete(transport: Transport): void {
-  transport.onmessage = (message) => {
-    if (!isJSONRPCResultResponse(message)) return;
-    const result = message.result as Record<string, unknown>;
-    if (result.resultType === undefined) result.resultType = 'complete';
-  };
+export function readMissingResultTypeAsComplete(message: JSONRPCMessage): void {
+  if (!isJSONRPCResultResponse(message)) return;
+  const result = message.result as Record<string, unknown>;
+  if (result.resultType === undefined) result.resultType = 'complete';
 }

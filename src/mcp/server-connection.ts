@@ -10,6 +10,7 @@ import { McpOAuthProvider } from './oauth/provider.js';
 import type { McpTokenStore } from './oauth/token-store.js';
 import { ServerOutages, type Outage } from './outages.js';
 import { redactorFor, type Redactor } from './redaction.js';
+import { isOwnProgressTokenError, ProgressRoutes } from './progress.js';
 import { readMissingResultTypeAsComplete } from './result-type.js';
 
 /** Lines of a stdio server's stderr kept to explain why it failed to start or died. */
@@ -52,6 +53,8 @@ export interface Session {
   stderrTail: string[];
   /** The tool calls in flight on this session: a server's question goes to the one in flight (./elicitation.ts). */
   calls: Set<CallInFlight>;
+  /** Where the progress notifications of this session's calls go (./progress.ts). */
+  progress: ProgressRoutes;
 }
 
 /**
@@ -303,8 +306,21 @@ export class ServerConnection {
             requestInit: { headers: config.headers },
             ...(this.oauth && { authProvider: this.oauth, fetch: this.oauth.observingFetch() }),
           });
-    readMissingResultTypeAsComplete(transport);
-    const session: Session = { client, transport, closed: false, tools: undefined, stderrTail: [], calls: new Set() };
+    const progress = new ProgressRoutes();
+    // The SDK's `connect` keeps this handler and calls it first, with each message in the order it was read.
+    transport.onmessage = (message) => {
+      readMissingResultTypeAsComplete(message);
+      progress.deliver(message);
+    };
+    const session: Session = {
+      client,
+      transport,
+      closed: false,
+      tools: undefined,
+      stderrTail: [],
+      calls: new Set(),
+      progress,
+    };
     if (transport instanceof InPlaceStdioClientTransport) this.collectStderr(transport, session);
     client.onclose = () => {
       session.closed = true;
@@ -313,7 +329,9 @@ export class ServerConnection {
         log.debug(`MCP server "${config.name}" disconnected; the next call reconnects.`);
       }
     };
-    client.onerror = (error) => log.debug(`MCP server "${config.name}": ${errorMessage(error)}`);
+    client.onerror = (error) => {
+      if (!isOwnProgressTokenError(error)) log.debug(`MCP server "${config.name}": ${errorMessage(error)}`);
+    };
     client.setRequestHandler('elicitation/create', (request, context) =>
       routeElicitation(session.calls, request.params, context.mcpReq.signal, (message) =>
         log.warn(`MCP server "${config.name}" ${message}`),
