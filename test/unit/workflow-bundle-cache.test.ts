@@ -33,8 +33,15 @@ async function bundle(options: Record<string, unknown> = { workflowsPath }) {
   });
 }
 
-function writeInput(name: string, content: string) {
+/** Write an input after a bundle was kept, and bundle again: expected to build anew. */
+async function bundleAfterWriting(name: string, content: string) {
+  await bundle();
   writeFileSync(path.join(folder, name), content);
+  await waitPastModificationTime();
+  const buildsBefore = builds;
+  const rebuilt = await bundle();
+  expect(builds).toBe(buildsBefore + 1);
+  return rebuilt;
 }
 
 describe('workflow bundle cache', { timeout: 120_000 }, () => {
@@ -49,26 +56,17 @@ describe('workflow bundle cache', { timeout: 120_000 }, () => {
   });
 
   it('changed content: an imported module edited since is bundled anew', async () => {
-    await bundle();
-    writeInput('greeting.js', "exports.greeting = 'edited greeting.js';\n");
-    await waitPastModificationTime();
-    const buildsBefore = builds;
-    const edited = await bundle();
-    expect(builds).toBe(buildsBefore + 1);
+    const edited = await bundleAfterWriting('greeting.js', "exports.greeting = 'edited greeting.js';\n");
     expect(edited.code).toContain('edited greeting.js');
     expect(edited.code).not.toContain('hello from greeting.js');
     // And the new bundle is the one kept.
+    const buildsAfter = builds;
     await bundle();
-    expect(builds).toBe(buildsBefore + 1);
+    expect(builds).toBe(buildsAfter);
   });
 
   it('changed resolution: a new file the import now resolves to (greeting.ts before greeting.js) is bundled anew', async () => {
-    await bundle();
-    writeInput('greeting.ts', "export const greeting = 'from greeting.ts';\n");
-    await waitPastModificationTime();
-    const buildsBefore = builds;
-    const shadowed = await bundle();
-    expect(builds).toBe(buildsBefore + 1);
+    const shadowed = await bundleAfterWriting('greeting.ts', "export const greeting = 'from greeting.ts';\n");
     expect(shadowed.code).toContain('from greeting.ts');
   });
 
