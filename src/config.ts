@@ -224,7 +224,7 @@ export interface Config {
   taskQueue: string;
   /** `DURABLE_AGENT_DATA_DIR`, default `.durable-agent` under the working directory (dev server database). */
   dataDir: string;
-  /** `DURABLE_AGENT_CACHE_DIR`, default `$XDG_CACHE_HOME/durable-agent` or `~/.cache/durable-agent` (provisioned servers). */
+  /** `DURABLE_AGENT_CACHE_DIR`, default `$XDG_CACHE_HOME/durable-agent` or `~/.cache/durable-agent` (provisioned servers, workflow bundles). */
   cacheDir: string;
   /** `DURABLE_AGENT_MCP_CONFIG`: path of an `mcpServers` JSON file; unset means no tools. */
   mcpConfigPath: string | undefined;
@@ -268,6 +268,11 @@ export interface Config {
   temporalCliPath: string | undefined;
   /** `TEMPORAL_TEST_SERVER_PATH`: use this time-skipping test server launcher instead of provisioning one. */
   testServerPath: string | undefined;
+}
+
+/** `DURABLE_AGENT_CACHE_DIR`, or its default: the one cache directory of servers and workflow bundles. */
+export function cacheDirOf(env: Env = process.env, cwd = process.cwd()): string {
+  return path.resolve(cwd, read(env, 'DURABLE_AGENT_CACHE_DIR') ?? defaultCacheDir(env));
 }
 
 export function defaultCacheDir(env: Env = process.env): string {
@@ -349,7 +354,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     },
     taskQueue,
     dataDir: path.resolve(cwd, read(env, 'DURABLE_AGENT_DATA_DIR') ?? '.durable-agent'),
-    cacheDir: path.resolve(cwd, read(env, 'DURABLE_AGENT_CACHE_DIR') ?? defaultCacheDir(env)),
+    cacheDir: cacheDirOf(env, cwd),
     mcpConfigPath: read(env, 'DURABLE_AGENT_MCP_CONFIG'),
     pricesPath: read(env, 'DURABLE_AGENT_PRICES'),
     devPort: readPort(env, 'DURABLE_AGENT_DEV_PORT', 7233),

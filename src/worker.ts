@@ -1,7 +1,9 @@
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import {
   bundleWorkflowCode,
+  type BundleOptions,
   NativeConnection,
   Worker,
   type WorkerOptions,
@@ -13,7 +15,7 @@ import type { ActivityDependencies } from './activities/index.js';
 import { ENCODED_FAILURE_CONVERTER_PATH, STACKLESS_FAILURE_CONVERTER_PATH } from './codec/data-converter.js';
 import type { EncryptionKey } from './codec/keys.js';
 import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './agent-client/connection.js';
-import type { Config } from './config.js';
+import { cacheDirOf, type Config } from './config.js';
 import { loadMcpConfig } from './mcp/config.js';
 import { loadPriceTable } from './pricing/price-table.js';
 import { McpPool } from './mcp/pool.js';
@@ -21,6 +23,7 @@ import { agentWorkflowsPath, durableAgentPlugin } from './plugin/index.js';
 import { looksSecret, Redactor } from './shared/redaction.js';
 import { startTelemetry, workerTelemetry, type Telemetry } from './telemetry/index.js';
 import { deploymentVersion as versionOf, workerDeploymentOptions } from './worker-versioning.js';
+import { cachedWorkflowBundle } from './workflow-bundle-cache.js';
 
 /** The workflows module: `.ts` when running from source (tests), `.js` once built. */
 export const workflowsPath = agentWorkflowsPath;
@@ -28,28 +31,34 @@ export const workflowsPath = agentWorkflowsPath;
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 
 /**
- * The workflow bundle, built once per process (bundling takes seconds and every worker can share it) and quietly:
- * the bundler's progress lines would bury the worker's own output. With `encodeFailures` (what a worker with
+ * The workflow bundle, built once per process and kept on disk for the next (bundling takes seconds of CPU; a kept
+ * bundle is used only while every file it was built from is unchanged, see {@link cachedWorkflowBundle}), and built
+ * quietly: the bundler's progress lines would bury the worker's own output. With `encodeFailures` (what a worker with
  * encryption keys runs), the workflow's own failures (e.g. a refused message) carry their message in an encoded
  * payload, which the codec encrypts: see {@link encryptionDataConverter}. No failure carries a stack trace.
  * `interceptorModules` are bundled as workflow interceptors (tracing's, `workerTelemetry`); default none.
+ * `cacheDirectory` is where bundles are kept: default `workflow-bundles` in `DURABLE_AGENT_CACHE_DIR`
+ * (`~/.cache/durable-agent`); `false` builds every process's bundle anew.
  */
 export function bundleWorkflows(
-  options: { encodeFailures?: boolean; interceptorModules?: string[] } = {},
+  options: { encodeFailures?: boolean; interceptorModules?: string[]; cacheDirectory?: string | false } = {},
 ): Promise<WorkflowBundleWithSourceMap> {
   const encodeFailures = options.encodeFailures ?? false;
   const interceptorModules = options.interceptorModules ?? [];
-  const key = JSON.stringify([encodeFailures, interceptorModules]);
+  const cacheDirectory = options.cacheDirectory ?? path.join(cacheDirOf(), 'workflow-bundles');
+  const key = JSON.stringify([encodeFailures, interceptorModules, cacheDirectory]);
   let bundle = bundles.get(key);
   if (bundle === undefined) {
-    bundle = bundleWorkflowCode({
+    const bundleOptions = {
       workflowsPath,
       workflowInterceptorModules: interceptorModules,
-      logger: quietBundlerLogger,
       // The converter a worker's data converter names: the bundle's own failures (e.g. a refused message) must be
       // converted the same way (encoded with keys; never with a stack trace).
       failureConverterPath: encodeFailures ? ENCODED_FAILURE_CONVERTER_PATH : STACKLESS_FAILURE_CONVERTER_PATH,
-    });
+    };
+    const build = (extra: Pick<BundleOptions, 'webpackConfigHook'>) =>
+      bundleWorkflowCode({ ...bundleOptions, ...extra, logger: quietBundlerLogger });
+    bundle = cacheDirectory === false ? build({}) : cachedWorkflowBundle(cacheDirectory, bundleOptions, build);
     bundles.set(key, bundle);
   }
   return bundle;

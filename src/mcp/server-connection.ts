@@ -78,6 +78,8 @@ export class ServerConnection {
   /** Stdio only: what the server speaks, once known (./protocol-era.ts). */
   private readonly era: EraMemory | undefined;
   private opening: Promise<Session> | undefined;
+  /** The session whose `initialize` is under way: closing the pool stops it rather than waiting out its timeout. */
+  private connecting: Session | undefined;
   private closed = false;
 
   constructor(
@@ -229,6 +231,9 @@ export class ServerConnection {
   /** Close the session (also one still opening); later uses fail with a retryable "not sent" error. */
   async close(): Promise<void> {
     this.closed = true;
+    // Its transport, not its client: the client owns the transport only once `initialize` has been answered, so
+    // closing the client would leave the start to run out its timeout.
+    if (this.connecting !== undefined) await this.connecting.transport.close().catch(() => undefined);
     const session = this.session ?? (await this.opening?.catch(() => undefined));
     this.session = undefined;
     if (session !== undefined) await closeSession(session);
@@ -243,6 +248,7 @@ export class ServerConnection {
     }
     const prior = this.era?.prior;
     const session = await this.connectSession(prior).catch((error: unknown) => {
+      if (this.closed) throw couldNotReach(this.config, 'the MCP pool closed meanwhile (the worker is shutting down)');
       if (closedDuringProbe(error)) {
         // A legacy server that exits on a request it does not know: started again, and not asked again.
         this.era?.assumeLegacy();
@@ -263,12 +269,15 @@ export class ServerConnection {
   private async connectSession(prior: PriorDiscovery | undefined): Promise<Session> {
     const session = this.createSession();
     this.connects += 1;
+    this.connecting = session;
     try {
       await session.client.connect(session.transport, { timeout: this.settings.connectTimeoutMs, prior });
     } catch (error) {
       await closeSession(session);
       if (closedDuringProbe(error)) throw error;
       throw connectFailure(this.config, error, stderrHint(session));
+    } finally {
+      if (this.connecting === session) this.connecting = undefined;
     }
     this.era?.remember(session.client);
     return session;

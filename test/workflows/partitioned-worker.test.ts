@@ -141,7 +141,9 @@ async function modelCallFinalAttempts(handle: Awaited<ReturnType<typeof secondTu
     .map((event) => event.activityTaskStartedEventAttributes?.attempt ?? 0);
 }
 
-describe('a model call timed out while its transcript is rebuilt', () => {
+// The tests run side by side: each spends most of its time waiting out real heartbeat timeouts and outages, and has
+// its own task queue, scripted model and relays.
+describe.concurrent('a model call timed out while its transcript is rebuilt', () => {
   it('dead attempt: the attempt Temporal timed out during a slow transcript query sends no request; the retry answers', async () => {
     const run = await secondTurnWaitingForItsQuery();
     // Its heartbeats stop getting through too.
@@ -175,7 +177,7 @@ describe('a model call timed out while its transcript is rebuilt', () => {
   }, 240_000);
 });
 
-describe('a retry lost while it waits for an earlier attempt’s result', () => {
+describe.concurrent('a retry lost while it waits for an earlier attempt’s result', () => {
   it('lost while waiting: error, a retry lost while it waits after an outage, error: modelAttempts: 2 ends the turn', async () => {
     const model = await startScriptedModel({
       script: [{ error: { status: 500 } }, { error: { status: 500 } }, { content: 'Too late.' }],
