@@ -17,7 +17,7 @@ import { authorizationServerMoved } from './authorization-server-moved.js';
 import { crossAppAccess } from './enterprise-managed.js';
 import { heldSecrets } from './held-secrets.js';
 import { startDiscovery } from './legacy-discovery.js';
-import { refreshTokenOf, SharedRefreshes } from './shared-refreshes.js';
+import { newerAccessToken, refreshTokenOf, SharedRefreshes, withBearer } from './shared-refreshes.js';
 import type { McpOAuthConfig } from './config.js';
 import { tokenStoreKey, type McpTokenStore, type StoredAuthorization } from './token-store.js';
 
@@ -321,13 +321,16 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return async (url, init) => {
       const refreshToken = refreshTokenOf(init);
       if (refreshToken !== undefined) return this.refreshes.once(refreshToken, () => base(url, init));
-      const response = await base(url, init);
+      let response = await base(url, init);
       if (String(url) === this.serverUrl) {
+        if (response.status === 401) await this.load();
+        // Sent with a token another call has since refreshed: sent again with that one rather than refreshed again.
+        const current = response.status === 401 ? newerAccessToken(init, this.record.tokens?.access_token) : undefined;
+        if (current !== undefined) response = await base(url, withBearer(init, current));
         const { scope, error, resourceMetadataUrl } = extractWWWAuthenticateParams(response);
         this.steppingUp = response.status === 403 && error === 'insufficient_scope';
         if (response.status === 401) {
           this.challengedMetadataUrl = resourceMetadataUrl?.href;
-          await this.load();
           this.discoveryOutdated = await authorizationServerMoved(this.record.discovery, resourceMetadataUrl, base);
         }
         if ((response.status === 401 || response.status === 403) && scope !== undefined) this.challengedScope = scope;

@@ -30,3 +30,18 @@ export function refreshTokenOf(init: RequestInit | undefined): string | undefine
   if (!(body instanceof URLSearchParams) || body.get('grant_type') !== 'refresh_token') return undefined;
   return body.get('refresh_token') ?? undefined;
 }
+
+/**
+ * The stored access token when a request was sent with another one: a call that met a 401 after a parallel call
+ * refreshed the token is sent again with the new token, instead of refreshing once more.
+ */
+export function newerAccessToken(init: RequestInit | undefined, stored: string | undefined): string | undefined {
+  const sent = new Headers(init?.headers).get('authorization')?.replace(/^Bearer\s+/i, '');
+  return sent !== undefined && stored !== undefined && sent !== stored ? stored : undefined;
+}
+
+export function withBearer(init: RequestInit | undefined, accessToken: string): RequestInit {
+  const headers = new Headers(init?.headers);
+  headers.set('authorization', `Bearer ${accessToken}`);
+  return { ...init, headers };
+}
