@@ -71,8 +71,29 @@ export async function createTimeSkippingEnvironment(
   const config = options.config ?? loadConfig();
   const server = await resolveTestServer(config, { log: options.log });
   return await startServer('time-skipping test server', server, (executable) =>
-    TestWorkflowEnvironment.createTimeSkipping({ server: { executable, extraArgs: options.extraArgs } }),
+    startedWithinSdkWindow(() =>
+      TestWorkflowEnvironment.createTimeSkipping({ server: { executable, extraArgs: options.extraArgs } }),
+    ),
   );
+}
+
+/** Starts of the JVM test server tried before its failure is reported. */
+const TEST_SERVER_STARTS = 3;
+
+/**
+ * The SDK gives the JVM test server 5 s to open its port (not configurable) and stops it when that passes; on a machine
+ * busy enough the JVM takes longer (docs/servers.md), so a start that ran out of that window is tried again, on a new
+ * port (the SDK reports a launcher that exits at once the same way, so that one is tried as often). Any other failure
+ * is reported at once.
+ */
+async function startedWithinSdkWindow(start: () => Promise<TestWorkflowEnvironment>): Promise<TestWorkflowEnvironment> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await start();
+    } catch (error) {
+      if (attempt >= TEST_SERVER_STARTS || !/did not start within/.test(errorMessage(error))) throw error;
+    }
+  }
 }
 
 /**
