@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, chainDigest, EMPTY_DIGEST, prefixDigests } from '../../src/shared/digest.js';
+import { canonicalJson, chainDigest, EMPTY_DIGEST, prefixDigests, toolsDigest } from '../../src/shared/digest.js';
 
 /**
  * The reference: FNV-1a 64 written with BigInt, straight from the definition, over the UTF-16 code units of
@@ -120,5 +120,21 @@ describe('prefixDigests', () => {
 
   it('digest: the empty transcript has only the empty digest', () => {
     expect(prefixDigests([])).toEqual([EMPTY_DIGEST]);
+  });
+});
+
+describe('toolsDigest', () => {
+  const echo = { name: 'test__echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
+  const add = { name: 'test__add', inputSchema: { type: 'object', properties: { a: { type: 'number' } } } };
+
+  it('digest: a tool list digests as its canonical JSON chained from the empty digest, whichever list came before', () => {
+    const expected = (tools: unknown[]) => referenceFnv1a64(canonicalJson(tools), EMPTY_DIGEST);
+    expect(toolsDigest([echo])).toBe(expected([echo]));
+    expect(toolsDigest([echo])).toBe(expected([echo]));
+    expect(toolsDigest([echo, add])).toBe(expected([echo, add]));
+    expect(toolsDigest([{ inputSchema: echo.inputSchema, name: echo.name }])).toBe(expected([echo]));
+    expect(toolsDigest([echo])).toBe(expected([echo]));
+    expect(toolsDigest([])).toBeUndefined();
+    expect(toolsDigest([add])).toBe(expected([add]));
   });
 });
