@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { defaultCacheDir } from '../src/config.js';
+import { cacheDirOf } from '../src/config.js';
 import type { ContenderDefinition } from './contenders/index.js';
 
 const execFileAsync = promisify(execFile);
@@ -24,7 +24,7 @@ export async function baselineContender(root: string, ref: string): Promise<Cont
     throw new Error(`--baseline ${ref}: not a commit of this repository (try a hash, a tag or HEAD~1)`);
   }
   const short = sha.slice(0, 7);
-  const directory = path.join(process.env.DURABLE_AGENT_CACHE_DIR ?? defaultCacheDir(), 'bench-baseline', sha);
+  const directory = path.join(cacheDirOf(), 'bench-baseline', sha);
   const script = `${directory}/bench/dist/bench/contenders/durable-agent.js`;
   if (!existsSync(script)) {
     process.stderr.write(`[bench] building durable-agent at ${short} in ${directory}\n`);

@@ -270,14 +270,10 @@ export interface Config {
   testServerPath: string | undefined;
 }
 
-/** `DURABLE_AGENT_CACHE_DIR`, or its default: the one cache directory of servers and workflow bundles. */
+/** `DURABLE_AGENT_CACHE_DIR`, or its default: the one cache directory of servers, workflow bundles and baselines. */
 export function cacheDirOf(env: Env = process.env, cwd = process.cwd()): string {
-  return path.resolve(cwd, read(env, 'DURABLE_AGENT_CACHE_DIR') ?? defaultCacheDir(env));
-}
-
-export function defaultCacheDir(env: Env = process.env): string {
-  const xdg = read(env, 'XDG_CACHE_HOME');
-  return path.join(xdg ?? path.join(os.homedir(), '.cache'), 'durable-agent');
+  const byDefault = path.join(read(env, 'XDG_CACHE_HOME') ?? path.join(os.homedir(), '.cache'), 'durable-agent');
+  return path.resolve(cwd, read(env, 'DURABLE_AGENT_CACHE_DIR') ?? byDefault);
 }
 
 /** The cluster's settings: the `TEMPORAL_*` variables over the `temporal.toml` profile. */
