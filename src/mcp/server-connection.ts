@@ -12,6 +12,8 @@ import { ServerOutages, type Outage } from './outages.js';
 import { redactorFor, type Redactor } from './redaction.js';
 import { isOwnProgressTokenError, ProgressRoutes } from './progress.js';
 import { readMissingResultTypeAsComplete } from './result-type.js';
+import { listAllTools } from './tool-definitions.js';
+import { StandaloneStream } from './standalone-stream.js';
 
 /** Lines of a stdio server's stderr kept to explain why it failed to start or died. */
 const STDERR_TAIL_LINES = 20;
@@ -55,6 +57,8 @@ export interface Session {
   calls: Set<CallInFlight>;
   /** Where the progress notifications of this session's calls go (./progress.ts). */
   progress: ProgressRoutes;
+  /** Streamable HTTP only: the stream of the server's messages outside responses (./standalone-stream.ts). */
+  standalone?: StandaloneStream;
 }
 
 /**
@@ -280,6 +284,8 @@ export class ServerConnection {
       if (this.connecting === session) this.connecting = undefined;
     }
     this.era?.remember(session.client);
+    // A 2025-11-25 session is used once its stream for the server's questions is open (./standalone-stream.ts).
+    await session.standalone?.opened((problem) => this.log.warn(`MCP server "${this.config.name}" ${problem}`));
     return session;
   }
 
@@ -302,6 +308,7 @@ export class ServerConnection {
         },
       },
     });
+    const standalone = config.transport === 'http' ? new StandaloneStream(config.url) : undefined;
     const transport =
       config.transport === 'stdio'
         ? new InPlaceStdioClientTransport({
@@ -313,7 +320,8 @@ export class ServerConnection {
           })
         : new StreamableHTTPClientTransport(new URL(config.url), {
             requestInit: { headers: config.headers },
-            ...(this.oauth && { authProvider: this.oauth, fetch: this.oauth.observingFetch() }),
+            ...(standalone && { fetch: standalone.observe(this.oauth?.observingFetch()) }),
+            ...(this.oauth && { authProvider: this.oauth }),
           });
     const progress = new ProgressRoutes();
     // The SDK's `connect` keeps this handler and calls it first, with each message in the order it was read.
@@ -329,6 +337,7 @@ export class ServerConnection {
       stderrTail: [],
       calls: new Set(),
       progress,
+      ...(standalone && { standalone }),
     };
     if (transport instanceof InPlaceStdioClientTransport) this.collectStderr(transport, session);
     client.onclose = () => {
@@ -369,19 +378,6 @@ export class ServerConnection {
 export function stderrHint(session: Session): string {
   const tail = session.stderrTail.filter((line) => line.trim() !== '').slice(-5);
   return tail.length === 0 ? '' : `. Server stderr (last lines): ${tail.join(' | ')}`;
-}
-
-async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {
-  // A server without the tools capability (prompts or resources only) would answer "method not found".
-  if (client.getServerCapabilities()?.tools === undefined) return [];
-  const tools: Tool[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
-    tools.push(...page.tools);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return tools;
 }
 
 async function closeSession(session: Session): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/client';
+import type { Client, Tool } from '@modelcontextprotocol/client';
 import type { JsonObject, ToolAnnotations, ToolDefinition } from '../shared/types.js';
 import { serverApproval } from '../shared/approval-policy.js';
 import { DEFAULT_ELICITATION_TIMEOUT_MS, type McpServerConfig } from './config.js';
@@ -33,4 +33,18 @@ function toToolDefinition(name: string, config: McpServerConfig, tool: Tool): To
     ...(approval !== undefined ? { approval } : {}),
     elicitationTimeoutMs: config.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS,
   };
+}
+
+/** All of a server's tools, page by page. */
+export async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {
+  // A server without the tools capability (prompts or resources only) would answer "method not found".
+  if (client.getServerCapabilities()?.tools === undefined) return [];
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return tools;
 }

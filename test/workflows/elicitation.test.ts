@@ -8,15 +8,17 @@ import {
   InputRequestNotFoundError,
   InvalidInputError,
 } from '../../src/agent-client/index.js';
+import { errorMessage } from '../../src/shared/errors.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES } from '../../src/shared/search-attributes.js';
 import type { ChatMessage } from '../../src/shared/types.js';
-import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
+import { conversationWorkflowId, startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import type { Script } from '../../src/testing/scripted-model/script.js';
 import { pollEventsUpdate, type ConversationStatus } from '../../src/workflows/definitions.js';
 import { serveStreamingBridge } from '../../src/bridge/serve.js';
 import { httpServer } from '../mcp/helpers.js';
+import { pendingActivities } from '../reliability/helpers.js';
 
 /**
  * MCP elicitation end to end on the dev server: our test server's `ask_user` tool asks the person for a name and an
@@ -51,31 +53,57 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+/** Polls `probe` for 30 s; a timeout says what the conversation looked like, when the wait is about one. */
+async function until<T>(what: string, probe: () => Promise<T | undefined>, conversationId?: string): Promise<T> {
   for (let attempt = 0; attempt < 300; attempt++) {
     const value = await probe();
     if (value !== undefined) return value;
     await sleep(100);
   }
-  throw new Error(`timed out waiting for ${what}`);
+  const seen = conversationId === undefined ? '' : `; the conversation then: ${await lookOf(conversationId)}`;
+  throw new Error(`timed out waiting for ${what}${seen}`);
+}
+
+/**
+ * What the conversation looked like, for a failure message: its phase, pending questions, last result, the activities
+ * it waits for (a tool call's attempt and heartbeat) and its last events (requested schemas left out).
+ */
+async function lookOf(conversationId: string): Promise<string> {
+  try {
+    const { phase, pendingInputs, lastResult } = await client.status(conversationId);
+    const activities = await pendingActivities(env.client.workflow.getHandle(conversationWorkflowId(conversationId)));
+    const lastEvents = (await events(conversationId)).slice(-10);
+    const look = { phase, pendingInputs, lastResult, activities, lastEvents };
+    return JSON.stringify(look, (key, value: unknown) => (key === 'requestedSchema' ? undefined : value));
+  } catch (error) {
+    return `(could not read it: ${errorMessage(error)})`;
+  }
 }
 
 /** Start a conversation whose first turn calls `ask_user`, and wait for the server's question. */
 async function askedConversation(testAgent = agent) {
   const conversationId = randomUUID();
   await testAgent.startConversation(conversationId, { messages: [{ id: 'm1', content: 'hello' }] });
-  const status = await until('the question', async () => {
-    const current = await client.status(conversationId);
-    return current.pendingInputs?.length ? current : undefined;
-  });
+  const status = await until(
+    'the question',
+    async () => {
+      const current = await client.status(conversationId);
+      return current.pendingInputs?.length ? current : undefined;
+    },
+    conversationId,
+  );
   return { conversationId, status, request: status.pendingInputs![0]! };
 }
 
 async function finished(conversationId: string): Promise<ConversationStatus> {
-  return until('the turn result', async () => {
-    const status = await client.status(conversationId);
-    return status.lastResult ? status : undefined;
-  });
+  return until(
+    'the turn result',
+    async () => {
+      const status = await client.status(conversationId);
+      return status.lastResult ? status : undefined;
+    },
+    conversationId,
+  );
 }
 
 async function toolMessage(conversationId: string): Promise<ChatMessage | undefined> {
@@ -277,10 +305,14 @@ describe('MCP elicitation through the conversation', () => {
       // The MCP request dies with the worker's attempt; the question it asked has nobody waiting for it any more.
       await first.close();
       second = await startTestAgent({ env, mcpServers, script, taskQueue });
-      const retried = await until('the retried question', async () => {
-        const [pending] = await client.pendingInputs(conversationId);
-        return pending !== undefined && pending.requestId !== request.requestId ? pending : undefined;
-      });
+      const retried = await until(
+        'the retried question',
+        async () => {
+          const [pending] = await client.pendingInputs(conversationId);
+          return pending !== undefined && pending.requestId !== request.requestId ? pending : undefined;
+        },
+        conversationId,
+      );
       // ask_user is read-only, so the retry calls it again and the server asks again.
       expect(retried).toMatchObject({ requestId: `${request.callId}:2:1`, callId: request.callId });
       await client.answerInput(conversationId, retried.requestId, { action: 'accept', content: { name: 'Dee' } });
