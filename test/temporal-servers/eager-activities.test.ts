@@ -61,7 +61,7 @@ afterAll(async () => {
 });
 
 describe('eager activities on the dev server of durable-agent dev', () => {
-  test("every model and tool call of a turn runs on the worker whose workflow task scheduled it, none on a second worker polling the queue", async () => {
+  test('every model and tool call of a turn runs on the worker whose workflow task scheduled it, none on a second worker polling the queue', async () => {
     const taken: string[] = [];
     const refuse = (activityType: string) => () => {
       taken.push(activityType);
