@@ -19,7 +19,9 @@ function parseValues(args: string[]) {
       peer: { type: 'boolean', default: false },
       'no-peer': { type: 'boolean', default: false },
       'stock-server': { type: 'boolean', default: false },
+      // Eager activities are on by default, as `durable-agent dev` runs them; `--eager` (once needed) is still accepted.
       eager: { type: 'boolean', default: false },
+      'no-eager': { type: 'boolean', default: false },
       experiments: { type: 'boolean', default: false },
       tracing: { type: 'boolean', default: false },
       providers: { type: 'string' },
@@ -60,7 +62,7 @@ export function readOptions(args = process.argv.slice(2)): BenchOptions {
     plan,
     // Only the full, default run replaces the published figures; every other run writes under bench/dist.
     outDir: values.out ?? (variant ? `${repoRoot}bench/dist/runs/${variant}` : `${repoRoot}docs`),
-    serverArgs: devServerArguments({ stock: values['stock-server'], eager: values.eager }),
+    serverArgs: devServerArguments({ stock: values['stock-server'], eager: !values['no-eager'] }),
   };
 }
 
@@ -76,7 +78,7 @@ function runVariant(values: BenchValues): string {
     values.providers && `providers-${values.providers.replace(/,/g, '-')}`,
     values.scale && `scale-${values.scale}`,
     values.baseline && `baseline-${values.baseline.replace(/[^\w.-]/g, '_')}`,
-    values.eager && 'eager',
+    values['no-eager'] && 'no-eager',
     values['stock-server'] && 'stock-server',
     values['no-history'] && 'no-history',
     values['first-token'] && 'first-token',
@@ -101,17 +103,20 @@ function firstTokenOnly(plan: Plan, values: BenchValues): Plan {
 }
 
 /**
- * The dev server runs one history shard, and each shard's transfer-queue reader polls at most 20 times a second
+ * `--stock-server`: the dev server's default settings (no eager activities either). Otherwise: the dev server runs one history shard, and each shard's transfer-queue reader polls at most 20 times a second
  * (`history.transferProcessorMaxPollRPS`): every workflow or activity task then waits up to 50 ms before it is
  * dispatched, about 80 ms per step, which would hide every other cost. A cluster spreads workflows over hundreds of
  * shards; here the limit is raised so that the benchmark measures orchestration. `--stock-server` keeps the default.
  */
 function devServerArguments(options: { stock: boolean; eager: boolean }): string[] {
-  const values = [
-    ...(options.stock ? [] : ['history.transferProcessorMaxPollRPS=1000']),
-    // Off by default in the open-source server: the activity comes back in the workflow task's response.
-    ...(options.eager ? ['system.enableActivityEagerExecution=true'] : []),
-  ];
+  const values = options.stock
+    ? []
+    : [
+        'history.transferProcessorMaxPollRPS=1000',
+        // Off by default in the open-source server, on in `durable-agent dev` and docker-compose.yml: the activity
+        // comes back in the workflow task's response (src/temporal-servers/dynamic-config.ts). `--no-eager` without.
+        ...(options.eager ? ['system.enableActivityEagerExecution=true'] : []),
+      ];
   return values.flatMap((value) => ['--dynamic-config-value', value]);
 }
 

@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS, searchAttributeFlags } from '../src/temporal-servers/index.js';
+import {
+  DURABLE_AGENT_DYNAMIC_CONFIG,
+  DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS,
+  dynamicConfigFlags,
+  searchAttributeFlags,
+} from '../src/temporal-servers/index.js';
 import { load as parseYaml } from 'js-yaml';
 
 interface Service {
@@ -15,6 +20,7 @@ interface Service {
 
 const compose = parseYaml(readFileSync(new URL('../docker-compose.yml', import.meta.url), 'utf8')) as {
   services: Record<string, Service>;
+  configs: Record<string, { content: string }>;
 };
 const services = Object.entries(compose.services);
 const workers = services.filter(([, service]) => service.build !== undefined);
@@ -76,6 +82,18 @@ describe('docker-compose.yml', () => {
     const flags = searchAttributeFlags();
     const expected = flags.filter((_, index) => index % 2 === 1).map((value) => `--search-attribute=${value}`);
     expect(devServer.command!.filter((argument) => argument.startsWith('--search-attribute'))).toEqual(expected);
+  });
+
+  test('both servers run with the dynamic config of durable-agent dev (eager activities among it)', () => {
+    const devFlags = dynamicConfigFlags().filter((_, index) => index % 2 === 1);
+    const devServer = compose.services['temporal-dev']!;
+    const given = devServer.command!.filter((argument) => argument.startsWith('--dynamic-config-value='));
+    expect(given).toEqual(devFlags.map((value) => `--dynamic-config-value=${value}`));
+    expect(DURABLE_AGENT_DYNAMIC_CONFIG['system.enableActivityEagerExecution']).toBe(true);
+
+    const file = parseYaml(compose.configs['temporal-dynamic-config']!.content) as Record<string, [{ value: unknown }]>;
+    const production = Object.fromEntries(Object.entries(file).map(([key, [setting]]) => [key, setting.value]));
+    expect(production).toEqual(DURABLE_AGENT_DYNAMIC_CONFIG);
   });
 
   test('production registers the same search attributes and serves the Web UI on 8080', () => {

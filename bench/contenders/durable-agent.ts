@@ -61,6 +61,24 @@ function timedAnthropic(anthropic: Anthropic, clock: WorkClock): AnthropicMessag
   };
 }
 
+/** `BENCH_STREAM=false`: conversations that do not stream, to measure what streaming costs per step. */
+function settingsOf(model: string | undefined): { settings?: { model?: string; stream?: boolean } } {
+  const settings = {
+    ...(model === undefined ? {} : { model }),
+    ...(process.env.BENCH_STREAM === 'false' ? { stream: false } : {}),
+  };
+  return Object.keys(settings).length === 0 ? {} : { settings };
+}
+
+/** `BENCH_WORKFLOW_THREADS=N` (and `BENCH_REUSE_V8_CONTEXT=false`): the workflow thread pool to measure. */
+function workflowThreadOptions(): Partial<WorkerOptions> {
+  const threads = process.env.BENCH_WORKFLOW_THREADS;
+  return {
+    ...(threads === undefined ? {} : { workflowThreadPoolSize: Number(threads) }),
+    ...(process.env.BENCH_REUSE_V8_CONTEXT === 'false' ? { reuseV8Context: false } : {}),
+  };
+}
+
 /**
  * `BENCH_EXPERIMENT=no-heartbeats`: every `heartbeat()` of an activity does nothing, to measure what the model and
  * tool activities' heartbeats (one sent at once per call, see src/activities) cost per step. Measurement only: it
@@ -128,6 +146,7 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
         ...(dataConverter.failureConverterPath ? { failureConverterPath: dataConverter.failureConverterPath } : {}),
       }),
       ...experimentInterceptors(),
+      ...workflowThreadOptions(),
     },
   });
   const running = worker.run();
@@ -140,7 +159,7 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
       args: [
         {
           conversationId,
-          ...(model === undefined ? {} : { settings: { model } }),
+          ...settingsOf(model),
           messages: turns.map((spec, index) => ({ id: `m${index}`, content: promptOf(spec, String(index)) })),
           closeWhenIdle: true,
         },

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
+import { dynamicConfigFlags } from './dynamic-config.js';
 import { ServerUnavailableError } from './errors.js';
 import { waitForFrontend } from './frontend-readiness.js';
 import { waitForPort } from './ports.js';
@@ -41,11 +42,7 @@ export function devServerArguments(config: Config, privateFlags: string[] = []):
     '--ui-disable-news-fetch',
     ...privateFlags,
     ...searchAttributeFlags(),
-    // The same switches @temporalio/testing passes, so `dev` and the tests run workflow updates alike.
-    '--dynamic-config-value',
-    'frontend.enableUpdateWorkflowExecution=true',
-    '--dynamic-config-value',
-    'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+    ...dynamicConfigFlags(),
   ];
 }
 

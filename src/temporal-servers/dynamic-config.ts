@@ -1,0 +1,18 @@
+/**
+ * The dynamic config that durable-agent's own Temporal servers run with: `durable-agent dev` passes it as flags, and
+ * docker-compose.yml sets the same values for both of its servers (test/compose.test.ts holds them to it).
+ */
+export const DURABLE_AGENT_DYNAMIC_CONFIG = {
+  // The same switches @temporalio/testing passes, so `dev` and the tests run workflow updates alike.
+  'frontend.enableUpdateWorkflowExecution': true,
+  'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
+  // Off by default in the open-source server. On, the response to a workflow task's completion carries the
+  // activities it scheduled for the same worker (up to three, while it has free slots), so each model and tool call
+  // skips a trip through matching and a poll (docs/servers.md, "The settings durable-agent runs them with").
+  'system.enableActivityEagerExecution': true,
+} as const satisfies Record<string, boolean>;
+
+/** `--dynamic-config-value key=value` flags for `temporal server start-dev`. */
+export function dynamicConfigFlags(values: Record<string, boolean> = DURABLE_AGENT_DYNAMIC_CONFIG): string[] {
+  return Object.entries(values).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${String(value)}`]);
+}
