@@ -12,6 +12,14 @@ export const DURABLE_AGENT_DYNAMIC_CONFIG = {
   'system.enableActivityEagerExecution': true,
 } as const satisfies Record<string, boolean>;
 
+/**
+ * What `createLocalEnvironment` adds to the settings `@temporalio/testing` already gives its dev server (the update
+ * switches), so an agent's tests run their activities as `durable-agent dev` does.
+ */
+export const TEST_DEV_SERVER_DYNAMIC_CONFIG = {
+  'system.enableActivityEagerExecution': DURABLE_AGENT_DYNAMIC_CONFIG['system.enableActivityEagerExecution'],
+} as const satisfies Partial<typeof DURABLE_AGENT_DYNAMIC_CONFIG>;
+
 /** `--dynamic-config-value key=value` flags for `temporal server start-dev`. */
 export function dynamicConfigFlags(values: Record<string, boolean> = DURABLE_AGENT_DYNAMIC_CONFIG): string[] {
   return Object.entries(values).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${String(value)}`]);

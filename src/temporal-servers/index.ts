@@ -6,6 +6,6 @@ export { ServerUnavailableError } from './errors.js';
 export { stderrLog, silentLog, type ProgressLog } from './progress.js';
 export { DURABLE_AGENT_SEARCH_ATTRIBUTES, DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
 export { searchAttributeFlags } from './search-attributes.js';
-export { DURABLE_AGENT_DYNAMIC_CONFIG, dynamicConfigFlags } from './dynamic-config.js';
+export { DURABLE_AGENT_DYNAMIC_CONFIG, dynamicConfigFlags, TEST_DEV_SERVER_DYNAMIC_CONFIG } from './dynamic-config.js';
 export { findFreePort, isPortOpen, waitForPort } from './ports.js';
 export { TEMPORAL_CLI_VERSION, TEMPORAL_CLI_CLIEXT_VERSION, TEMPORAL_TEST_SERVER_VERSION } from './versions.js';

@@ -3,9 +3,11 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { loadConfig, type Config } from '../config.js';
 import {
   DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS,
+  dynamicConfigFlags,
   resolveDevServer,
   resolveTestServer,
   ServerUnavailableError,
+  TEST_DEV_SERVER_DYNAMIC_CONFIG,
   type ProgressLog,
   type ProvisionedServer,
 } from '../temporal-servers/index.js';
@@ -98,7 +100,7 @@ async function startedWithinSdkWindow(start: () => Promise<TestWorkflowEnvironme
 
 /**
  * Starts a real Temporal dev server (`temporal server start-dev`, one per test file) on a free port, with
- * durable-agent's search attributes registered. A server that cannot be provisioned is an error, never a skipped test.
+ * durable-agent's search attributes registered and eager activities on, as `durable-agent dev` runs. A server that cannot be provisioned is an error, never a skipped test.
  */
 export async function createLocalEnvironment(options: LocalEnvironmentOptions = {}): Promise<TestWorkflowEnvironment> {
   const config = options.config ?? loadConfig();
@@ -108,7 +110,8 @@ export async function createLocalEnvironment(options: LocalEnvironmentOptions = 
       server: {
         executable,
         searchAttributes: options.searchAttributes ?? DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS,
-        extraArgs: options.extraArgs,
+        // Eager activities as under `durable-agent dev`: the tests see the same dispatch as the product.
+        extraArgs: [...dynamicConfigFlags(TEST_DEV_SERVER_DYNAMIC_CONFIG), ...(options.extraArgs ?? [])],
         dbFilename: options.dbFilename,
         namespace: options.namespace,
         uiPort: options.uiPort,
