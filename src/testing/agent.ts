@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 // @temporalio/proto is CommonJS: Node's ESM loader offers its exports on the default import only.
 import proto from '@temporalio/proto';
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
 import type { McpConfig, McpServerConfig } from '../mcp/config.js';
 import { McpPool, type McpPoolOptions } from '../mcp/pool.js';
+import { anthropicSdk, openaiSdk } from '../activities/model/provider-sdks.js';
 import { bundleWorkflows, createAgentWorker, type AgentWorkerOptions } from '../worker.js';
 import { conversationWorkflow } from '../workflows/conversation.js';
 import {
@@ -108,8 +107,8 @@ export async function startTestAgent(options: TestAgentOptions): Promise<TestAge
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
       taskQueue,
-      openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
-      anthropic: new Anthropic({ baseURL: model.anthropicBaseUrl, apiKey: 'test', maxRetries: 0 }),
+      openai: new (openaiSdk().default)({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
+      anthropic: new (anthropicSdk().default)({ baseURL: model.anthropicBaseUrl, apiKey: 'test', maxRetries: 0 }),
       temporal: env.client,
       mcp,
       worker: options.workerOptions?.worker,
