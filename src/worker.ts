@@ -9,9 +9,10 @@ import {
   type WorkerOptions,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
+import type Anthropic from '@anthropic-ai/sdk';
+import type OpenAI from 'openai';
 import type { ActivityDependencies } from './activities/index.js';
+import { anthropicSdk, openaiSdk } from './activities/model/provider-sdks.js';
 import { ENCODED_FAILURE_CONVERTER_PATH, STACKLESS_FAILURE_CONVERTER_PATH } from './codec/data-converter.js';
 import type { EncryptionKey } from './codec/keys.js';
 import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './agent-client/connection.js';
@@ -140,7 +141,8 @@ export async function createAgentWorker(options: AgentWorkerOptions): Promise<Wo
 
 /** An OpenAI client for the configured endpoint. Temporal owns retries, so the client never retries by itself. */
 export function createOpenAIClient(config: Config): OpenAI {
-  return new OpenAI({
+  const { default: OpenAIClient } = openaiSdk();
+  return new OpenAIClient({
     baseURL: config.model.baseUrl,
     // Local OpenAI-compatible servers (Ollama, vLLM, llama.cpp, the scripted model) accept any key.
     apiKey: config.model.apiKey ?? 'not-set',
@@ -155,7 +157,8 @@ export function createOpenAIClient(config: Config): OpenAI {
 export function createAnthropicClient(config: Config): Anthropic | undefined {
   const { anthropicApiKey, anthropicBaseUrl } = config.model;
   if (anthropicApiKey === undefined && anthropicBaseUrl === undefined) return undefined;
-  return new Anthropic({
+  const { default: AnthropicClient } = anthropicSdk();
+  return new AnthropicClient({
     ...(anthropicBaseUrl === undefined ? {} : { baseURL: anthropicBaseUrl }),
     apiKey: anthropicApiKey ?? 'not-set',
     maxRetries: 0,

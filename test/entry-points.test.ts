@@ -22,10 +22,29 @@ const WORKER_PACKAGES = [
 ];
 
 /**
+ * What only some paths use, loaded on first use (src/activities/model/provider-sdks.ts, src/telemetry/tracing.ts and
+ * the telemetry modules beside it, src/pricing/price-table.ts): the provider SDKs, the tracer provider, its exporters
+ * and Temporal's interceptors for it, the price table. Every process importing the package would pay for them.
+ */
+const LOADED_ON_FIRST_USE = [
+  '@anthropic-ai/sdk',
+  'openai',
+  '@opentelemetry/sdk-trace-base',
+  '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/exporter-trace-otlp-proto',
+  '@temporalio/interceptors-opentelemetry',
+  '@pydantic/genai-prices',
+];
+
+const loadedBy = new Map<string, string[]>();
+
+/**
  * The packages a fresh Node process loads to import `specifier` from the built package: the ES modules its loader
  * hooks see and the CommonJS modules in its require cache.
  */
 function packagesLoadedBy(specifier: string): string[] {
+  const known = loadedBy.get(specifier);
+  if (known !== undefined) return known;
   const record = path.join(scratch, `${specifier.replaceAll('/', '_')}.txt`);
   const script =
     `import { createRequire } from 'node:module';\n` +
@@ -42,7 +61,8 @@ function packagesLoadedBy(specifier: string): string[] {
     const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(line);
     if (match) packages.add(match[1]!);
   }
-  return [...packages].sort();
+  loadedBy.set(specifier, [...packages].sort());
+  return loadedBy.get(specifier)!;
 }
 
 describe('entry points by role', () => {
@@ -56,4 +76,13 @@ describe('entry points by role', () => {
     const loaded = packagesLoadedBy('durable-agent/worker');
     expect(loaded).toEqual(expect.arrayContaining(['@temporalio/worker', '@modelcontextprotocol/client']));
   });
+
+  it.each(['durable-agent', 'durable-agent/worker', 'durable-agent/testing'])(
+    '%s loads neither provider SDK, nor the tracer provider and its exporters, nor the price table until used',
+    (specifier) => {
+      const loaded = packagesLoadedBy(specifier);
+      expect(loaded).toContain('@temporalio/client');
+      expect(loaded.filter((name) => LOADED_ON_FIRST_USE.includes(name))).toEqual([]);
+    },
+  );
 });

@@ -1,9 +1,23 @@
-import { calcPrice, type Provider } from '@pydantic/genai-prices';
+import { createRequire } from 'node:module';
+import type * as GenaiPrices from '@pydantic/genai-prices';
+import type { Provider } from '@pydantic/genai-prices';
 import type { ModelCallCost, TokenUsage } from '../shared/types.js';
 import { loadPriceOverrides, type ModelPrices, parsePriceOverrides, PRICES_VARIABLE } from './price-overrides.js';
 
 /** Where a configured price comes from, as a priced call's `source` records it. */
 export const CONFIGURED_SOURCE = 'configured';
+
+/**
+ * The bundled table is a module of some 30,000 lines, evaluated when it is loaded: it is loaded by the first call
+ * priced, not by every process that imports the worker (the CLI, tests, a worker that never calls a model), and then
+ * kept. Only its functions are used, so its CommonJS build serves as well as its ES module.
+ */
+const load = createRequire(import.meta.url);
+let table: typeof GenaiPrices | undefined;
+function calcPrice(...call: Parameters<typeof GenaiPrices.calcPrice>): ReturnType<typeof GenaiPrices.calcPrice> {
+  table ??= load('@pydantic/genai-prices') as typeof GenaiPrices;
+  return table.calcPrice(...call);
+}
 
 /**
  * Prices per model for the worker: the configured ones (the price file, or an option) first, then the table that

@@ -1,8 +1,5 @@
-import {
-  makeWorkflowExporter,
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryActivityOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry';
+import { createRequire } from 'node:module';
+import type * as TemporalTelemetry from '@temporalio/interceptors-opentelemetry';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 import type { Client } from '@temporalio/client';
 import type { InjectedSinks, RuntimeOptions, WorkerInterceptors, WorkerPlugin } from '@temporalio/worker';
@@ -20,6 +17,9 @@ export const WORKFLOW_TRACING_INTERCEPTORS = new URL(
   `./workflow-interceptors${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
   import.meta.url,
 ).pathname;
+
+/** Temporal's interceptors are loaded with tracing only (a CommonJS package: `require` gives what `import` would). */
+const load = createRequire(import.meta.url);
 
 /**
  * The worker's part: Temporal's activity interceptors (the `RunActivity` span, continuing the workflow's trace), ours
@@ -45,6 +45,8 @@ export function workerTelemetry(
       : [conversationGaugePlugin({ client, intervalMs: settings.conversationsIntervalMs })];
   if (tracing === undefined)
     return { interceptors: { activity: [ours] }, sinks: undefined, workflowInterceptorModules: [], plugins };
+  const { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } =
+    load('@temporalio/interceptors-opentelemetry') as typeof TemporalTelemetry;
   return {
     plugins,
     interceptors: {

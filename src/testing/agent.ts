@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 // @temporalio/proto is CommonJS: Node's ESM loader offers its exports on the default import only.
 import proto from '@temporalio/proto';
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
 import type { McpConfig, McpServerConfig } from '../mcp/config.js';
 import { McpPool, type McpPoolOptions } from '../mcp/pool.js';
+import { anthropicSdk, openaiSdk } from '../activities/model/provider-sdks.js';
+import type { AnthropicMessagesClient } from '../activities/model/providers/anthropic.js';
 import { bundleWorkflows, createAgentWorker, type AgentWorkerOptions } from '../worker.js';
 import { conversationWorkflow } from '../workflows/conversation.js';
 import {
@@ -108,8 +108,8 @@ export async function startTestAgent(options: TestAgentOptions): Promise<TestAge
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
       taskQueue,
-      openai: new OpenAI({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
-      anthropic: new Anthropic({ baseURL: model.anthropicBaseUrl, apiKey: 'test', maxRetries: 0 }),
+      openai: new (openaiSdk().default)({ baseURL: model.baseUrl, apiKey: 'test', maxRetries: 0 }),
+      anthropic: anthropicOnFirstCall(model.anthropicBaseUrl),
       temporal: env.client,
       mcp,
       worker: options.workerOptions?.worker,
@@ -168,3 +168,20 @@ export async function startTestAgent(options: TestAgentOptions): Promise<TestAge
 }
 
 export { conversationWorkflowId, type ConversationOutcome };
+
+/**
+ * The scripted model's Anthropic endpoint through the real SDK, which the first call to an `anthropic:` model loads
+ * and creates: most tests make none, and loading it takes a third of a second.
+ */
+function anthropicOnFirstCall(baseURL: string): AnthropicMessagesClient {
+  let client: AnthropicMessagesClient | undefined;
+  return {
+    baseURL,
+    messages: {
+      create: (body, options) => {
+        client ??= new (anthropicSdk().default)({ baseURL, apiKey: 'test', maxRetries: 0 }) as AnthropicMessagesClient;
+        return client.messages.create(body, options);
+      },
+    },
+  };
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The client under test of the MCP conformance suite's client scenarios: durable-agent as a user runs it, through
- * its public API only. The suite starts a server per scenario, then runs this with the server's URL as the last
+ * what its public API exports (`durable-agent/worker`) and its CLI. The suite starts a server per scenario, then runs this with the server's URL as the last
  * argument, the scenario in MCP_CONFORMANCE_SCENARIO and its data (client ids, keys) in MCP_CONFORMANCE_CONTEXT.
  *
  * - Every scenario: an `mcpServers` file naming the server, and the worker's `McpPool` listing its tools and calling
@@ -20,13 +20,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  FileTokenStore,
-  loadMcpConfig,
-  McpAuthorizationRequiredError,
-  McpPool,
-  McpProtocolError,
-} from 'durable-agent/worker';
+// The classes `durable-agent/worker` exports, from the built modules that define them: the entry point also loads the
+// Temporal worker and client (half a second of CPU), which the suite would pay once per scenario for nothing used
+// here. test/mcp/conformance.test.ts checks that they are the entry point's own.
+import { loadMcpConfig } from '../../dist/mcp/config.js';
+import { McpAuthorizationRequiredError, McpProtocolError } from '../../dist/mcp/errors.js';
+import { FileTokenStore } from '../../dist/mcp/oauth/token-store.js';
+import { McpPool } from '../../dist/mcp/pool.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/index.js', import.meta.url));
 const SERVER = 'conformance';

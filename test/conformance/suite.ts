@@ -51,6 +51,8 @@ export function suiteNode(): string {
   return node;
 }
 
+const COMPILE_CACHE = path.join(loadConfig().cacheDir, 'node-compile-cache');
+
 /** How long the suite lets the client run, below the test's 180 s per scenario. */
 const CLIENT_TIMEOUT_MS = 150_000;
 
@@ -107,7 +109,8 @@ function run(command: string, args: string[]): Promise<{ code: number | null; te
     const child = spawn(command, args, {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+      // Node 22 keeps the suite's compiled code between its runs (one a scenario); an older Node ignores the variable.
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', NODE_COMPILE_CACHE: COMPILE_CACHE },
     });
     let text = '';
     child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));

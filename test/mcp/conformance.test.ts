@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { listedScenarios, runScenario, type SuiteVersion } from '../conformance/suite.js';
 
@@ -45,6 +46,20 @@ const RUNS: SuiteRun[] = [
 
 /** Per run (`<version>@<specVersion>`), the scenarios that do not pass; docs/mcp.md gives each one's reason. */
 const UNSUPPORTED: Record<string, string[]> = {};
+
+const ADAPTER = new URL('../conformance/client.mjs', import.meta.url);
+
+it('the adapter uses what durable-agent/worker exports, imported from the modules that define it', async () => {
+  const worker = (await import('durable-agent/worker')) as Record<string, unknown>;
+  const imports = [...readFileSync(ADAPTER, 'utf8').matchAll(/^import \{([^}]+)\} from '(\.[^']+)';$/gm)];
+  expect(imports.length).toBeGreaterThan(0);
+  for (const [, names, specifier] of imports) {
+    const module = (await import(new URL(specifier!, ADAPTER).href)) as Record<string, unknown>;
+    for (const name of names!.split(',').map((part) => part.trim())) {
+      expect({ name, exported: module[name] === worker[name] }).toEqual({ name, exported: true });
+    }
+  }
+});
 
 for (const run of RUNS) {
   const label = run.specVersion === undefined ? run.version : `${run.version}@${run.specVersion}`;

@@ -1,12 +1,7 @@
-import {
-  APIConnectionError as AnthropicConnectionError,
-  APIConnectionTimeoutError as AnthropicConnectionTimeoutError,
-  APIError as AnthropicAPIError,
-} from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
-import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import { errorMessage, expectedFailure, FailureType } from '../../shared/errors.js';
 import type { ToolDefinition } from '../../shared/types.js';
+import { providerErrors } from './provider-sdks.js';
 
 /** A tool as a model call offered it: enough to say which MCP server a `tools[N]` in an error belongs to. */
 export type OfferedTool = Pick<ToolDefinition, 'name' | 'server' | 'originalName'>;
@@ -36,10 +31,11 @@ export function toModelFailure(
   setup: ProviderSetup = OPENAI_SETUP,
 ): ApplicationFailure {
   if (error instanceof ApplicationFailure) return error;
-  if (error instanceof APIConnectionTimeoutError || error instanceof AnthropicConnectionTimeoutError) {
+  const { openai, anthropic } = providerErrors();
+  if (error instanceof openai.APIConnectionTimeoutError || error instanceof anthropic.APIConnectionTimeoutError) {
     return failure(FailureType.ModelTimeout, `The model endpoint ${endpoint} did not answer in time.`, true);
   }
-  if (error instanceof APIConnectionError || error instanceof AnthropicConnectionError) {
+  if (error instanceof openai.APIConnectionError || error instanceof anthropic.APIConnectionError) {
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
     return failure(
       FailureType.ModelConnectionError,
@@ -83,7 +79,8 @@ interface HttpError {
 }
 
 function httpErrorOf(error: unknown): HttpError | undefined {
-  if (error instanceof APIError && error.status !== undefined) {
+  const { openai, anthropic } = providerErrors();
+  if (error instanceof openai.APIError && error.status !== undefined) {
     return {
       status: error.status as number,
       headers: error.headers as Headers | undefined,
@@ -92,7 +89,7 @@ function httpErrorOf(error: unknown): HttpError | undefined {
       message: String(error.message),
     };
   }
-  if (error instanceof AnthropicAPIError && error.status !== undefined) {
+  if (error instanceof anthropic.APIError && error.status !== undefined) {
     return {
       status: error.status as number,
       headers: error.headers as Headers | undefined,
