@@ -125,6 +125,37 @@ describe('TextPublisher', () => {
     expect(queued.map((batch) => batch.text)).toEqual(['a', 'b']);
   });
 
+  it('publisher: close gives up on a signal Temporal does not take (an outage): the answer is not held, queued batches are dropped', async () => {
+    const sent: string[] = [];
+    const warnings: string[] = [];
+    let release = () => {};
+    const publisher = new TextPublisher({
+      target: { workflowId: 'w', runId: 'r' },
+      batch: { turn: 1, round: 2, attempt: 1 },
+      intervalMs: 0,
+      closeWaitMs: 50,
+      log: { warn: (message) => warnings.push(message) },
+      publish: async (_to, batch) => {
+        sent.push(batch.text);
+        // The first signal hangs, as one does while the Temporal server is down.
+        if (sent.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      },
+    });
+    publisher.add('first');
+    await new Promise((resolve) => setImmediate(resolve));
+    publisher.add('second'); // queued behind the hanging signal
+    const closed = await Promise.race([
+      publisher.close().then(() => 'closed'),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2_000)),
+    ]);
+    expect(closed).toBe('closed');
+    expect(warnings).toEqual(['streamed text not delivered in time; the rest of this answer comes with its result']);
+    // Temporal is back: the hanging signal goes through (the workflow drops it as late); the queued one is not sent.
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(sent).toEqual(['first']);
+  });
+
   it('publisher: a retry announces its attempt with an empty batch; a failed signal stops publishing without failing', async () => {
     const sent: StreamBatch[] = [];
     const warnings: string[] = [];

@@ -76,6 +76,8 @@ export interface OutageRun {
   inFlight: ActivityRecord[];
   delivery: Delivery;
   recoverySeconds: number;
+  /** What each worker logged of the results (see {@link workerStory}), for a failure message. */
+  story: string;
 }
 
 export async function runOutage(
@@ -167,11 +169,41 @@ async function outageTurns(
     ],
     delivery: deliveryOf(logFiles.map((file) => readFileSync(file, 'utf8')).join('\n')),
     recoverySeconds,
+    story: logFiles.map((file, index) => `worker ${index + 1}:\n${workerStory(readFileSync(file, 'utf8'))}`).join('\n'),
   };
+}
+
+/**
+ * The worker's own log lines (time, level, message) with the activity, workflow and attempt they name: which worker
+ * kept, handed over, waited for or delivered which result. CI shows a failure's message, not the log files.
+ */
+function workerStory(log: string): string {
+  const lines: string[] = [];
+  let entry: string | undefined;
+  for (const line of log.split('\n')) {
+    const start = /^(\S+Z) \[(INFO|WARN|ERROR)\] (.*?) \{?$/.exec(line);
+    if (start) {
+      if (/Worker state changed|No Nexus services/.test(start[3]!)) entry = undefined;
+      else lines.push((entry = `  ${start[1]!.slice(11)} ${start[2]} ${start[3]}`));
+      continue;
+    }
+    const field = /^\s+(activityType|workflowId|attempt|to|waitedSeconds): '?([^',]*)'?,?$/.exec(line);
+    if (entry !== undefined && field) lines[lines.length - 1] += ` · ${field[1]}=${field[2]}`;
+  }
+  return lines.join('\n');
 }
 
 /** Nothing finished was lost: both turns answered with the tool's real result, each tool call and model request once. */
 export function expectNothingLost(run: OutageRun): void {
+  try {
+    expectEachResultOnce(run);
+  } catch (error) {
+    console.error(`${run.name}: what the workers logged of the results\n${run.story}`);
+    throw error;
+  }
+}
+
+function expectEachResultOnce(run: OutageRun): void {
   // The tool call was still running at the kill (only the model run's instant call had answered).
   expect(run.finishedAtKill).toBe(1);
   for (const [index, workflowId] of [run.modelRun, run.toolRun].entries()) {
@@ -184,9 +216,10 @@ export function expectNothingLost(run: OutageRun): void {
   }
   // Each conversation's tool call ran exactly once.
   expect(run.effects).toEqual({ calls: 2, finished: 2 });
-  for (const keys of run.requestKeys) {
+  for (const [index, keys] of run.requestKeys.entries()) {
     // Two model calls per conversation, each requested once: no finished call was sent to the model again.
-    expect(keys).toHaveLength(2);
+    const workflowId = [run.modelRun, run.toolRun][index];
+    expect(keys, `${workflowId}'s model requests (idempotency keys)`).toHaveLength(2);
     expect(new Set(keys).size).toBe(2);
   }
 }

@@ -22,6 +22,11 @@ export const STREAM_INTERVAL_STEP_MS = 50;
 export const MAX_STREAM_INTERVAL_MS = 1_000;
 /** A batch is sent early when its text reaches this many characters (a very fast model). */
 export const MAX_BATCH_CHARS = 8_000;
+/**
+ * How long {@link TextPublisher.close} waits for batches still on their way. The answer must not wait for a signal
+ * Temporal does not take (an outage): the attempt would outlive its heartbeat timeout and its finished result be lost.
+ */
+export const CLOSE_WAIT_MS = 2_000;
 
 export interface TextPublisherOptions {
   publish: StreamPublisher;
@@ -32,6 +37,8 @@ export interface TextPublisherOptions {
   intervalMs?: number;
   /** Longest wait between two batches; default {@link MAX_STREAM_INTERVAL_MS}. */
   maxIntervalMs?: number;
+  /** How long `close` waits for batches on their way; default {@link CLOSE_WAIT_MS}. */
+  closeWaitMs?: number;
   log?: { warn(message: string, meta?: Record<string, unknown>): void };
   /**
    * The worker's secrets (src/shared/redaction.ts). The attempt's text is redacted as a whole and sent as it grows,
@@ -50,6 +57,7 @@ export interface TextPublisherOptions {
 export class TextPublisher {
   private readonly intervalMs: number;
   private readonly maxIntervalMs: number;
+  private readonly closeWaitMs: number;
   private buffer = '';
   /** With a redactor: the attempt's text so far, and how much of its redacted form has been taken for batches. */
   private whole = '';
@@ -59,10 +67,13 @@ export class TextPublisher {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private sending: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** Set when `close` stopped waiting: batches queued behind a slow one are not sent (they would come late). */
+  private dropQueued = false;
 
   constructor(private readonly options: TextPublisherOptions) {
     this.intervalMs = options.intervalMs ?? DEFAULT_STREAM_INTERVAL_MS;
     this.maxIntervalMs = Math.max(this.intervalMs, options.maxIntervalMs ?? MAX_STREAM_INTERVAL_MS);
+    this.closeWaitMs = options.closeWaitMs ?? CLOSE_WAIT_MS;
   }
 
   /** How long to wait after the last batch before the next. */
@@ -86,11 +97,24 @@ export class TextPublisher {
   /**
    * The call is done: wait until every batch already queued was delivered (so all of them precede the activity's
    * result). Text still buffered is not sent: the workflow appends whatever of the answer its subscribers have not
-   * seen when the result arrives, which saves a signal and a workflow task per answer.
+   * seen when the result arrives, which saves a signal and a workflow task per answer. Batches not delivered within
+   * `closeWaitMs` are given up (the queued ones are not sent; one on its way may still arrive, late, and the workflow
+   * drops it): the answer carries their text, and the result must not wait for a signal Temporal does not take.
    */
   async close(): Promise<void> {
     this.stop();
-    await this.sending;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const delivered = await Promise.race([
+      this.sending.then(() => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.closeWaitMs))),
+    ]);
+    clearTimeout(timer);
+    if (delivered) return;
+    this.dropQueued = true;
+    this.options.log?.warn('streamed text not delivered in time; the rest of this answer comes with its result', {
+      waitedMs: this.closeWaitMs,
+      ...this.options.target,
+    });
   }
 
   /** The attempt failed: its remaining text would be replaced by the retry's anyway. */
@@ -129,11 +153,14 @@ export class TextPublisher {
     // The text is taken when the previous batch is out, so batches queued behind a slow signal coalesce (and a batch
     // whose text an earlier one took is not sent at all).
     this.sending = this.sending.then(async () => {
+      if (this.dropQueued) return;
       const text = this.take();
       if (text === '' && !empty) return;
       try {
         await this.options.publish(this.options.target, { ...this.options.batch, text });
       } catch (error) {
+        // After `close` gave up on it, the answer has gone with the result and was logged then.
+        if (this.dropQueued) return;
         this.options.log?.warn('could not publish streamed text; the rest of this answer is not streamed', {
           error: errorMessage(error),
           ...this.options.target,
