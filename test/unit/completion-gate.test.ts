@@ -58,6 +58,29 @@ describe('CompletionGate: does Temporal answer before a finished result is hande
     expect(gate.isOpen()).toBe(true);
   });
 
+  it('troubledSince: a failed probe, a hanging one, or one that answered only after hanging, since the given time', async () => {
+    let now = 0;
+    const manual = new ManualProbe();
+    const gate = new CompletionGate({ probe: manual.probe, pendingMs: 1_000, now: () => now });
+    const quick = gate.check();
+    now += 10;
+    manual.answer();
+    await quick;
+    expect(gate.troubledSince(0)).toBe(false);
+    const slow = gate.check();
+    now += 1_500;
+    expect(gate.troubledSince(0)).toBe(true); // hanging now
+    manual.answer();
+    await slow;
+    expect(gate.troubledSince(0)).toBe(true); // answered, but after hanging: the server was away meanwhile
+    expect(gate.troubledSince(now + 1)).toBe(false);
+    const failing = gate.check();
+    now += 100;
+    manual.fail();
+    await failing;
+    expect(gate.troubledSince(now)).toBe(true);
+  });
+
   it('concurrent checks share one probe', async () => {
     const manual = new ManualProbe();
     const gate = new CompletionGate({ probe: manual.probe });

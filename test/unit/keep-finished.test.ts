@@ -44,11 +44,12 @@ class FakeCompletions {
   }
 }
 
-/** A probe that fails while `down` is true. */
+/** A probe that fails while `down` is true, and answers only after `answerAfterMs` (a server coming back). */
 function server() {
-  const state = { down: false, probes: 0 };
+  const state = { down: false, probes: 0, answerAfterMs: 0 };
   const probe = async () => {
     state.probes++;
+    if (state.answerAfterMs > 0) await new Promise((resolve) => setTimeout(resolve, state.answerAfterMs));
     if (state.down) throw new Error('Unavailable');
   };
   return { state, probe };
@@ -170,6 +171,40 @@ describe('FinishedWork: finished results survive a Temporal outage', () => {
     closed.temporal.state.down = false;
     await until(() => closed.finished.pendingDeliveries === 0);
     expect(closed.completions.delivered).toEqual([]);
+  });
+
+  it('an attempt during which Temporal stopped answering delivers its result itself when it is back: to the retry if Temporal timed the attempt out', async () => {
+    // The server is back and answers, but timed the attempt out as it came back: the worker's own report of the
+    // result would be refused ("Activity not found on completion"), and the retry would run the call again.
+    for (const outage of ['a failed probe', 'a probe that hung, then answered'] as const) {
+      const { run, temporal, completions, finished } = setup();
+      completions.notFound.add('token');
+      let finish = () => {};
+      const { result } = run(1, {}, () => new Promise<string>((resolve) => (finish = () => resolve('tool ran'))));
+      await new Promise((resolve) => setTimeout(resolve, 5)); // the attempt's first probe has answered
+      if (outage === 'a failed probe') await sawOutage(temporal, finished);
+      else {
+        temporal.state.answerAfterMs = 1_200; // longer than the gate's pendingMs (1 s)
+        expect(await finished.gate.check()).toBe(true);
+        temporal.state.answerAfterMs = 0;
+      }
+      finish();
+      await expect(result, outage).rejects.toBeInstanceOf(CompleteAsyncError);
+      await until(() => finished.pendingDeliveries === 0);
+      expect(completions.delivered, outage).toEqual([
+        {
+          target: { workflowId: 'conversation-1', runId: 'run-1', activityId: '7' },
+          outcome: 'completed',
+          value: 'tool ran',
+        },
+      ]);
+    }
+    // An attempt that started after the outage is reported by the worker, as always.
+    const { run, temporal, completions, finished } = setup();
+    await sawOutage(temporal, finished);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await run(1, {}, async () => 'after').result).toBe('after');
+    expect(completions.delivered).toEqual([]);
   });
 
   it('delivers failures only for calls that ask for it', async () => {

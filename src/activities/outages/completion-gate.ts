@@ -58,6 +58,8 @@ export class CompletionGate {
   private lastFailureAt = Number.NEGATIVE_INFINITY;
   private lastProbeAt = Number.NEGATIVE_INFINITY;
   private lastAnsweredProbeAt = Number.NEGATIVE_INFINITY;
+  /** When a probe last failed or answered only after hanging longer than `pendingMs`. */
+  private lastTroubleAt = Number.NEGATIVE_INFINITY;
   private probing: Promise<boolean> | undefined;
   private running = 0;
   private lastActiveAt = Number.NEGATIVE_INFINITY;
@@ -78,6 +80,22 @@ export class CompletionGate {
     const time = now();
     if (this.probing !== undefined && time - this.lastProbeAt > pendingMs) return false;
     return this.lastAnswerAt > this.lastFailureAt && time - this.lastAnswerAt <= freshMs;
+  }
+
+  /**
+   * True when the server stopped answering at some moment since `time` (the gate's clock, see {@link time}): a probe
+   * failed, one answered only after hanging longer than `pendingMs`, or one hangs now. When it is back, Temporal times
+   * out at once the attempts whose heartbeat timeout passed meanwhile, so such an attempt may be gone.
+   */
+  troubledSince(time: number): boolean {
+    const { now, pendingMs } = this.options;
+    if (this.probing !== undefined && now() - this.lastProbeAt > pendingMs) return true;
+    return this.lastTroubleAt >= time;
+  }
+
+  /** The gate's clock. */
+  time(): number {
+    return this.options.now();
   }
 
   /** True when a probe failed within the last `ms`. */
@@ -161,9 +179,10 @@ export class CompletionGate {
       ]);
       this.lastAnswerAt = now();
       this.lastAnsweredProbeAt = Math.max(this.lastAnsweredProbeAt, startedAt);
+      if (this.lastAnswerAt - startedAt > this.options.pendingMs) this.lastTroubleAt = this.lastAnswerAt;
       return true;
     } catch (error) {
-      this.lastFailureAt = now();
+      this.lastFailureAt = this.lastTroubleAt = now();
       // The worker's connection was closed (the worker shut down): nothing left to watch for.
       if (isClosedConnection(error)) this.close();
       else this.options.onFailure?.(this.lastAnsweredProbeAt);

@@ -53,6 +53,9 @@ export interface KeepFinishedCall<T> {
   deliverFailures?: boolean;
 }
 
+/** Why this worker delivers an outcome itself (see {@link FinishedWork.deliverLater}). */
+type Why = 'kept' | 'outage' | 'handed over';
+
 type Outcome = { kind: 'completed'; value: unknown } | { kind: 'failed'; error: unknown };
 
 /** What delivering an outcome takes (kept instead of the activity's Context, which holds much more). */
@@ -130,6 +133,7 @@ export class FinishedWork {
       }
     }
     if (key && call.settlesRun) this.cache.settleBefore(key);
+    const startedAt = this.gate.time();
     this.gate.enter();
     const running = attempt();
     const id = key && keyOf(key);
@@ -143,7 +147,8 @@ export class FinishedWork {
       // An attempt that ended without a report (Temporal closed it) has nothing to deliver.
       const reportable = !context.cancellationSignal.aborted && !(error instanceof CompleteAsyncError);
       if (call.deliverFailures && reportable) {
-        if (!(await this.answers())) this.handOff(context, { kind: 'failed', error });
+        const { deliverItself, why } = await this.route(startedAt);
+        if (deliverItself) this.handOff(context, { kind: 'failed', error }, why);
         this.handOver(context, { kind: 'failed', error });
       }
       throw error;
@@ -151,7 +156,8 @@ export class FinishedWork {
     this.gate.leave();
     if (key) this.cache.put(key, value, call.size(value), info.attempt);
     if (id && this.running.get(id) === running) this.running.delete(id);
-    if (!(await this.answers())) this.handOff(context, { kind: 'completed', value });
+    const { deliverItself, why } = await this.route(startedAt);
+    if (deliverItself) this.handOff(context, { kind: 'completed', value }, why);
     this.handOver(context, { kind: 'completed', value });
     return value;
   }
@@ -236,14 +242,20 @@ export class FinishedWork {
     for (const { delivery } of recent) this.deliverLater(delivery, 'handed over');
   }
 
-  /** True when the server answers: at once from a fresh probe, else after one probe. */
-  private async answers(): Promise<boolean> {
-    return this.gate.isOpen() || (await this.gate.check());
+  /**
+   * Whether the worker reports an attempt's outcome (sdk-core), or this worker delivers it itself: when the server does
+   * not answer (a fresh probe, else one probe), and also when it answers again but stopped answering while the attempt
+   * ran. Then Temporal may have timed the attempt out as it came back, and refuses the worker's report ("Activity not
+   * found on completion"); delivered here, by task token, else by activity id, it reaches the retry.
+   */
+  private async route(startedAt: number): Promise<{ deliverItself: boolean; why: 'kept' | 'outage' }> {
+    if (!(this.gate.isOpen() || (await this.gate.check()))) return { deliverItself: true, why: 'kept' };
+    return { deliverItself: this.gate.troubledSince(startedAt), why: 'outage' };
   }
 
   /** Deliver the outcome in the background and end the attempt without a report (throws `CompleteAsyncError`). */
-  private handOff(context: Context, outcome: Outcome): never {
-    this.deliverLater(this.deliveryOf(context, outcome), 'kept');
+  private handOff(context: Context, outcome: Outcome, why: 'kept' | 'outage'): never {
+    this.deliverLater(this.deliveryOf(context, outcome), why);
     throw new CompleteAsyncError();
   }
 
@@ -264,10 +276,11 @@ export class FinishedWork {
   }
 
   /**
-   * Deliver the outcome once the server answers: `kept` when the worker never got it, `handed over` when sdk-core got
-   * it just before the server stopped answering and may have given up on it.
+   * Deliver the outcome once the server answers: `kept` when the worker never got it, `outage` when the server answers
+   * again but did not for a while during the attempt, `handed over` when sdk-core got it just before the server stopped
+   * answering and may have given up on it.
    */
-  private deliverLater(delivery: Delivery, why: 'kept' | 'handed over'): void {
+  private deliverLater(delivery: Delivery, why: Why): void {
     const { log, outcome } = delivery;
     if (why === 'kept') {
       log.warn(
@@ -275,6 +288,13 @@ export class FinishedWork {
         {
           outcome: outcome.kind,
           keepTryingMinutes: Math.round(this.deliverForMs / 60_000),
+        },
+      );
+    } else if (why === 'outage') {
+      log.info(
+        'Temporal stopped answering while this attempt ran: delivering its result itself (to the retry if the attempt timed out)',
+        {
+          outcome: outcome.kind,
         },
       );
     } else {
@@ -286,7 +306,7 @@ export class FinishedWork {
     void this.deliver(delivery, why).finally(() => this.pendingDeliveries--);
   }
 
-  private async deliver(delivery: Delivery, why: 'kept' | 'handed over'): Promise<void> {
+  private async deliver(delivery: Delivery, why: Why): Promise<void> {
     const { client, taskToken, id, log, outcome } = delivery;
     const until = Date.now() + this.deliverForMs;
     const startedAt = Date.now();
@@ -315,7 +335,7 @@ export class FinishedWork {
           // Nothing waits for it: the worker's own report got through, a retry on this worker returned the kept result,
           // or the workflow moved on.
           const message = 'Temporal is back: the call was already closed; nothing to deliver';
-          if (why === 'kept') log.info(message, { waitedSeconds });
+          if (why !== 'handed over') log.info(message, { waitedSeconds });
           else log.debug(message, { waitedSeconds });
           return;
         }
