@@ -188,16 +188,16 @@ describe('CompletionGate: does Temporal answer before a finished result is hande
     expect(probe).toHaveBeenCalledTimes(6);
   });
 
-  it('remembers a failed probe for failedWithin', async () => {
+  it('remembers a failed probe for troubledSince, after the server answers again', async () => {
     let now = 0;
     const gate = new CompletionGate({ probe: scriptedProbe([false, true]), now: () => now });
-    expect(gate.failedWithin(60_000)).toBe(false);
+    expect(gate.troubledSince(now - 60_000)).toBe(false);
     await gate.check();
     now += 30_000;
     await gate.check();
     expect(gate.isOpen()).toBe(true);
-    expect(gate.failedWithin(60_000)).toBe(true);
+    expect(gate.troubledSince(now - 60_000)).toBe(true);
     now += 31_000;
-    expect(gate.failedWithin(60_000)).toBe(false);
+    expect(gate.troubledSince(now - 60_000)).toBe(false);
   });
 });

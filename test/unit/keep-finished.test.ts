@@ -270,6 +270,17 @@ describe('FinishedWork: finished results survive a Temporal outage', () => {
     await sawOutage(temporal, finished);
     expect(await run(2, {}, work).result).toBe('ran again');
     expect(work).toHaveBeenCalledTimes(2);
+    // An outage shorter than sdk-core's 10 s of retries fails no probe: one answers only after hanging. The retry
+    // waits the same way (here until this worker keeps the result).
+    const brief = setup({ holderWaitMs: 60_000 });
+    brief.temporal.state.answerAfterMs = 1_200; // longer than the gate's pendingMs (1 s)
+    expect(await brief.finished.gate.check()).toBe(true);
+    brief.temporal.state.answerAfterMs = 0;
+    const waiting = brief.run(2, {}, work);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    brief.finished.cache.put({ runId: 'run-1', activityId: '7' }, 'kept meanwhile', 10, 1);
+    expect(await waiting.result).toBe('kept meanwhile');
+    expect(work).toHaveBeenCalledTimes(2);
   });
 
   it('a retry waiting for the holder is cancelled when the holder delivers, and does not run', async () => {

@@ -98,11 +98,6 @@ export class CompletionGate {
     return this.options.now();
   }
 
-  /** True when a probe failed within the last `ms`. */
-  failedWithin(ms: number): boolean {
-    return this.options.now() - this.lastFailureAt <= ms;
-  }
-
   /**
    * Probe in the background from now on: every `refreshMs` while activities run, every `idleRefreshMs` otherwise,
    * until `idleStopMs` pass with neither an activity nor an answer.
