@@ -188,16 +188,39 @@ describe('CompletionGate: does Temporal answer before a finished result is hande
     expect(probe).toHaveBeenCalledTimes(6);
   });
 
-  it('remembers a failed probe for troubledSince, after the server answers again', async () => {
+  it('remembers a failed probe for troubledSince and outageSince, after the server answers again', async () => {
     let now = 0;
     const gate = new CompletionGate({ probe: scriptedProbe([false, true]), now: () => now });
     expect(gate.troubledSince(now - 60_000)).toBe(false);
+    expect(gate.outageSince(now - 60_000)).toBe(false);
     await gate.check();
     now += 30_000;
     await gate.check();
     expect(gate.isOpen()).toBe(true);
     expect(gate.troubledSince(now - 60_000)).toBe(true);
+    expect(gate.outageSince(now - 60_000)).toBe(true);
     now += 31_000;
     expect(gate.troubledSince(now - 60_000)).toBe(false);
+    expect(gate.outageSince(now - 60_000)).toBe(false);
+  });
+
+  it('outageSince: only a probe that hung longer than outageHangMs (a slow server is not an outage)', async () => {
+    let now = 0;
+    const manual = new ManualProbe();
+    const gate = new CompletionGate({ probe: manual.probe, pendingMs: 1_000, outageHangMs: 2_000, now: () => now });
+    const slow = gate.check();
+    now += 1_500;
+    expect(gate.outageSince(0)).toBe(false);
+    manual.answer();
+    await slow;
+    expect(gate.troubledSince(0)).toBe(true);
+    expect(gate.outageSince(0)).toBe(false);
+    const away = gate.check();
+    now += 2_500;
+    expect(gate.outageSince(0)).toBe(true); // hanging now
+    manual.answer();
+    await away;
+    expect(gate.outageSince(now)).toBe(true);
+    expect(gate.outageSince(now + 1)).toBe(false);
   });
 });

@@ -273,7 +273,7 @@ describe('FinishedWork: finished results survive a Temporal outage', () => {
     // An outage shorter than sdk-core's 10 s of retries fails no probe: one answers only after hanging. The retry
     // waits the same way (here until this worker keeps the result).
     const brief = setup({ holderWaitMs: 60_000 });
-    brief.temporal.state.answerAfterMs = 1_200; // longer than the gate's pendingMs (1 s)
+    brief.temporal.state.answerAfterMs = 2_200; // longer than the gate's outageHangMs (2 s)
     expect(await brief.finished.gate.check()).toBe(true);
     brief.temporal.state.answerAfterMs = 0;
     const waiting = brief.run(2, {}, work);

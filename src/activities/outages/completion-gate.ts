@@ -34,6 +34,12 @@ export interface CompletionGateOptions {
   maxRetryMs?: number;
   /** A probe unanswered for this long closes the gate while it runs (a healthy server answers in milliseconds). Default 1 s. */
   pendingMs?: number;
+  /**
+   * A probe that hangs this long, or answers only after it, counts as an outage for {@link CompletionGate.outageSince}
+   * (sdk-core retries a probe for 10 s, so an outage shorter than that fails none). Default 2 s: a server that is merely
+   * slow under load (a CPU-starved machine) should not count.
+   */
+  outageHangMs?: number;
   /** Called after each failed probe, with the time the last probe that got an answer had started. */
   onFailure?: (lastAnsweredProbeStartedAt: number) => void;
   /** The clock; tests pass their own. */
@@ -47,6 +53,7 @@ export const DEFAULT_COMPLETION_GATE = {
   idleStopMs: 30 * 60_000,
   probeTimeoutMs: 15_000,
   pendingMs: 1_000,
+  outageHangMs: 2_000,
   retryMs: 500,
   maxRetryMs: 2_000,
 };
@@ -60,6 +67,8 @@ export class CompletionGate {
   private lastAnsweredProbeAt = Number.NEGATIVE_INFINITY;
   /** When a probe last failed or answered only after hanging longer than `pendingMs`. */
   private lastTroubleAt = Number.NEGATIVE_INFINITY;
+  /** When a probe last failed or answered only after hanging longer than `outageHangMs`. */
+  private lastOutageAt = Number.NEGATIVE_INFINITY;
   private probing: Promise<boolean> | undefined;
   private running = 0;
   private lastActiveAt = Number.NEGATIVE_INFINITY;
@@ -91,6 +100,13 @@ export class CompletionGate {
     const { now, pendingMs } = this.options;
     if (this.probing !== undefined && now() - this.lastProbeAt > pendingMs) return true;
     return this.lastTroubleAt >= time;
+  }
+
+  /** Like {@link troubledSince}, for hangs longer than `outageHangMs`: the server was away, not merely slow. */
+  outageSince(time: number): boolean {
+    const { now, outageHangMs } = this.options;
+    if (this.probing !== undefined && now() - this.lastProbeAt > outageHangMs) return true;
+    return this.lastOutageAt >= time;
   }
 
   /** The gate's clock. */
@@ -174,10 +190,12 @@ export class CompletionGate {
       ]);
       this.lastAnswerAt = now();
       this.lastAnsweredProbeAt = Math.max(this.lastAnsweredProbeAt, startedAt);
-      if (this.lastAnswerAt - startedAt > this.options.pendingMs) this.lastTroubleAt = this.lastAnswerAt;
+      const tookMs = this.lastAnswerAt - startedAt;
+      if (tookMs > this.options.pendingMs) this.lastTroubleAt = this.lastAnswerAt;
+      if (tookMs > this.options.outageHangMs) this.lastOutageAt = this.lastAnswerAt;
       return true;
     } catch (error) {
-      this.lastFailureAt = this.lastTroubleAt = now();
+      this.lastFailureAt = this.lastTroubleAt = this.lastOutageAt = now();
       // The worker's connection was closed (the worker shut down): nothing left to watch for.
       if (isClosedConnection(error)) this.close();
       else this.options.onFailure?.(this.lastAnsweredProbeAt);

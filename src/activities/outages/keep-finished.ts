@@ -80,8 +80,8 @@ interface HandedOver {
 const HANDED_OVER_WINDOW_MS = 20_000;
 
 /**
- * A retry this soon after the server stopped answering (a failed probe, or one that answered only after hanging) may be
- * the retry of an attempt whose result another worker kept.
+ * A retry this soon after the server stopped answering (a failed probe, or one that answered only after hanging more
+ * than 2 s) may be the retry of an attempt whose result another worker kept.
  */
 const RECENT_OUTAGE_MS = 60_000;
 /** The longest pause between two delivery attempts that the server refused for a reason other than "not found". */
@@ -201,7 +201,7 @@ export class FinishedWork {
     // Right after an outage, the earlier attempt may have finished on another worker, which delivers its result by
     // activity id once it sees Temporal again: give it that moment before running the call a second time.
     const lostBefore = failedAttemptsBefore(context.info) < context.info.attempt - 1;
-    if (this.gate.troubledSince(this.gate.time() - RECENT_OUTAGE_MS) || (unsafeToRepeat && lostBefore)) {
+    if (this.gate.outageSince(this.gate.time() - RECENT_OUTAGE_MS) || (unsafeToRepeat && lostBefore)) {
       context.log.info('Temporal was unreachable moments ago: waiting for a result an earlier attempt may have kept', {
         waitAtMostSeconds: this.holderWaitMs / 1000,
       });
