@@ -15,6 +15,8 @@ export interface WaitForFrontendOptions {
 const ATTEMPT_TIMEOUT_MS = 5_000;
 /** gRPC's UNIMPLEMENTED: an old server without GetSystemInfo still answered (the SDK's own connect accepts it). */
 const UNIMPLEMENTED = 12;
+/** gRPC's DEADLINE_EXCEEDED. */
+const DEADLINE_EXCEEDED = 4;
 
 /**
  * Resolves once the Temporal frontend at `address` answers GetSystemInfo, the call a worker makes first. An open port
@@ -27,20 +29,26 @@ export async function waitForFrontend(address: string, options: WaitForFrontendO
   const deadline = Date.now() + timeoutMs;
   // No retry interceptor: this loop is the retry, bounded by the deadline.
   const connection = Connection.lazy({ address, interceptors: [] });
+  // What the frontend last answered, for the message when the deadline passes.
+  let lastAnswer: unknown;
   try {
     for (;;) {
       signal?.throwIfAborted();
+      const attemptDeadline = Math.min(deadline, Date.now() + ATTEMPT_TIMEOUT_MS);
       try {
-        await connection.withDeadline(Math.min(deadline, Date.now() + ATTEMPT_TIMEOUT_MS), () =>
-          connection.workflowService.getSystemInfo({}),
-        );
+        await connection.withDeadline(attemptDeadline, () => connection.workflowService.getSystemInfo({}));
         return;
       } catch (error) {
-        if ((error as { code?: unknown }).code === UNIMPLEMENTED) return;
+        const { code } = error as { code?: unknown };
+        if (code === UNIMPLEMENTED) return;
+        // An attempt cut short by the overall deadline (the last one may have milliseconds) says nothing of the
+        // frontend: the answer before it does.
+        const cutShort = code === DEADLINE_EXCEEDED && attemptDeadline === deadline;
+        if (!cutShort || lastAnswer === undefined) lastAnswer = error;
         if (Date.now() + intervalMs >= deadline) {
           throw new Error(
-            `The Temporal frontend at ${address} did not answer within ${timeoutMs / 1000} s: ${errorMessage(error)}`,
-            { cause: error },
+            `The Temporal frontend at ${address} did not answer within ${timeoutMs / 1000} s: ${errorMessage(lastAnswer)}`,
+            { cause: lastAnswer },
           );
         }
       }

@@ -60,4 +60,19 @@ describe('the dev server is ready when its frontend answers', () => {
     );
     expect(Date.now() - started).toBeLessThan(10_000);
   });
+
+  test('waitForFrontend names the last answer when its last attempt is cut short by the deadline', async () => {
+    const port = await findFreePort();
+    // Each answer takes 1 s: the first attempt is refused at about 1 s, the second starts at 1.1 s with 0.7 s left,
+    // and the deadline cuts it short (DEADLINE_EXCEEDED), which says nothing of the frontend.
+    const child = spawn(process.execPath, [frontend, '--port', String(port)], {
+      env: { ...process.env, REFUSALS: String(Number.MAX_SAFE_INTEGER), ANSWER_DELAY_MS: '1000' },
+      stdio: 'ignore',
+    });
+    stops.push(() => child.kill('SIGKILL'));
+    await waitForPort(port);
+    await expect(waitForFrontend(`127.0.0.1:${port}`, { timeoutMs: 1_800, intervalMs: 100 })).rejects.toThrow(
+      `The Temporal frontend at 127.0.0.1:${port} did not answer within 1.8 s: 14 UNAVAILABLE: Frontend is not healthy yet`,
+    );
+  });
 });

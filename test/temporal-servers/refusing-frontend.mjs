@@ -1,6 +1,7 @@
 // Stands in for `temporal server start-dev` where only its start-up matters: its frontend port opens at once, but
 // answers GetSystemInfo with UNAVAILABLE "Frontend is not healthy yet" the first REFUSALS times (default 3), as
 // Temporal's frontend does for a moment after its port opens. Its "Web UI" port answers with what the frontend answered.
+// ANSWER_DELAY_MS (default 0) holds each answer back that long, as a frontend on a busy machine may.
 import http from 'node:http';
 import grpc from '@grpc/grpc-js';
 
@@ -9,6 +10,7 @@ const flag = (name) => {
   return index === -1 ? undefined : process.argv[index + 1];
 };
 const refusals = Number(process.env.REFUSALS ?? 3);
+const answerDelayMs = Number(process.env.ANSWER_DELAY_MS ?? 0);
 const calls = { refused: 0, answered: 0 };
 const bytes = (buffer) => buffer;
 const getSystemInfo = {
@@ -25,18 +27,20 @@ const server = new grpc.Server();
 server.addService(
   { getSystemInfo },
   {
-    getSystemInfo: (_call, callback) => {
-      if (calls.refused < refusals) {
-        calls.refused += 1;
-        callback({ code: grpc.status.UNAVAILABLE, details: 'Frontend is not healthy yet' });
-        return;
-      }
-      calls.answered += 1;
-      // An empty GetSystemInfoResponse: no fields, no bytes.
-      callback(null, Buffer.alloc(0));
-    },
+    getSystemInfo: (call, callback) => setTimeout(() => answer(call, callback), answerDelayMs),
   },
 );
+
+function answer(_call, callback) {
+  if (calls.refused < refusals) {
+    calls.refused += 1;
+    callback({ code: grpc.status.UNAVAILABLE, details: 'Frontend is not healthy yet' });
+    return;
+  }
+  calls.answered += 1;
+  // An empty GetSystemInfoResponse: no fields, no bytes.
+  callback(null, Buffer.alloc(0));
+}
 server.bindAsync(`127.0.0.1:${flag('--port')}`, grpc.ServerCredentials.createInsecure(), (error) => {
   if (error) throw error;
 });
