@@ -58,10 +58,10 @@ describe('CompletionGate: does Temporal answer before a finished result is hande
     expect(gate.isOpen()).toBe(true);
   });
 
-  it('troubledSince: a failed probe, a hanging one, or one that answered only after hanging, since the given time', async () => {
+  it('troubledSince counts a hang past pendingMs, outageSince one past outageHangMs (a slow server is not an outage); both a failed probe', async () => {
     let now = 0;
     const manual = new ManualProbe();
-    const gate = new CompletionGate({ probe: manual.probe, pendingMs: 1_000, now: () => now });
+    const gate = new CompletionGate({ probe: manual.probe, pendingMs: 1_000, outageHangMs: 2_000, now: () => now });
     const quick = gate.check();
     now += 10;
     manual.answer();
@@ -70,15 +70,25 @@ describe('CompletionGate: does Temporal answer before a finished result is hande
     const slow = gate.check();
     now += 1_500;
     expect(gate.troubledSince(0)).toBe(true); // hanging now
+    expect(gate.outageSince(0)).toBe(false);
     manual.answer();
     await slow;
     expect(gate.troubledSince(0)).toBe(true); // answered, but after hanging: the server was away meanwhile
+    expect(gate.outageSince(0)).toBe(false);
     expect(gate.troubledSince(now + 1)).toBe(false);
+    const away = gate.check();
+    now += 2_500;
+    expect(gate.outageSince(0)).toBe(true); // hanging now
+    manual.answer();
+    await away;
+    expect(gate.outageSince(now)).toBe(true);
+    expect(gate.outageSince(now + 1)).toBe(false);
     const failing = gate.check();
     now += 100;
     manual.fail();
     await failing;
     expect(gate.troubledSince(now)).toBe(true);
+    expect(gate.outageSince(now)).toBe(true);
   });
 
   it('concurrent checks share one probe', async () => {
@@ -202,25 +212,5 @@ describe('CompletionGate: does Temporal answer before a finished result is hande
     now += 31_000;
     expect(gate.troubledSince(now - 60_000)).toBe(false);
     expect(gate.outageSince(now - 60_000)).toBe(false);
-  });
-
-  it('outageSince: only a probe that hung longer than outageHangMs (a slow server is not an outage)', async () => {
-    let now = 0;
-    const manual = new ManualProbe();
-    const gate = new CompletionGate({ probe: manual.probe, pendingMs: 1_000, outageHangMs: 2_000, now: () => now });
-    const slow = gate.check();
-    now += 1_500;
-    expect(gate.outageSince(0)).toBe(false);
-    manual.answer();
-    await slow;
-    expect(gate.troubledSince(0)).toBe(true);
-    expect(gate.outageSince(0)).toBe(false);
-    const away = gate.check();
-    now += 2_500;
-    expect(gate.outageSince(0)).toBe(true); // hanging now
-    manual.answer();
-    await away;
-    expect(gate.outageSince(now)).toBe(true);
-    expect(gate.outageSince(now + 1)).toBe(false);
   });
 });
