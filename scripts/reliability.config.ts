@@ -13,6 +13,9 @@ export default defineConfig({
   test: {
     ...base.test,
     include: ['test/reliability/**/*.reliability.ts'],
+    // Workflows on the SDK's workflow thread, as in production: the processes these runs kill and restart are the
+    // product's own, not the test files' (vitest.config.ts moves them onto the test's thread for speed).
+    env: {},
     // Each file runs its scenarios concurrently and waits on real heartbeat timeouts.
     testTimeout: 300_000,
     hookTimeout: 240_000,
