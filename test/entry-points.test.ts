@@ -77,6 +77,10 @@ describe('entry points by role', () => {
     expect(loaded).toEqual(expect.arrayContaining(['@temporalio/worker', '@modelcontextprotocol/client']));
   });
 
+  it('durable-agent: a client-only import loads no zod (src/agent-client/output-format.ts loads it for a zod schema)', () => {
+    expect(packagesLoadedBy('durable-agent')).not.toContain('zod');
+  });
+
   it.each(['durable-agent', 'durable-agent/worker', 'durable-agent/testing'])(
     '%s loads neither provider SDK, nor the tracer provider and its exporters, nor the price table until used',
     (specifier) => {

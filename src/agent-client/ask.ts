@@ -46,7 +46,7 @@ export async function askAndWait(
   const message: IncomingMessage = {
     id: options.messageId ?? randomUUID(),
     content,
-    ...(options.output ? { output: toOutputFormat(options.output) } : {}),
+    ...(options.output ? { output: await toOutputFormat(options.output) } : {}),
   };
   const startedAt = Date.now();
   const controller = new AbortController();

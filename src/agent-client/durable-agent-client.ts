@@ -141,7 +141,7 @@ export class DurableAgentClient {
     const message: IncomingMessage = {
       id: options.messageId ?? randomUUID(),
       content,
-      ...(options.output ? { output: toOutputFormat(options.output) } : {}),
+      ...(options.output ? { output: await toOutputFormat(options.output) } : {}),
     };
     const workflowId = conversationWorkflowId(conversationId);
     return await this.runs.withTarget(

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { JsonObject } from '../shared/types.js';
 import type { OutputFormat } from '../workflows/structured-output.js';
 
@@ -8,10 +8,15 @@ import type { OutputFormat } from '../workflows/structured-output.js';
  */
 export type OutputRequest = Omit<OutputFormat, 'schema'> & { schema: JsonObject | z.ZodType };
 
-/** The format as the conversation takes it: a zod schema written as JSON Schema (the shape of what it outputs). */
-export function toOutputFormat(request: OutputRequest): OutputFormat {
+/**
+ * The format as the conversation takes it: a zod schema written as JSON Schema (the shape of what it outputs). zod is
+ * loaded only for a zod schema (the caller has loaded it already): every client process, each CLI command among them,
+ * would otherwise spend a tenth of its start-up evaluating zod's modules.
+ */
+export async function toOutputFormat(request: OutputRequest): Promise<OutputFormat> {
   const { schema } = request;
   if (typeof schema !== 'object' || schema === null || !('_zod' in schema)) return request as OutputFormat;
-  const { $schema: _draft, ...jsonSchema } = z.toJSONSchema(schema as z.ZodType, { io: 'output' }) as JsonObject;
+  const { toJSONSchema } = await import('zod');
+  const { $schema: _draft, ...jsonSchema } = toJSONSchema(schema as z.ZodType, { io: 'output' }) as JsonObject;
   return { ...request, schema: jsonSchema };
 }

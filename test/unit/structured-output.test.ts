@@ -28,8 +28,8 @@ describe('structured output rules', () => {
     expect(() => validateMessage({ id: 'm', content: 'hi', output: { schema: 3 } }, {})).toThrow(/"output.schema"/);
   });
 
-  it('the client writes a zod schema as the JSON Schema of what it outputs', () => {
-    const format = toOutputFormat({ schema: z.object({ n: z.number().int() }), name: 'count' });
+  it('the client writes a zod schema as the JSON Schema of what it outputs', async () => {
+    const format = await toOutputFormat({ schema: z.object({ n: z.number().int() }), name: 'count' });
     expect(format).toEqual({
       name: 'count',
       schema: {
