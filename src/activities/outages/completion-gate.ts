@@ -97,16 +97,18 @@ export class CompletionGate {
    * out at once the attempts whose heartbeat timeout passed meanwhile, so such an attempt may be gone.
    */
   troubledSince(time: number): boolean {
-    const { now, pendingMs } = this.options;
-    if (this.probing !== undefined && now() - this.lastProbeAt > pendingMs) return true;
-    return this.lastTroubleAt >= time;
+    return this.awaySince(time, this.options.pendingMs, this.lastTroubleAt);
   }
 
   /** Like {@link troubledSince}, for hangs longer than `outageHangMs`: the server was away, not merely slow. */
   outageSince(time: number): boolean {
-    const { now, outageHangMs } = this.options;
-    if (this.probing !== undefined && now() - this.lastProbeAt > outageHangMs) return true;
-    return this.lastOutageAt >= time;
+    return this.awaySince(time, this.options.outageHangMs, this.lastOutageAt);
+  }
+
+  /** A probe hangs longer than `hangMs` now, or one that failed or hung that long ended at `lastAt`, not before `time`. */
+  private awaySince(time: number, hangMs: number, lastAt: number): boolean {
+    if (this.probing !== undefined && this.options.now() - this.lastProbeAt > hangMs) return true;
+    return lastAt >= time;
   }
 
   /** The gate's clock. */

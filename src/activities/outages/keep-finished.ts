@@ -55,6 +55,8 @@ export interface KeepFinishedCall<T> {
 
 /** Why this worker delivers an outcome itself (see {@link FinishedWork.deliverLater}). */
 type Why = 'kept' | 'outage' | 'handed over';
+/** Why an attempt ends without a report and this worker delivers its outcome instead. */
+type HandOffWhy = Exclude<Why, 'handed over'>;
 
 type Outcome = { kind: 'completed'; value: unknown } | { kind: 'failed'; error: unknown };
 
@@ -251,13 +253,13 @@ export class FinishedWork {
    * ran. Then Temporal may have timed the attempt out as it came back, and refuses the worker's report ("Activity not
    * found on completion"); delivered here, by task token, else by activity id, it reaches the retry.
    */
-  private async route(startedAt: number): Promise<{ deliverItself: boolean; why: 'kept' | 'outage' }> {
+  private async route(startedAt: number): Promise<{ deliverItself: boolean; why: HandOffWhy }> {
     if (!(this.gate.isOpen() || (await this.gate.check()))) return { deliverItself: true, why: 'kept' };
     return { deliverItself: this.gate.troubledSince(startedAt), why: 'outage' };
   }
 
   /** Deliver the outcome in the background and end the attempt without a report (throws `CompleteAsyncError`). */
-  private handOff(context: Context, outcome: Outcome, why: 'kept' | 'outage'): never {
+  private handOff(context: Context, outcome: Outcome, why: HandOffWhy): never {
     this.deliverLater(this.deliveryOf(context, outcome), why);
     throw new CompleteAsyncError();
   }
