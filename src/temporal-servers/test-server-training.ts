@@ -23,6 +23,14 @@ export async function driveOneWorkflow(address: string): Promise<void> {
     const workflowId = `class-archive-training-${randomUUID()}`;
     const identity = 'durable-agent provisioning';
     const call = <T>(fn: () => Promise<T>) => connection.withDeadline(Date.now() + 10_000, fn);
+    type Commands = Parameters<typeof service.respondWorkflowTaskCompleted>[0]['commands'];
+    /** Poll the workflow task the last call made, and complete it with `commands`. */
+    const completeWorkflowTask = async (commands: Commands) => {
+      const task = await call(() => service.pollWorkflowTaskQueue({ namespace, taskQueue, identity }));
+      await call(() =>
+        service.respondWorkflowTaskCompleted({ namespace, taskToken: task.taskToken, identity, commands }),
+      );
+    };
 
     const { runId } = await call(() =>
       service.startWorkflowExecution({
@@ -35,30 +43,22 @@ export async function driveOneWorkflow(address: string): Promise<void> {
       }),
     );
     const execution = { workflowId, runId };
-    const firstTask = await call(() => service.pollWorkflowTaskQueue({ namespace, taskQueue, identity }));
-    await call(() =>
-      service.respondWorkflowTaskCompleted({
-        namespace,
-        taskToken: firstTask.taskToken,
-        identity,
-        commands: [
-          {
-            commandType: CommandType.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK,
-            scheduleActivityTaskCommandAttributes: {
-              activityId: '1',
-              activityType: { name: 'training' },
-              taskQueue,
-              startToCloseTimeout: msToTs('30 s'),
-              heartbeatTimeout: msToTs('10 s'),
-            },
-          },
-          {
-            commandType: CommandType.COMMAND_TYPE_START_TIMER,
-            startTimerCommandAttributes: { timerId: '1', startToFireTimeout: msToTs('10 minutes') },
-          },
-        ],
-      }),
-    );
+    await completeWorkflowTask([
+      {
+        commandType: CommandType.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK,
+        scheduleActivityTaskCommandAttributes: {
+          activityId: '1',
+          activityType: { name: 'training' },
+          taskQueue,
+          startToCloseTimeout: msToTs('30 s'),
+          heartbeatTimeout: msToTs('10 s'),
+        },
+      },
+      {
+        commandType: CommandType.COMMAND_TYPE_START_TIMER,
+        startTimerCommandAttributes: { timerId: '1', startToFireTimeout: msToTs('10 minutes') },
+      },
+    ]);
     const activity = await call(() => service.pollActivityTaskQueue({ namespace, taskQueue, identity }));
     await call(() => service.recordActivityTaskHeartbeat({ namespace, taskToken: activity.taskToken, identity }));
     await call(() => service.respondActivityTaskCompleted({ namespace, taskToken: activity.taskToken, identity }));
@@ -71,24 +71,16 @@ export async function driveOneWorkflow(address: string): Promise<void> {
         requestId: randomUUID(),
       }),
     );
-    const secondTask = await call(() => service.pollWorkflowTaskQueue({ namespace, taskQueue, identity }));
-    await call(() =>
-      service.respondWorkflowTaskCompleted({
-        namespace,
-        taskToken: secondTask.taskToken,
-        identity,
-        commands: [
-          {
-            commandType: CommandType.COMMAND_TYPE_CANCEL_TIMER,
-            cancelTimerCommandAttributes: { timerId: '1' },
-          },
-          {
-            commandType: CommandType.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION,
-            completeWorkflowExecutionCommandAttributes: {},
-          },
-        ],
-      }),
-    );
+    await completeWorkflowTask([
+      {
+        commandType: CommandType.COMMAND_TYPE_CANCEL_TIMER,
+        cancelTimerCommandAttributes: { timerId: '1' },
+      },
+      {
+        commandType: CommandType.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION,
+        completeWorkflowExecutionCommandAttributes: {},
+      },
+    ]);
     await call(() => service.describeWorkflowExecution({ namespace, execution }));
     await call(() => service.getWorkflowExecutionHistory({ namespace, execution }));
   } finally {
