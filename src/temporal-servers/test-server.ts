@@ -18,7 +18,7 @@ const ARTIFACT = `io.temporal:temporal-test-server:${TEMPORAL_TEST_SERVER_VERSIO
 export function testServerCacheEntry(config: Pick<Config, 'cacheDir'>): CacheEntry {
   return {
     cacheDir: config.cacheDir,
-    // `-cds`: the entry has a class archive beside its launcher; entries without one (before 0.2) are not reused.
+    // `-cds`: the entry has a class archive beside its launcher; entries without one (0.1.0's) are not reused.
     name: `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}-cds`,
     executable: 'launcher',
   };
@@ -127,7 +127,7 @@ async function fetchTestServer(stagingDir: string, progress: Progress): Promise<
   const jars = (await fs.readdir(path.join(stagingDir, 'lib'))).filter((name) => name.endsWith('.jar')).sort();
   const launcher = path.join(stagingDir, 'launcher');
   await fs.writeFile(launcher, launcherScript(jars.map((jar) => `lib/${jar}`).join(':')), { mode: 0o755 });
-  await progress.step('recording the classes a start loads (class data sharing)', () =>
+  await progress.step('recording the classes of a start and of one workflow (class data sharing)', () =>
     recordClassArchive(launcher, stagingDir, progress),
   );
 }
@@ -135,9 +135,9 @@ async function fetchTestServer(stagingDir: string, progress: Progress): Promise<
 /**
  * Starts the server once with `-XX:ArchiveClassesAtExit`, runs one workflow on it (test-server-training.ts) and stops
  * it with SIGTERM: the JVM writes the classes it loaded to CLASS_ARCHIVE as it exits, and every later start maps them
- * instead of parsing and verifying them again. The archive is then checked by a start that must use it (`-Xshare:on`): the JVM maps the file
- * without checking its contents, and one cut short makes every start crash, so an archive that fails is removed. It is
- * only an optimization: without one the server starts as before.
+ * instead of parsing and verifying them again. The archive is then checked by a start that must use it
+ * (`-Xshare:on`): the JVM maps the file without checking its contents, and one cut short makes every start crash, so an
+ * archive that fails is removed. It is only an optimization: without one the server starts as before.
  */
 async function recordClassArchive(launcher: string, directory: string, progress: Progress): Promise<void> {
   const archive = path.join(directory, CLASS_ARCHIVE);
