@@ -41,12 +41,11 @@ export default defineConfig({
     // Child processes, not threads: the native Temporal resources a file creates (servers, a Runtime) end with its
     // process at the latest.
     pool: 'forks',
-    // Four files at a time on two cores: much of a file's time is waiting (heartbeat timeouts, outages, retries), so
-    // more files than cores keep the cores busy (npm test: three files 562 → 451 s at the same 809 s of CPU; with the
-    // shared processes below, four 356 → 324 s, shuffled 371 → 350 s). A JVM test server's start-up stays inside the
-    // SDK's fixed 5 s window (0.25 s on an idle machine with its class archive; 1.9 s at worst under heavy load before
-    // it, see docs/servers.md), and a start that misses it is tried again (src/testing/environment.ts).
-    maxWorkers: 4,
+    // Three files at a time on two cores: a third of a file's time is waiting (heartbeat timeouts, outages, retries),
+    // so a third file keeps the cores busy (npm test: 562 → 451 s, the CPU the same 809 s). A JVM test server's
+    // start-up stays inside the SDK's fixed 5 s window (worst 1.9 s on a heavily loaded machine, see docs/servers.md),
+    // and a start that misses it is tried again (src/testing/environment.ts).
+    maxWorkers: 3,
     fileParallelism: true,
     // A process runs file after file without loading their modules again: the Temporal SDK alone is 0.7 s of CPU per
     // file that uses it, a sixth of the suite's CPU (npm test 417 → 356 s). Every file stops what it starts in its
