@@ -38,8 +38,7 @@ export default defineConfig({
     // Each test file starts its own server (one environment per file) and bundles workflow code: real seconds.
     testTimeout: 60_000,
     teardownTimeout: 30_000,
-    // Child processes, not threads: the native Temporal resources a file creates (servers, a Runtime) end with its
-    // process at the latest.
+    // Separate processes, because each file owns native Temporal resources (servers, a Runtime) that must die with it.
     pool: 'forks',
     // Three files at a time on two cores: a third of a file's time is waiting (heartbeat timeouts, outages, retries),
     // so a third file keeps the cores busy (npm test: 562 → 451 s, the CPU the same 809 s). A JVM test server's
@@ -47,10 +46,5 @@ export default defineConfig({
     // and a start that misses it is tried again (src/testing/environment.ts).
     maxWorkers: 3,
     fileParallelism: true,
-    // A process runs file after file without loading their modules again: the Temporal SDK alone is 0.7 s of CPU per
-    // file that uses it, a sixth of the suite's CPU (npm test 417 → 356 s). Every file stops what it starts in its
-    // afterAll and restores what it stubs, and the files pass in any order (checked with --sequence.shuffle.files);
-    // the Runtime is shared (test/setup-runtime.ts).
-    isolate: false,
   },
 });
