@@ -156,8 +156,9 @@ async function recordClassArchive(launcher: string, directory: string, progress:
 /**
  * Starts the launcher with `javaOptions` added, waits for its port, runs `use` on it and stops it with SIGTERM (so
  * that the JVM exits normally); resolves with why it did not open its port, or undefined when it did.
+ * @internal exported for test/temporal-servers/test-server-start.test.ts
  */
-async function startOnce(
+export async function startOnce(
   launcher: string,
   javaOptions: string,
   use?: (address: string) => Promise<void>,

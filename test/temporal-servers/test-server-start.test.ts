@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { findFreePort, waitForPort } from '../../src/temporal-servers/ports.js';
-import { resolveTestServer } from '../../src/temporal-servers/test-server.js';
+import { resolveTestServer, startOnce } from '../../src/temporal-servers/test-server.js';
 import { driveOneWorkflow } from '../../src/temporal-servers/test-server-training.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 
@@ -63,21 +61,11 @@ describe('the time-skipping test server', () => {
   test('the provisioned server maps the classes of its start and of a workflow from its class archive', async () => {
     const real = await resolveTestServer(loadConfig());
     if (real.kind !== 'path') throw new Error(`The test server is not provisioned: ${real.reason}`);
-    const port = await findFreePort();
     const log = path.join(directory, 'class-load.log');
     // -Xshare:on: a start that cannot map the archive fails instead of going on without it.
-    const server = spawn(real.path, [String(port), '--enable-time-skipping'], {
-      env: { ...process.env, JAVA_TOOL_OPTIONS: `-Xshare:on -Xlog:class+load=info:file=${log}` },
-      stdio: 'ignore',
-    });
-    const exited = new Promise((resolve) => server.once('close', resolve));
-    try {
-      await waitForPort(port, { timeoutMs: 30_000 });
-      await driveOneWorkflow(`127.0.0.1:${port}`);
-    } finally {
-      server.kill('SIGTERM');
-      await exited;
-    }
+    await expect(
+      startOnce(real.path, `-Xshare:on -Xlog:class+load=info:file=${log}`, (address) => driveOneWorkflow(address)),
+    ).resolves.toBeUndefined();
     const loaded = readFileSync(log, 'utf8').split('\n');
     // The state of one workflow run: created by the first start of a workflow, never by the server's own start.
     expect(
