@@ -1,5 +1,7 @@
+import type { ConnectionPlugin } from '@temporalio/client';
 import type { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { cancellableRetryInterceptor } from '../agent-client/grpc-retry.js';
 import { loadConfig, type Config } from '../config.js';
 import {
   DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS,
@@ -44,6 +46,18 @@ function toExecutable(server: ProvisionedServer): Executable {
   return server.kind === 'path' ? { type: 'existing-path', path: server.path } : { type: 'cached-download' };
 }
 
+/**
+ * The environment's client connection (`env.connection`, `env.client`) retries failed calls as durable-agent's own
+ * client does (`cancellableRetryInterceptor`) instead of with the SDK's default interceptor, whose retry due after the
+ * connection closed throws "Channel has been shut down" from a timer: a call still being retried at `teardown()` (a long
+ * poll the stopped server dropped) was an uncaught exception in the test process, in whichever test ran there next.
+ * Here such a call fails ("Not sent again"). The workers' native connection retries in sdk-core and is unaffected.
+ */
+const closeSafeRetries: ConnectionPlugin = {
+  name: 'durable-agent.close-safe-retries',
+  configureConnection: (options) => ({ ...options, interceptors: [cancellableRetryInterceptor()] }),
+};
+
 async function startServer(
   what: string,
   server: ProvisionedServer,
@@ -74,7 +88,10 @@ export async function createTimeSkippingEnvironment(
   const server = await resolveTestServer(config, { log: options.log });
   return await startServer('time-skipping test server', server, (executable) =>
     startedWithinSdkWindow(() =>
-      TestWorkflowEnvironment.createTimeSkipping({ server: { executable, extraArgs: options.extraArgs } }),
+      TestWorkflowEnvironment.createTimeSkipping({
+        server: { executable, extraArgs: options.extraArgs },
+        plugins: [closeSafeRetries],
+      }),
     ),
   );
 }
@@ -116,6 +133,7 @@ export async function createLocalEnvironment(options: LocalEnvironmentOptions = 
         namespace: options.namespace,
         uiPort: options.uiPort,
       },
+      plugins: [closeSafeRetries],
     }),
   );
 }

@@ -74,3 +74,32 @@ it('DurableAgentClient.connect: a call cancelled while its retries wait settles 
   await sleep(MAX_RETRY_DELAY_MS * 3);
   expect(uncaught).toEqual([]);
 });
+
+it('createLocalEnvironment: a call still retried at teardown fails, and nothing throws after', async () => {
+  const own = await createLocalEnvironment();
+  // A long poll nothing answers: the close event of a run no worker takes.
+  const handle = await own.client.workflow.start('neverRun', {
+    taskQueue: 'no-worker-here',
+    workflowId: `grpc-retry-teardown-${Date.now()}`,
+  });
+  const longPoll = own.client.workflowService
+    .getWorkflowExecutionHistory({
+      namespace: 'default',
+      execution: { workflowId: handle.workflowId, runId: handle.firstExecutionRunId },
+      waitNewEvent: true,
+      historyEventFilterType: 2, // the close event only
+    })
+    .then(
+      () => 'answered',
+      (error: unknown) => error,
+    );
+  // Teardown closes the connection, then stops the server, which drops the long poll: a retry falls due after close.
+  await sleep(200);
+  await own.teardown();
+  // The bound only keeps a call that never settles (the SDK's interceptor throws from its timer instead) from hanging.
+  const outcome = await Promise.race([longPoll, sleep(5_000).then(() => 'still retrying')]);
+  expect(outcome).toBeInstanceOf(Error);
+  expect(String(outcome)).toMatch(/Not sent again: Channel has been shut down/);
+  await sleep(MAX_RETRY_DELAY_MS * 3);
+  expect(uncaught).toEqual([]);
+});
