@@ -16,8 +16,10 @@ export default defineConfig({
     // Workflows on the SDK's workflow thread, as in production: the processes these runs kill and restart are the
     // product's own, not the test files' (vitest.config.ts moves them onto the test's thread for speed).
     env: {},
-    // Two files at a time, as these runs were measured: their kills, outages and heartbeat timeouts are timed.
+    // Two files at a time, each in a fresh process, as these runs were measured: their kills, outages and heartbeat
+    // timeouts are timed.
     maxWorkers: 2,
+    isolate: true,
     // Each file runs its scenarios concurrently and waits on real heartbeat timeouts.
     testTimeout: 300_000,
     hookTimeout: 240_000,

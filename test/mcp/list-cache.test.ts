@@ -35,11 +35,14 @@ async function startListingServer(toolsListHint: CacheHint | undefined) {
     return server;
   });
   const http: Server = createServer(
-    getRequestListener(async (request) => {
-      const body = request.method === 'POST' ? ((await request.clone().json()) as { method?: string }) : {};
-      if (body.method === 'tools/list') counted.lists += 1;
-      return handler.fetch(request);
-    }),
+    getRequestListener(
+      async (request) => {
+        const body = request.method === 'POST' ? ((await request.clone().json()) as { method?: string }) : {};
+        if (body.method === 'tools/list') counted.lists += 1;
+        return handler.fetch(request);
+      },
+      { overrideGlobalObjects: false },
+    ),
   );
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const server = {
