@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import {
   bundleWorkflowCode,
@@ -15,7 +15,7 @@ import type { ActivityDependencies } from './activities/index.js';
 import { anthropicSdk, openaiSdk } from './activities/model/provider-sdks.js';
 import { ENCODED_FAILURE_CONVERTER_PATH, STACKLESS_FAILURE_CONVERTER_PATH } from './codec/data-converter.js';
 import type { EncryptionKey } from './codec/keys.js';
-import { connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './agent-client/connection.js';
+import { connectCancellable, connectionOptions, DEFAULT_TEMPORAL_ADDRESS } from './agent-client/connection.js';
 import { cacheDirOf, type Config } from './config.js';
 import { loadMcpConfig } from './mcp/config.js';
 import { loadPriceTable } from './pricing/price-table.js';
@@ -222,7 +222,9 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     apiKey: config.temporal.apiKey,
     metadata: clientOptions.metadata,
   });
-  const clientConnection = await Connection.connect(clientOptions);
+  // Its retries end with it: an activity's call still retried when a stop during an outage closes it fails, where the
+  // SDK's interceptor threw "Channel has been shut down" from a timer and the worker exited with code 1.
+  const clientConnection = await connectCancellable(clientOptions);
   const deploymentVersion = config.workerVersioning === undefined ? undefined : versionOf(config.workerVersioning);
   const telemetry = startTelemetry();
   try {

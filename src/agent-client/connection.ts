@@ -36,10 +36,20 @@ async function tlsOptions(config: TemporalConfig): Promise<ConnectionOptions['tl
  * @internal
  */
 export async function connectTemporal(config: TemporalConfig): Promise<Connection> {
+  return await connectCancellable(await connectionOptions(config));
+}
+
+/**
+ * `Connection.connect` with durable-agent's retries (`cancellableRetryInterceptor`) in place of the SDK's: a cancelled
+ * call stops retrying, and a retry due after `close()` fails its call instead of throwing from a timer. The CLI's and
+ * the worker's connections are made so.
+ * @internal
+ */
+export async function connectCancellable(options: ConnectionOptions): Promise<Connection> {
   // The interceptors are made before the connection, whose call context says which signal a call is made under.
   const made: { connection?: Connection } = {};
   made.connection = await Connection.connect({
-    ...(await connectionOptions(config)),
+    ...options,
     interceptors: [cancellableRetryInterceptor(() => made.connection?.callContextStorage.getStore()?.abortSignal)],
   });
   return made.connection;

@@ -198,6 +198,26 @@ describe('CompletionGate: does Temporal answer before a finished result is hande
     expect(probe).toHaveBeenCalledTimes(6);
   });
 
+  it('waitForAnswer ends once the connection is closed (the worker stopped), well before its deadline', async () => {
+    vi.useFakeTimers();
+    let closed = false;
+    const probe = vi.fn(async () => {
+      throw closed
+        ? Object.assign(new Error('Client already closed'), { name: 'IllegalStateError' })
+        : new Error('Unavailable');
+    });
+    const gate = new CompletionGate({ probe, retryMs: 100, maxRetryMs: 100 });
+    let outcome: { answered: boolean } | undefined;
+    void gate.waitForAnswer(Date.now() + 60 * 60_000).then((result) => (outcome = result));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(outcome).toBeUndefined();
+    expect(gate.stopped).toBe(false);
+    closed = true;
+    await vi.advanceTimersByTimeAsync(100);
+    expect(outcome).toEqual({ answered: false, waitedMs: 1_100 });
+    expect(gate.stopped).toBe(true);
+  });
+
   it('remembers a failed probe for troubledSince and outageSince, after the server answers again', async () => {
     let now = 0;
     const gate = new CompletionGate({ probe: scriptedProbe([false, true]), now: () => now });

@@ -46,10 +46,12 @@ class FakeCompletions {
 
 /** A probe that fails while `down` is true, and answers only after `answerAfterMs` (a server coming back). */
 function server() {
-  const state = { down: false, probes: 0, answerAfterMs: 0 };
+  const state = { down: false, closed: false, probes: 0, answerAfterMs: 0 };
   const probe = async () => {
     state.probes++;
     if (state.answerAfterMs > 0) await new Promise((resolve) => setTimeout(resolve, state.answerAfterMs));
+    // The worker's connection, closed when the worker stopped.
+    if (state.closed) throw Object.assign(new Error('Client already closed'), { name: 'IllegalStateError' });
     if (state.down) throw new Error('Unavailable');
   };
   return { state, probe };
@@ -97,6 +99,19 @@ async function until(check: () => boolean): Promise<void> {
   }
 }
 
+/** An attempt that finished while Temporal did not answer: its worker keeps the result and probes, delivering nothing. */
+async function keptDuringOutage() {
+  const bed = setup();
+  bed.temporal.state.down = true;
+  await expect(bed.run(1, {}, async () => ({ content: 'tool ran' })).result).rejects.toBeInstanceOf(CompleteAsyncError);
+  expect(bed.finished.pendingDeliveries).toBe(1);
+  const probesWhileDown = bed.temporal.state.probes;
+  await until(() => bed.temporal.state.probes > probesWhileDown + 2);
+  expect(bed.finished.pendingDeliveries).toBe(1);
+  expect(bed.completions.delivered).toEqual([]);
+  return bed;
+}
+
 describe('FinishedWork: finished results survive a Temporal outage', () => {
   it('while Temporal answers, returns the result to the worker and keeps it for a retry', async () => {
     const { run, finished, completions } = setup();
@@ -114,16 +129,18 @@ describe('FinishedWork: finished results survive a Temporal outage', () => {
   });
 
   it('when Temporal does not answer, ends the attempt as async and delivers the result by task token once it is back', async () => {
-    const { run, temporal, completions, finished } = setup();
-    temporal.state.down = true;
-    await expect(run(1, {}, async () => ({ content: 'tool ran' })).result).rejects.toBeInstanceOf(CompleteAsyncError);
-    expect(finished.pendingDeliveries).toBe(1);
-    const probesWhileDown = temporal.state.probes;
-    await until(() => temporal.state.probes > probesWhileDown + 2);
-    expect(completions.delivered).toEqual([]);
+    const { temporal, completions, finished } = await keptDuringOutage();
     temporal.state.down = false;
     await until(() => finished.pendingDeliveries === 0);
     expect(completions.delivered).toEqual([{ target: 'token', outcome: 'completed', value: { content: 'tool ran' } }]);
+  });
+
+  it('gives a kept result up when the worker stops before Temporal is back: nothing could send it, and the process may exit', async () => {
+    const { temporal, completions, finished } = await keptDuringOutage();
+    temporal.state.closed = true;
+    await until(() => finished.pendingDeliveries === 0);
+    expect(completions.delivered).toEqual([]);
+    expect(finished.gate.stopped).toBe(true);
   });
 
   it('delivers a result handed to the worker too when the next probe fails, unless a later probe got an answer', async () => {

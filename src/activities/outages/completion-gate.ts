@@ -73,6 +73,8 @@ export class CompletionGate {
   private running = 0;
   private lastActiveAt = Number.NEGATIVE_INFINITY;
   private refresher: ReturnType<typeof setInterval> | undefined;
+  /** A probe found the worker's connection closed (the worker stopped): no answer will come any more. */
+  private connectionClosed = false;
   /** Probes started, for tests and the benchmark's accounting. */
   probes = 0;
 
@@ -156,14 +158,25 @@ export class CompletionGate {
     return this.probing;
   }
 
-  /** Probe, with growing pauses, until the server answers, `until` (ms since the epoch) passes or `signal` aborts. */
+  /** True once a probe found the worker's connection closed: the worker stopped, and nothing can reach Temporal. */
+  get stopped(): boolean {
+    return this.connectionClosed;
+  }
+
+  /**
+   * Probe, with growing pauses, until the server answers, `until` (ms since the epoch) passes, `signal` aborts or the
+   * worker's connection is closed (its worker stopped: nothing could be sent any more, and the wait would keep a
+   * stopped worker's process alive until `until`).
+   */
   async waitForAnswer(until: number, signal?: AbortSignal): Promise<{ answered: boolean; waitedMs: number }> {
     const { now } = this.options;
     const startedAt = now();
     let delay = this.options.retryMs;
     for (;;) {
       if (await this.check()) return { answered: true, waitedMs: now() - startedAt };
-      if (signal?.aborted || now() + delay >= until) return { answered: false, waitedMs: now() - startedAt };
+      if (this.connectionClosed || signal?.aborted || now() + delay >= until) {
+        return { answered: false, waitedMs: now() - startedAt };
+      }
       await sleep(delay, signal);
       delay = Math.min(delay * 2, this.options.maxRetryMs);
     }
@@ -199,8 +212,10 @@ export class CompletionGate {
     } catch (error) {
       this.lastFailureAt = this.lastTroubleAt = this.lastOutageAt = now();
       // The worker's connection was closed (the worker shut down): nothing left to watch for.
-      if (isClosedConnection(error)) this.close();
-      else this.options.onFailure?.(this.lastAnsweredProbeAt);
+      if (isClosedConnection(error)) {
+        this.connectionClosed = true;
+        this.close();
+      } else this.options.onFailure?.(this.lastAnsweredProbeAt);
       return false;
     } finally {
       clearTimeout(timer);
@@ -209,7 +224,7 @@ export class CompletionGate {
 }
 
 /** What a closed `NativeConnection` (IllegalStateError "Client already closed") or grpc-js channel rejects with. */
-function isClosedConnection(error: unknown): boolean {
+export function isClosedConnection(error: unknown): boolean {
   return (
     error instanceof Error &&
     (error.name === 'IllegalStateError' || /^(Client already closed|Channel has been shut down)/.test(error.message))

@@ -1,7 +1,7 @@
 import { CompleteAsyncError, Context } from '@temporalio/activity';
 import { ActivityNotFoundError, type Client, type FullActivityId } from '@temporalio/client';
 import { errorMessage } from '../../shared/errors.js';
-import { CompletionGate, type CompletionGateOptions } from './completion-gate.js';
+import { CompletionGate, isClosedConnection, type CompletionGateOptions } from './completion-gate.js';
 import { failedAttemptsBefore } from '../calls/attempts.js';
 import { AttemptHeartbeat } from '../calls/heartbeat.js';
 import {
@@ -88,6 +88,14 @@ const HANDED_OVER_WINDOW_MS = 20_000;
 const RECENT_OUTAGE_MS = 60_000;
 /** The longest pause between two delivery attempts that the server refused for a reason other than "not found". */
 const MAX_DELIVERY_PAUSE_MS = 30_000;
+/**
+ * A kept result whose worker stopped (its connections closed) before Temporal answered again: nothing can send it any
+ * more, and waiting would keep the stopped worker's process alive. The call's retry runs it again elsewhere (its
+ * heartbeat timeout ends this attempt), unless sdk-core's own report got through.
+ */
+const STOPPED_UNDELIVERED =
+  'The worker stopped before Temporal answered again: the kept result was not delivered ' +
+  '(unless the worker reported it before, a retry of the call runs it again)';
 
 export class FinishedWork {
   readonly cache: ResultCache;
@@ -320,7 +328,8 @@ export class FinishedWork {
       const { answered } = await this.gate.waitForAnswer(until);
       const waitedSeconds = Math.round((Date.now() - startedAt) / 100) / 10;
       if (!answered) {
-        log.error('Temporal did not answer in time: the kept result was not delivered', { waitedSeconds });
+        if (this.gate.stopped) log.error(STOPPED_UNDELIVERED, { waitedSeconds });
+        else log.error('Temporal did not answer in time: the kept result was not delivered', { waitedSeconds });
         return;
       }
       try {
@@ -342,6 +351,10 @@ export class FinishedWork {
           const message = 'Temporal is back: the call was already closed; nothing to deliver';
           if (why !== 'handed over') log.info(message, { waitedSeconds });
           else log.debug(message, { waitedSeconds });
+          return;
+        }
+        if (isClosedConnection(error)) {
+          log.error(STOPPED_UNDELIVERED, { waitedSeconds, error: errorMessage(error) });
           return;
         }
         if (Date.now() + pauseMs >= until) {
