@@ -224,7 +224,7 @@ export class CompletionGate {
 }
 
 /** What a closed `NativeConnection` (IllegalStateError "Client already closed") or grpc-js channel rejects with. */
-export function isClosedConnection(error: unknown): boolean {
+function isClosedConnection(error: unknown): boolean {
   return (
     error instanceof Error &&
     (error.name === 'IllegalStateError' || /^(Client already closed|Channel has been shut down)/.test(error.message))

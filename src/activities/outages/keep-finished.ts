@@ -1,7 +1,7 @@
 import { CompleteAsyncError, Context } from '@temporalio/activity';
 import { ActivityNotFoundError, type Client, type FullActivityId } from '@temporalio/client';
 import { errorMessage } from '../../shared/errors.js';
-import { CompletionGate, isClosedConnection, type CompletionGateOptions } from './completion-gate.js';
+import { CompletionGate, type CompletionGateOptions } from './completion-gate.js';
 import { failedAttemptsBefore } from '../calls/attempts.js';
 import { AttemptHeartbeat } from '../calls/heartbeat.js';
 import {
@@ -351,10 +351,6 @@ export class FinishedWork {
           const message = 'Temporal is back: the call was already closed; nothing to deliver';
           if (why !== 'handed over') log.info(message, { waitedSeconds });
           else log.debug(message, { waitedSeconds });
-          return;
-        }
-        if (isClosedConnection(error)) {
-          log.error(STOPPED_UNDELIVERED, { waitedSeconds, error: errorMessage(error) });
           return;
         }
         if (Date.now() + pauseMs >= until) {
