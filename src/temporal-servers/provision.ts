@@ -4,6 +4,7 @@ import { ServerUnavailableError } from './errors.js';
 import { Progress, stderrLog, type ProgressLog } from './progress.js';
 import type { ProvisionedServer, ServerKind } from './provisioned-server.js';
 import { downloadWithSdk } from './sdk-download.js';
+import { errorMessage } from '../shared/errors.js';
 
 export interface ProvisionOptions {
   /** Receives the step-by-step progress report; default: lines on stderr. */
@@ -12,28 +13,34 @@ export interface ProvisionOptions {
   sdkDownload?: boolean;
 }
 
+/** One way to provide a server: where its result is cached, what it needs, and how it is made. */
+export interface ServerSource {
+  /** Where the executable lives in the cache, whether or not it has been provided yet. */
+  entry: CacheEntry;
+  /** What this machine lacks for this way, with what to install; undefined when it can go this way. */
+  missingTools(): Promise<string | undefined>;
+  /** Said once before it starts: what it fetches or builds, and where. */
+  description: string;
+  /** Puts the server into the staging directory, which becomes the cache entry once complete. */
+  provide(stagingDir: string, progress: Progress): Promise<void>;
+}
+
 /** What differs between the dev server and the test server; the order in which they are looked for is the same. */
 export interface ServerRecipe {
   kind: ServerKind;
   /** The variable that names an existing executable (`TEMPORAL_CLI_PATH`, …) and its value, if set. */
   override: { variable: string; path: string | undefined };
-  /** Where the executable lives in the cache, whether or not it has been built yet. */
-  entry: CacheEntry;
-  /** What this machine lacks to build the server, with what to install; undefined when it can build. */
-  missingBuildTools(): Promise<string | undefined>;
-  /** Said once before a build starts: what it builds, where, and that it takes a while. */
-  buildDescription: string;
-  /** Builds the server into the staging directory, which becomes the cache entry once complete. */
-  build(stagingDir: string, progress: Progress): Promise<void>;
+  /** The ways to provide it, preferred first. */
+  sources: ServerSource[];
 }
 
 /**
- * Finds a server: the override variable, then the cache, then a build when the build tools are installed. Without them
- * it answers `sdk-download`, leaving the download to @temporalio/testing, which works only on machines that reach
- * Temporal's download site.
+ * Finds a server: the override variable, then any source's cache entry, then the first source this machine has the
+ * tools for (the next one when it fails). When no source can run it answers `sdk-download`, leaving the download to
+ * @temporalio/testing, which works only on machines that reach Temporal's download site.
  */
 export async function resolveServer(recipe: ServerRecipe, options: ProvisionOptions = {}): Promise<ProvisionedServer> {
-  const { override, entry } = recipe;
+  const { override, sources } = recipe;
   if (override.path !== undefined) {
     const file = path.resolve(override.path);
     if (!(await isExecutable(file))) {
@@ -41,15 +48,39 @@ export async function resolveServer(recipe: ServerRecipe, options: ProvisionOpti
     }
     return { kind: 'path', path: file, source: 'environment' };
   }
-  const cached = cachedExecutablePath(entry);
-  if (await isExecutable(cached)) return { kind: 'path', path: cached, source: 'cache' };
-  const missing = await recipe.missingBuildTools();
-  if (missing !== undefined) return { kind: 'sdk-download', reason: missing };
-  const progress = new Progress(recipe.kind, options.log ?? stderrLog);
-  progress.info(recipe.buildDescription);
-  const built = await installIntoCache(entry, progress, (stagingDir) => recipe.build(stagingDir, progress));
-  progress.finished(`ready: ${built}`);
-  return { kind: 'path', path: built, source: 'built' };
+  for (const { entry } of sources) {
+    const cached = cachedExecutablePath(entry);
+    if (await isExecutable(cached)) return { kind: 'path', path: cached, source: 'cache' };
+  }
+  const missing: string[] = [];
+  const failures: string[] = [];
+  let progress: Progress | undefined;
+  for (const source of sources) {
+    const lacking = await source.missingTools();
+    if (lacking !== undefined) {
+      missing.push(lacking);
+      continue;
+    }
+    progress ??= new Progress(recipe.kind, options.log ?? stderrLog);
+    progress.info(source.description);
+    try {
+      const built = await installIntoCache(source.entry, progress, (stagingDir) =>
+        source.provide(stagingDir, progress!),
+      );
+      progress.finished(`ready: ${built}`);
+      return { kind: 'path', path: built, source: 'built' };
+    } catch (error) {
+      failures.push(errorMessage(error));
+      progress.info(`that failed: ${errorMessage(error)}`);
+    }
+  }
+  if (failures.length > 0) {
+    throw new ServerUnavailableError(
+      `Cannot provision the Temporal ${recipe.kind}: ${[...failures, ...missing].join(' ')} ` +
+        `(or set ${override.variable} to an existing executable)`,
+    );
+  }
+  return { kind: 'sdk-download', reason: missing.join(' ') };
 }
 
 /**
@@ -59,9 +90,10 @@ export async function resolveServer(recipe: ServerRecipe, options: ProvisionOpti
 export async function ensureServer(recipe: ServerRecipe, options: ProvisionOptions = {}): Promise<string> {
   const server = await resolveServer(recipe, options);
   if (server.kind === 'path') return server.path;
-  if (options.sdkDownload === false) {
+  const cacheDir = recipe.sources[0]?.entry.cacheDir;
+  if (options.sdkDownload === false || cacheDir === undefined) {
     throw new ServerUnavailableError(`Cannot provision the Temporal ${recipe.kind}: ${server.reason}`);
   }
   const progress = new Progress(recipe.kind, options.log ?? stderrLog);
-  return await downloadWithSdk(recipe.entry.cacheDir, recipe.kind, server.reason, progress);
+  return await downloadWithSdk(cacheDir, recipe.kind, server.reason, progress);
 }

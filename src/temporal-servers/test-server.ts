@@ -35,15 +35,19 @@ function testServerRecipe(config: Config): ServerRecipe {
   return {
     kind: 'test server',
     override: { variable: 'TEMPORAL_TEST_SERVER_PATH', path: config.testServerPath },
-    entry,
-    missingBuildTools: async () => {
-      const missing = [];
-      if (!(await commandExists('mvn', ['--version']))) missing.push('`mvn`');
-      if (!(await commandExists('java', ['-version']))) missing.push('`java`');
-      return missing.length > 0 ? `${missing.join(' and ')} not found on PATH. ${installHint}` : undefined;
-    },
-    buildDescription: `fetching ${ARTIFACT} from Maven Central into ${entry.cacheDir} (once per version)`,
-    build: fetchTestServer,
+    sources: [
+      {
+        entry,
+        missingTools: async () => {
+          const missing = [];
+          if (!(await commandExists('mvn', ['--version']))) missing.push('`mvn`');
+          if (!(await commandExists('java', ['-version']))) missing.push('`java`');
+          return missing.length > 0 ? `${missing.join(' and ')} not found on PATH. ${installHint}` : undefined;
+        },
+        description: `fetching ${ARTIFACT} from Maven Central into ${entry.cacheDir} (once per version)`,
+        provide: fetchTestServer,
+      },
+    ],
   };
 }
 

@@ -11,6 +11,7 @@ import {
   ServerUnavailableError,
   silentLog,
 } from '../../src/temporal-servers/index.js';
+import { cachedExecutablePath as cachedExecutable } from '../../src/temporal-servers/cache.js';
 import { ensureServer, resolveServer, type ServerRecipe } from '../../src/temporal-servers/provision.js';
 
 let emptyDir: string;
@@ -50,7 +51,8 @@ test('resolve: TEMPORAL_CLI_PATH and TEMPORAL_TEST_SERVER_PATH win over everythi
 test('resolve: without Go or Maven, one error says what to install (and the SDK download is the fallback)', async () => {
   process.env.PATH = emptyDir;
   try {
-    const config = configWith({});
+    // Temporal's release binary needs no tools (test/temporal-servers/cli-release.test.ts); the build from source does.
+    const config = configWith({ DURABLE_AGENT_TEMPORAL_CLI_SOURCE: 'go' });
     await expect(resolveDevServer(config, { log: silentLog })).resolves.toMatchObject({ kind: 'sdk-download' });
     await expect(ensureDevServer(config, { log: silentLog, sdkDownload: false })).rejects.toThrow(
       /Cannot provision the Temporal dev server: `go` was not found on PATH\. Install Go .* or set TEMPORAL_CLI_PATH/,
@@ -63,18 +65,25 @@ test('resolve: without Go or Maven, one error says what to install (and the SDK 
   }
 });
 
-/** A server that any machine can "build": a shell script, after `missing` says the tools are there. */
+/** A way to provide a server that any machine can go: a shell script, after `missing` says the tools are there. */
+function thingSource(cacheDir: string, name: string, missing: string | undefined, builds: string[], fails?: string) {
+  return {
+    entry: { cacheDir, name, executable: 'thing' },
+    missingTools: async () => missing,
+    description: `making ${name}`,
+    provide: async (stagingDir: string) => {
+      builds.push(name);
+      if (fails !== undefined) throw new Error(fails);
+      await fs.writeFile(path.join(stagingDir, 'thing'), '#!/bin/sh\n', { mode: 0o755 });
+    },
+  };
+}
+
 function recipe(cacheDir: string, missing: string | undefined, builds: string[]): ServerRecipe {
   return {
     kind: 'dev server',
     override: { variable: 'TEMPORAL_CLI_PATH', path: undefined },
-    entry: { cacheDir, name: 'thing-1.0.0', executable: 'thing' },
-    missingBuildTools: async () => missing,
-    buildDescription: 'building the thing',
-    build: async (stagingDir) => {
-      builds.push(stagingDir);
-      await fs.writeFile(path.join(stagingDir, 'thing'), '#!/bin/sh\n', { mode: 0o755 });
-    },
+    sources: [thingSource(cacheDir, 'thing-1.0.0', missing, builds)],
   };
 }
 
@@ -97,7 +106,7 @@ test('resolve: one search for both servers: build once into the cache, then answ
   });
   await expect(ensureServer(recipe(cacheDir, undefined, builds), { log })).resolves.toBe(executable);
   expect(builds).toHaveLength(1);
-  expect(lines[0]).toBe('[durable-agent] dev server: building the thing');
+  expect(lines[0]).toBe('[durable-agent] dev server: making thing-1.0.0');
 });
 
 test('resolve: without the build tools the answer is the SDK download, and ensure without it names what is missing', async () => {
@@ -112,4 +121,58 @@ test('resolve: without the build tools the answer is the SDK download, and ensur
     `Cannot provision the Temporal dev server: ${missing}`,
   );
   expect(builds).toHaveLength(0);
+});
+
+test("resolve: any source's cache entry is used before anything is made, whichever source is preferred", async () => {
+  const cacheDir = path.join(emptyDir, 'recipe-second-cached');
+  const builds: string[] = [];
+  const second = thingSource(cacheDir, 'thing-built', undefined, builds);
+  await fs.mkdir(path.join(cacheDir, 'thing-built'), { recursive: true });
+  await fs.writeFile(cachedExecutable(second.entry), '#!/bin/sh\n', { mode: 0o755 });
+  const twoWays: ServerRecipe = {
+    kind: 'dev server',
+    override: { variable: 'TEMPORAL_CLI_PATH', path: undefined },
+    sources: [thingSource(cacheDir, 'thing-release', undefined, builds), second],
+  };
+  await expect(resolveServer(twoWays, { log: silentLog })).resolves.toEqual({
+    kind: 'path',
+    path: cachedExecutable(second.entry),
+    source: 'cache',
+  });
+  expect(builds).toEqual([]);
+});
+
+test('resolve: when the preferred source fails the next one runs; when all fail, one error names every failure', async () => {
+  const cacheDir = path.join(emptyDir, 'recipe-fallback');
+  const builds: string[] = [];
+  const lines: string[] = [];
+  const fallback: ServerRecipe = {
+    kind: 'dev server',
+    override: { variable: 'TEMPORAL_CLI_PATH', path: undefined },
+    sources: [
+      thingSource(cacheDir, 'thing-release', undefined, builds, 'the index answered HTTP 503'),
+      thingSource(cacheDir, 'thing-built', undefined, builds),
+    ],
+  };
+  await expect(resolveServer(fallback, { log: (line) => lines.push(line) })).resolves.toEqual({
+    kind: 'path',
+    path: path.join(cacheDir, 'thing-built', 'thing'),
+    source: 'built',
+  });
+  expect(builds).toEqual(['thing-release', 'thing-built']);
+  expect(lines).toContain('[durable-agent] dev server: that failed: the index answered HTTP 503');
+
+  const nothingWorks: ServerRecipe = {
+    kind: 'dev server',
+    override: { variable: 'TEMPORAL_CLI_PATH', path: undefined },
+    sources: [
+      thingSource(path.join(emptyDir, 'recipe-all-fail'), 'thing-release', undefined, builds, 'HTTP 503.'),
+      thingSource(path.join(emptyDir, 'recipe-all-fail'), 'thing-built', '`go` was not found on PATH.', builds),
+    ],
+  };
+  await expect(ensureServer(nothingWorks, { log: silentLog })).rejects.toThrow(
+    'Cannot provision the Temporal dev server: HTTP 503. `go` was not found on PATH. (or set TEMPORAL_CLI_PATH to an existing executable)',
+  );
+  // A failed attempt leaves neither a half entry nor its lock behind.
+  await expect(fs.readdir(path.join(emptyDir, 'recipe-all-fail'))).resolves.toEqual([]);
 });
