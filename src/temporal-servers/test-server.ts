@@ -37,6 +37,7 @@ function testServerRecipe(config: Config): ServerRecipe {
     override: { variable: 'TEMPORAL_TEST_SERVER_PATH', path: config.testServerPath },
     sources: [
       {
+        name: 'The Maven download',
         entry,
         missingTools: async () => {
           const missing = [];

