@@ -49,7 +49,10 @@ async function wheelUrl(indexUrl: string, wheel: ReleaseWheel): Promise<string> 
     }
   }
   if (href === undefined) throw new ReleaseFetchError(`${page.href} does not list ${wheel.file}`);
-  return new URL(href, base).href;
+  // An HTML page's links carry the file's hash as a fragment (`#sha256=…`); ours is the pinned one, checked after.
+  const url = new URL(href, base);
+  url.hash = '';
+  return url.href;
 }
 
 /** Downloads `url` to `target`, hashing as it writes; answers the SHA-256 in hex. */
