@@ -1,5 +1,4 @@
 import { accessSync, constants } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -9,6 +8,7 @@ import {
   type EncryptionKey,
 } from './codec/keys.js';
 import { MAX_TOOL_RESULT_CHARS } from './shared/payload-limits.js';
+import { ADDRESS_SHAPE, addressProblem } from './temporal-address.js';
 import { readTemporalProfile, type TemporalProfile } from './temporal-profile.js';
 import { DEFAULT_PACKAGE_INDEX_URL } from './temporal-servers/versions.js';
 
@@ -92,10 +92,6 @@ function readIndexUrl(env: Env): string {
   return value;
 }
 
-const ADDRESS_SHAPE =
-  'host:port (a port from 1 to 65535; an IPv6 host in brackets), such as localhost:7233, [::1]:7233 or ' +
-  'my-ns.a1b2c.tmprl.cloud:7233';
-
 function readAddress(env: Env, name: string): string | undefined {
   const value = read(env, name);
   if (value === undefined) return undefined;
@@ -104,38 +100,6 @@ function readAddress(env: Env, name: string): string | undefined {
     throw new ConfigError(`Invalid ${name}=${JSON.stringify(value)} (${problem}): expected ${ADDRESS_SHAPE}.`);
   }
   return value;
-}
-
-/**
- * What is wrong with a `host:port` address, or undefined when nothing is. Checked here because the Temporal core
- * bridge reports a bad address only when it connects, as "client_new.args[1].targetUrl: invalid port number".
- */
-function addressProblem(address: string): string | undefined {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(address)) return 'a URL, not host:port: leave out the scheme';
-  const bracketed = /^\[([^\]]*)\](?::(.*))?$/.exec(address);
-  if (address.startsWith('[') && bracketed === null) return 'an IPv6 host needs its closing bracket';
-  let host: string;
-  let port: string | undefined;
-  if (bracketed !== null) {
-    host = bracketed[1]!;
-    port = bracketed[2];
-    if (!net.isIPv6(host) || host.includes('%')) return `${JSON.stringify(host)} is not an IPv6 address`;
-  } else {
-    const colon = address.lastIndexOf(':');
-    if (colon === -1) return 'no port';
-    host = address.slice(0, colon);
-    port = address.slice(colon + 1);
-    if (host === '') return 'no host';
-    if (host.includes(':')) return net.isIPv6(host) ? 'an IPv6 host goes in brackets' : 'more than one colon';
-    // The URL parser is the core bridge's judge too: it refuses e.g. 999.1.1.1 as an IPv4 address.
-    const hostName = /^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?\.?$/.test(host) && !host.includes('..');
-    if (!hostName || !URL.canParse(`http://${host}`)) return `${JSON.stringify(host)} is not a host name or IP address`;
-  }
-  if (port === undefined || port === '') return 'no port';
-  if (!/^\d+$/.test(port)) return `the port ${JSON.stringify(port)} is not a number`;
-  const number = Number(port);
-  if (number < 1 || number > 65535) return `the port ${port} is not from 1 to 65535`;
-  return undefined;
 }
 
 /** The keys of `DURABLE_AGENT_ENCRYPTION_KEYS` (none when unset); a malformed value is a ConfigError. */
