@@ -24,7 +24,7 @@ export function devServerCacheEntry(config: Pick<Config, 'cacheDir'>): CacheEntr
 }
 
 /** Where Temporal's release binary of the CLI lives in the cache, once fetched. */
-export function devServerReleaseCacheEntry(config: Pick<Config, 'cacheDir'>): CacheEntry {
+function devServerReleaseCacheEntry(config: Pick<Config, 'cacheDir'>): CacheEntry {
   return { cacheDir: config.cacheDir, name: `temporal-cli-${TEMPORAL_CLI_VERSION}-release`, executable: 'temporal' };
 }
 
