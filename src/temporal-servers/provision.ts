@@ -38,8 +38,9 @@ export interface ServerRecipe {
 
 /**
  * Finds a server: the override variable, then any source's cache entry, then the first source this machine has the
- * tools for (the next one when it fails). When no source can run it answers `sdk-download`, leaving the download to
- * @temporalio/testing, which works only on machines that reach Temporal's download site.
+ * tools for (the next one when it fails). When no source can run or every one failed, it answers `sdk-download`, with
+ * the reasons, leaving the download to @temporalio/testing, which works only on machines that reach Temporal's
+ * download site.
  */
 export async function resolveServer(recipe: ServerRecipe, options: ProvisionOptions = {}): Promise<ProvisionedServer> {
   const { override, sources } = recipe;
@@ -76,13 +77,11 @@ export async function resolveServer(recipe: ServerRecipe, options: ProvisionOpti
       failures.push(failure);
     }
   }
-  if (failures.length > 0) {
-    throw new ServerUnavailableError(
-      `Cannot provision the Temporal ${recipe.kind}: ${[...failures, ...missing].join(' ')} ` +
-        `Or set ${override.variable} to an existing executable.`,
-    );
-  }
-  return { kind: 'sdk-download', reason: missing.join(' ') };
+  // Temporal's own download is the last resort even after a source failed: a network that blocks the package index may
+  // still reach Temporal's download site. Its error carries every failure here.
+  // (What is missing names the override variable already; a failure alone does not.)
+  const reasons = missing.length > 0 ? [...failures, ...missing] : [...failures, `Or set ${override.variable}.`];
+  return { kind: 'sdk-download', reason: reasons.join(' ') };
 }
 
 /**

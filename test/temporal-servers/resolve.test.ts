@@ -143,7 +143,7 @@ test("resolve: any source's cache entry is used before anything is made, whichev
   expect(builds).toEqual([]);
 });
 
-test('resolve: when the preferred source fails the next one runs; when all fail, one error names every failure', async () => {
+test('resolve: when the preferred source fails the next one runs; when all fail, the SDK download is tried, with every failure', async () => {
   const cacheDir = path.join(emptyDir, 'recipe-fallback');
   const builds: string[] = [];
   const lines: string[] = [];
@@ -171,10 +171,17 @@ test('resolve: when the preferred source fails the next one runs; when all fail,
       thingSource(path.join(emptyDir, 'recipe-all-fail'), 'thing-built', '`go` was not found on PATH.', builds),
     ],
   };
-  await expect(ensureServer(nothingWorks, { log: silentLog })).rejects.toThrow(
-    'Cannot provision the Temporal dev server: thing-release failed: HTTP 503. `go` was not found on PATH. ' +
-      'Or set TEMPORAL_CLI_PATH to an existing executable.',
+  // Then Temporal's own download is the last resort, whose error (or the one without it) carries every failure.
+  const reason = 'thing-release failed: HTTP 503. `go` was not found on PATH.';
+  await expect(resolveServer(nothingWorks, { log: silentLog })).resolves.toEqual({ kind: 'sdk-download', reason });
+  await expect(ensureServer(nothingWorks, { log: silentLog, sdkDownload: false })).rejects.toThrow(
+    `Cannot provision the Temporal dev server: ${reason}`,
   );
+  const onlyFailures: ServerRecipe = { ...nothingWorks, sources: nothingWorks.sources.slice(0, 1) };
+  await expect(resolveServer(onlyFailures, { log: silentLog })).resolves.toEqual({
+    kind: 'sdk-download',
+    reason: 'thing-release failed: HTTP 503. Or set TEMPORAL_CLI_PATH.',
+  });
   // A failed attempt leaves neither a half entry nor its lock behind.
   await expect(fs.readdir(path.join(emptyDir, 'recipe-all-fail'))).resolves.toEqual([]);
 });
