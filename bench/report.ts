@@ -1,23 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { FLOOR } from './contenders/index.js';
+import { goalsSection, workerCpuRatio } from './goals.js';
+import { number, table, times } from './markdown.js';
 import type { ContenderSummary, FirstTokenFigures, Percentiles, Results, RunFigures } from './results.js';
 
 /** Hand-written notes (method, findings) appended to the generated tables; lives next to the sources. */
 const NOTES = fileURLToPath(new URL('../../notes.md', import.meta.url));
-
-const number = (value: number | null | undefined, digits = 1): string =>
-  value === null || value === undefined || !Number.isFinite(value)
-    ? '—'
-    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-const times = (value: number | null | undefined): string =>
-  value === null || value === undefined ? '—' : `${number(value, 2)}×`;
-
-function table(header: string[], rows: string[][]): string {
-  const align = header.map((_, index) => (index === 0 ? ':--' : '--:'));
-  return [header, align, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
-}
 
 function labelOf(results: Results, name: string): string {
   return results.contenders.find((contender) => contender.name === name)?.label ?? name;
@@ -49,17 +37,6 @@ function headline(results: Results, delay: number): string {
     ],
     rows,
   );
-}
-
-/** The worker's CPU per step as a multiple of the floor's in the same level (ratios are computed, not stored). */
-function workerCpuRatio(results: Results, run: RunFigures): number | null {
-  const floor = results.runs.find(
-    (other) =>
-      other.contender === FLOOR.name &&
-      other.modelDelayMs === run.modelDelayMs &&
-      other.concurrency === run.concurrency,
-  );
-  return floor && floor.cpuPerStepMs.contender > 0 ? run.cpuPerStepMs.contender / floor.cpuPerStepMs.contender : null;
 }
 
 function concurrencyTable(results: Results, delay: number): string {
@@ -223,6 +200,7 @@ export function renderMarkdown(results: Results): string {
       `${results.serverArgs.length > 0 ? `\`${results.serverArgs.join(' ')}\`` : 'its default settings'} (see bench/notes.md).`,
     '## Contenders',
     contenderTable(results.contenders),
+    ...goalsSection(results),
     ...workload.modelDelaysMs.flatMap((delay) => [
       `## Per-step overhead, one conversation at a time, model delay ${delay} ms`,
       headline(results, delay),
