@@ -14,13 +14,13 @@ const ENCRYPTED = 'durable-agent-encrypted';
 const PEER = 'openai-agents';
 
 /** Overhead per step as a multiple of the floor's: at one conversation, and at every other level. */
-export const OVERHEAD_GOAL = { single: 1.1, concurrent: 1.25 };
+const OVERHEAD_GOAL = { single: 1.1, concurrent: 1.25 };
 /** The worker's CPU per step as a multiple of the floor's worker. */
-export const WORKER_CPU_GOAL = 1.3;
+const WORKER_CPU_GOAL = 1.3;
 /** Overhead per step of the encrypted worker as a multiple of the plain one's. */
-export const ENCRYPTION_GOAL = 1.15;
+const ENCRYPTION_GOAL = 1.15;
 /** Peak resident memory as a multiple of the floor's. */
-export const PEAK_RSS_GOAL = 1.5;
+const PEAK_RSS_GOAL = 1.5;
 
 export interface LevelGoals {
   modelDelayMs: number;

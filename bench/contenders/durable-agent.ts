@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, type WorkerOptions } from '@temporalio/worker';
@@ -26,6 +27,9 @@ import { benchMcpServer, timedPool } from './mcp.js';
 import { startOtlpSink } from './otlp-sink.js';
 import { replayOnColdWorker } from './replay.js';
 import { installQuietRuntime, quietBundlerLogger } from './runtime.js';
+
+/** The `durable-agent-no-heartbeat-timeout` experiment's workflow interceptors (./no-heartbeat-timeout.ts), built. */
+const NO_HEARTBEAT_TIMEOUT_INTERCEPTORS = fileURLToPath(new URL('./no-heartbeat-timeout.js', import.meta.url));
 
 /** The workflow an activity runs for: the key its model and tool time is added up under. */
 function currentWorkflowId(): string | undefined {
@@ -141,7 +145,10 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
       workflowBundle: await bundleWorkflowCode({
         workflowsPath,
         logger: quietBundlerLogger,
-        workflowInterceptorModules: telemetry === undefined ? [] : [WORKFLOW_TRACING_INTERCEPTORS],
+        workflowInterceptorModules: [
+          ...(telemetry === undefined ? [] : [WORKFLOW_TRACING_INTERCEPTORS]),
+          ...(process.env.BENCH_EXPERIMENT === 'no-heartbeat-timeout' ? [NO_HEARTBEAT_TIMEOUT_INTERCEPTORS] : []),
+        ],
         // With keys, the workflow's failures are encoded as the worker's own bundle has them (src/worker.ts).
         ...(dataConverter.failureConverterPath ? { failureConverterPath: dataConverter.failureConverterPath } : {}),
       }),

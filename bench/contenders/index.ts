@@ -92,4 +92,12 @@ export const EXPERIMENTS: ContenderDefinition[] = [
     experiment: true,
     env: { BENCH_EXPERIMENT: 'no-heartbeats' },
   },
+  {
+    name: 'durable-agent-no-heartbeat-timeout',
+    label: 'durable-agent, no heartbeat timeout',
+    script: here('./durable-agent.js'),
+    durable: true,
+    experiment: true,
+    env: { BENCH_EXPERIMENT: 'no-heartbeat-timeout' },
+  },
 ];
