@@ -2,41 +2,22 @@ import { isCancellation, log, patched, proxyActivities } from '@temporalio/workf
 import type { Activities } from '../activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { FailureType } from '../shared/errors.js';
-import type {
-  CallToolInputRequired,
-  CallToolResult,
-  ModelCallInput,
-  ModelCallResult,
-  ToolCall,
-  ToolDefinition,
-  ToolMessage,
-  UnavailableServer,
-} from '../shared/types.js';
+import type { ModelCallInput, ModelCallResult } from '../shared/types.js';
 import { ZERO_COST, ZERO_USAGE } from '../shared/types.js';
-import {
-  addUsage,
-  completionTokenLimit,
-  exhaustedLimit,
-  resolveBudget,
-  toolCallsAllowed,
-  type TurnBudget,
-  type TurnSpend,
-} from './budget.js';
+import { addUsage, completionTokenLimit, exhaustedLimit, resolveBudget } from './budget.js';
 import { addCost, type CostLimit, exhaustedCostLimit, hasCostBudget, isCostLimit } from './cost-budget.js';
-import { DEFAULT_MODEL_ATTEMPTS, DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
+import { DEFAULT_MODEL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
 import type { ConversationSettings } from './definitions.js';
 import { DEFAULT_STREAM, type ModelStreamOptions } from './stream-events.js';
-import { allowToolCalls, callToolInput, type PreparedToolCall, prepareToolCall } from './tool-calls.js';
-import { describeFailure, logRefusedPayload, toolFailureMessage } from './turn-failures.js';
+import { describeFailure, logRefusedPayload } from './turn-failures.js';
 import type { TurnContext } from './turn-context.js';
 import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAnswer } from './turn-result.js';
-import { approvalReason } from '../shared/approval-policy.js';
-import { awaitApproval, editedNote, TimeLimit } from './turn-approvals.js';
-import { checkedAnswer, finalOutput, responseFormat, type OutputFormat } from './structured-output.js';
-import { answerServerQuestions, type SendAgain } from './tool-questions.js';
-import { runSubAgent } from './sub-agents.js';
+import { TimeLimit } from './turn-approvals.js';
+import { report, type TurnState } from './turn-state.js';
+import { runToolCalls } from './turn-tools.js';
+import { checkedAnswer, finalOutput, responseFormat } from './structured-output.js';
 
-// Every Date.now() in this file (the loop's budget check, the turn's start and result, tool-call durations) reads
+// Every Date.now() in this file (the loop's budget check, the turn's start and result) reads
 // Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
 // forward by the time-skipping test server.
 
@@ -60,19 +41,6 @@ const { callModel } = proxyActivities<Activities>({
   },
 });
 
-const { callTool } = proxyActivities<Activities>({
-  startToCloseTimeout: '2 minutes',
-  // As the model call's; the heartbeat also records that a request was sent (see docs/mcp.md).
-  heartbeatTimeout: '6 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    // The tool ran and its result was refused as too large: a retry would run it again for the same result.
-    nonRetryableErrorTypes: [FailureType.PayloadsTooLarge],
-  },
-});
-
 /** The patch that turns on structured output (docs/upgrading.md): release 0.1.0's turns never asked for it. */
 export const STRUCTURED_OUTPUT_PATCH = 'structured-output';
 
@@ -88,34 +56,6 @@ export type { TurnContext, TurnObserver, TurnProgress } from './turn-context.js'
  * only then, so turns without a cost budget record no marker and replay as release 0.1.0 recorded them.
  */
 export const COST_BUDGET_PATCH = 'cost-budget';
-
-/** Everything a turn changes as it runs, in one object that the functions below share. */
-interface TurnState {
-  readonly context: TurnContext;
-  readonly budget: TurnBudget;
-  readonly spend: TurnSpend;
-  /**
-   * Model calls started, not completed: a call abandoned by the time limit and the final-answer call after it carry
-   * different idempotency keys.
-   */
-  round: number;
-  /** The conversation's model, or the worker's default once the first call names it. */
-  model: string | undefined;
-  /** The turn's tools, listed by its first model call (no activity of their own) and used by every later call. */
-  tools: ReadonlyMap<string, ToolDefinition>;
-  toolsDigest: string | undefined;
-  toolsListed: boolean;
-  /** MCP servers the listing left out: the turn goes on without their tools. */
-  unavailableServers: UnavailableServer[];
-  /** The time limit fired: what was in flight was cancelled by the budget, not by the user. */
-  timedOut: boolean;
-  /** A cost budget limits this turn (and the patch that checks it was applied). */
-  costLimited: boolean;
-  /** The answer must be JSON matching this (structured output); undefined for a text answer. */
-  output: OutputFormat | undefined;
-  /** Answers sent back to the model because they did not match `output`. */
-  corrections: number;
-}
 
 /**
  * One turn: call the model; run the tool calls it asks for, each as its own activity (in parallel, results appended
@@ -194,10 +134,6 @@ function exhaustedCost(turn: TurnState): CostLimit | undefined {
   const { costs, settings } = turn.context;
   const turnSpent = turn.spend.cost ?? ZERO_COST;
   return exhaustedCostLimit(turnSpent, costs.total, costs.nextCallUsd, turn.budget, settings.conversationBudget);
-}
-
-function report(turn: TurnState, activity: string): void {
-  turn.context.observer.progress({ spend: { ...turn.spend }, activity });
 }
 
 /** After a budget stop, one more model call with tools disabled, unless settings turn it off or the user interrupted. */
@@ -306,94 +242,6 @@ function recordModelResult(turn: TurnState, result: ModelCallResult): void {
   transcript.append(result.message);
   // The worker that made this call cached the prefix, the new messages and its own answer.
   transcript.markShared(transcript.length);
-}
-
-/**
- * The tool calls of one reply, each as its own activity, in parallel; one message per call, in the model's order.
- * Which calls run is decided before any is dispatched: those the tool-call budget has no room for get a message.
- * A call that needs a person's approval waits for its own decision (docs/approvals.md) while the others go on.
- */
-function runToolCalls(turn: TurnState, calls: readonly ToolCall[], limit: TimeLimit): Promise<ToolMessage[]> {
-  const { observer, settings, approvals } = turn.context;
-  const prepared = calls.map((call) => prepareToolCall(call, turn.tools));
-  const dispatchable = prepared.filter((entry) => entry.kind === 'dispatch').length;
-  const allowed = toolCallsAllowed(turn.spend, turn.budget, dispatchable);
-  const planned = allowToolCalls(prepared, allowed);
-  report(turn, `tools · ${calls.map((call) => call.name).join(', ')}`);
-  const startedAt = Date.now();
-  for (const call of calls) observer.toolStarted(call);
-  turn.spend.toolCalls += allowed;
-  const finished = (message: ToolMessage): ToolMessage => {
-    observer.toolFinished(message, Date.now() - startedAt);
-    return message;
-  };
-  const reasons = planned.map((entry) =>
-    entry.kind === 'dispatch' ? approvalReason(entry.tool, settings.approval, approvals.allowedTools) : undefined,
-  );
-  return Promise.all(
-    planned.map(async (entry, index) =>
-      entry.kind === 'reject'
-        ? finished(entry.message)
-        : reasons[index] === undefined
-          ? finished(await dispatchToolCall(turn, limit, entry))
-          : finished(await approveAndDispatch(turn, limit, entry, reasons[index])),
-    ),
-  );
-}
-
-/**
- * A call that needs approval: wait for the decision, then run it (with a person's edited arguments, noted before its
- * result) or answer it with the denial. A call that does not run does not count against the tool-call budget.
- */
-async function approveAndDispatch(
-  turn: TurnState,
-  limit: TimeLimit,
-  entry: Extract<PreparedToolCall, { kind: 'dispatch' }>,
-  reason: string,
-): Promise<ToolMessage> {
-  const outcome = await awaitApproval(turn.context, limit, { ...entry, reason });
-  if (outcome.kind === 'message') {
-    turn.spend.toolCalls--;
-    return outcome.message;
-  }
-  const message = await dispatchToolCall(turn, limit, { ...entry, arguments: outcome.arguments });
-  const edited = outcome.decision.arguments;
-  return edited === undefined ? message : { ...message, content: editedNote(edited) + message.content };
-}
-
-/**
- * One tool call as its own activity; a 2026-07-28 server's questions are answered by the person and the call sent
- * again as new activities (./tool-questions.ts).
- */
-async function dispatchToolCall(
-  turn: TurnState,
-  limit: TimeLimit,
-  { call, tool, arguments: toolArguments }: Extract<PreparedToolCall, { kind: 'dispatch' }>,
-): Promise<ToolMessage> {
-  // A sub-agent is a child workflow, not an activity; no tool of a release before sub-agents has this source.
-  if (tool.source === 'agent') return runSubAgent(turn, call, tool, toolArguments, limit);
-  const toolAttempts = errorAttemptsAllowed(turn.context.settings.toolAttempts, DEFAULT_TOOL_ATTEMPTS);
-  const lastAttempt = maximumAttempts(toolAttempts);
-  const send: SendAgain = (again) =>
-    callTool.executeWithOptions(
-      {
-        summary: `turn ${turn.context.turn} · tool ${call.name}` + (again ? ` · round ${again.inputRound}` : ''),
-        // The call's own timeout does not run while the person answers its server's questions (docs/mcp.md).
-        startToCloseTimeout: tool.timeoutMs + (tool.elicitationTimeoutMs ?? 0) + 10_000,
-        retry: { maximumAttempts: lastAttempt },
-      },
-      [{ ...callToolInput(call, tool, toolArguments, toolAttempts, turn.context.questionsTo), ...again }],
-    );
-  try {
-    let result: CallToolResult | CallToolInputRequired | ToolMessage = await send(undefined);
-    if (result.outcome === 'input_required') {
-      result = await answerServerQuestions(turn.context, limit, { call, tool }, result, send);
-      if ('role' in result) return result;
-    }
-    return { role: 'tool', toolCallId: call.id, name: call.name, outcome: result.outcome, content: result.content };
-  } catch (error) {
-    return toolFailureMessage(turn.timedOut, call, tool, error, lastAttempt);
-  }
 }
 
 /** The conversation's model error attempts (`modelAttempts`, at least 1). */
