@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
-import Provider, { errors, type ClientLike } from 'oidc-provider';
+import Provider, { errors, type ClientLike, type KoaContext } from 'oidc-provider';
 
 /**
  * A real OAuth 2.1 authorization server for tests: oidc-provider, run in this process on a loopback port, with client
@@ -38,6 +38,11 @@ export interface TestAuthorizationServerOptions {
   keyClient?: { clientId: string; publicKey: Record<string, unknown> };
   /** Lifetime of access tokens in seconds. Default 300. */
   accessTokenTtlSeconds?: number;
+  /**
+   * A careless server: its `invalid_client` answer quotes the client secret it was sent (`client secret "…" is not
+   * valid`), as some do. Default false (oidc-provider's own "client authentication failed").
+   */
+  quoteRefusedSecret?: boolean;
 }
 
 export async function startTestAuthorizationServer(
@@ -103,6 +108,14 @@ export async function startTestAuthorizationServer(
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
   });
+  if (options.quoteRefusedSecret === true) {
+    provider.use(async (ctx, next) => {
+      await next();
+      const body = ctx.body as { error?: unknown } | undefined;
+      if (body?.error !== 'invalid_client') return;
+      ctx.body = { ...body, error_description: `client secret "${sentSecret(ctx)}" is not valid` };
+    });
+  }
   const server: TestAuthorizationServer = {
     issuer,
     grants: {},
@@ -136,6 +149,17 @@ export async function startTestAuthorizationServer(
     void callback(request, response);
   });
   return server;
+}
+
+/** The client secret a token request sent: in its body (client_secret_post) or as Basic (client_secret_basic). */
+function sentSecret(ctx: KoaContext): string {
+  const posted = ctx.oidc?.params?.client_secret;
+  if (typeof posted === 'string') return posted;
+  const basic = /^Basic\s+(\S+)/i.exec(ctx.get('authorization'))?.[1];
+  if (basic === undefined) return '';
+  const credentials = Buffer.from(basic, 'base64').toString('utf8');
+  // RFC 6749 2.3.1: the id and the secret are form-encoded before they are joined.
+  return decodeURIComponent(credentials.slice(credentials.indexOf(':') + 1).replace(/\+/g, ' '));
 }
 
 /** The interaction: log in as `user` and grant every scope and resource scope asked for. */

@@ -50,6 +50,8 @@ export interface ProtectedMcpOptions {
   openMethods?: string[];
   /** The authorization server the resource metadata names, if not the real one's issuer (a mismatch). */
   advertisedAuthorizationServer?: string;
+  /** The authorization server's `invalid_client` answer quotes the client secret it was sent. Default false. */
+  quoteRefusedSecret?: boolean;
 }
 
 export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Promise<ProtectedMcp> {
@@ -72,6 +74,7 @@ export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Prom
       machineClient: { ...MACHINE_CLIENT, clientSecret: options.machineClientSecret ?? MACHINE_CLIENT.clientSecret },
       accessTokenTtlSeconds: options.accessTokenTtlSeconds,
       keyClient: options.keyClient,
+      quoteRefusedSecret: options.quoteRefusedSecret,
     });
   let authorizationServer: TestAuthorizationServer;
   try {

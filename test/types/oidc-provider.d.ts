@@ -17,10 +17,18 @@ declare module 'oidc-provider' {
     grantId?: string;
   }
   type Callback = (request: IncomingMessage, response: ServerResponse) => Promise<void> | void;
+  /** The Koa context of a request, as far as the tests read and change it. */
+  interface KoaContext {
+    body: unknown;
+    get(header: string): string;
+    oidc?: { params?: Record<string, unknown> };
+  }
 
   export default class Provider {
     constructor(issuer: string, configuration: Record<string, unknown>);
     callback(): Callback;
+    /** A Koa middleware around every route's own (so after `next()` an error is already the JSON body). */
+    use(middleware: (ctx: KoaContext, next: () => Promise<void>) => Promise<void>): this;
     on(event: string, listener: (...args: never[]) => void): this;
     interactionDetails(request: IncomingMessage, response: ServerResponse): Promise<InteractionDetails>;
     interactionFinished(
@@ -35,5 +43,5 @@ declare module 'oidc-provider' {
     };
   }
   export const errors: { InvalidTarget: new (description?: string) => Error };
-  export type { ClientLike };
+  export type { ClientLike, KoaContext };
 }

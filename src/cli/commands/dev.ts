@@ -4,6 +4,7 @@ import type { Config } from '../../config.js';
 import { DevAlreadyRunningError, acquireDevLock, type DevLock } from '../../temporal-servers/dev-lock.js';
 import { devDatabasePath, startDevServer, type RunningDevServer } from '../../temporal-servers/dev-server-process.js';
 import { ensureDevServer, isPortOpen, ServerUnavailableError, stderrLog } from '../../temporal-servers/index.js';
+import { redactProcessOutput } from '../../shared/redacted-output.js';
 import { environmentSecrets, type Redactor } from '../../shared/redaction.js';
 import { runWorker } from '../../worker.js';
 import { installWorkerRuntime } from '../../worker-logger.js';
@@ -32,6 +33,8 @@ Environment:
     .action(async () => {
       const config = loadWorkerConfig();
       const secrets = environmentSecrets();
+      // What the dependencies print themselves too: the worker adds the configured keys and MCP secrets as it starts.
+      redactProcessOutput(secrets);
       if (config.temporal.address !== undefined) {
         installWorkerRuntime(secrets);
         await runWorkerAgainstCluster(config, secrets);

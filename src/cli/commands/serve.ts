@@ -5,6 +5,8 @@ import { withClient } from '../client-command.js';
 import { checkOrigin, readServeEnvironment } from '../serve-environment.js';
 import { waitForSignal } from '../signals.js';
 import { ExitCode } from '../../shared/exit-codes.js';
+import { redactProcessOutput } from '../../shared/redacted-output.js';
+import { environmentSecrets } from '../../shared/redaction.js';
 
 /** Default port of `durable-agent serve`. */
 export const DEFAULT_SERVE_PORT = 8787;
@@ -57,6 +59,11 @@ export function serveCommand() {
     )
     .action(async (options) => {
       const environment = readServeEnvironment();
+      // What the dependencies print themselves (the Temporal client, the HTTP server) is redacted like the worker's.
+      const secrets = environmentSecrets();
+      if (environment.token !== undefined) secrets.add(environment.token, '${DURABLE_AGENT_SERVE_TOKEN}');
+      if (environment.secret !== undefined) secrets.add(environment.secret, '${DURABLE_AGENT_SERVE_SECRET}');
+      redactProcessOutput(secrets);
       const { checkServeOptions, serveStreamingBridge } = await import('../../bridge/serve.js');
       const serveOptions = {
         port: options.port,

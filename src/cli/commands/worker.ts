@@ -3,6 +3,7 @@ import { DEFAULT_TEMPORAL_ADDRESS } from '../../agent-client/connection.js';
 import { checkConfigFiles, loadConfig, type Config } from '../../config.js';
 import { loadMcpConfig } from '../../mcp/config.js';
 import { ServerUnavailableError } from '../../temporal-servers/index.js';
+import { redactProcessOutput } from '../../shared/redacted-output.js';
 import { environmentSecrets, type Redactor } from '../../shared/redaction.js';
 import { runWorker, type WorkerReadyInfo } from '../../worker.js';
 import { versionString } from '../../worker-versioning.js';
@@ -83,6 +84,8 @@ Worker Versioning (off by default; docs/upgrading.md):
     .action(async () => {
       const config = loadWorkerConfig();
       const secrets = environmentSecrets();
+      // What the dependencies print themselves too: the worker adds the configured keys and MCP secrets as it starts.
+      redactProcessOutput(secrets);
       installWorkerRuntime(secrets);
       await runWorkerAgainstCluster(config, secrets);
     });
