@@ -1,23 +1,19 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DurableAgentClient } from '../src/agent-client/index.js';
-import { loadConfig } from '../src/config.js';
 import { startTestAgent, type TestAgent } from '../src/testing/agent.js';
 import type { ScriptStep } from '../src/testing/scripted-model/script.js';
 import { createLocalEnvironment } from '../src/testing/environment.js';
 import { conversationWorkflowId } from '../src/workflows/definitions.js';
 import { poll } from './agent-client/helpers.js';
+import { pythonEnvironment, runCommand } from './helpers/python.js';
 
 /**
  * examples/python/conversation.py, a client written from docs/protocol.md with Temporal's Python SDK, run against the
  * dev server and a worker of this project with the scripted model. Its virtual environment is cached (keyed by the
- * requirements file), so only the first run installs `temporalio`.
+ * requirements file, test/helpers/python.ts), so only the first run installs `temporalio`.
  */
 
 const example = fileURLToPath(new URL('../examples/python/', import.meta.url));
@@ -39,7 +35,7 @@ let agent: TestAgent;
 let python: string;
 
 beforeAll(async () => {
-  python = await pythonEnvironment();
+  python = await pythonEnvironment(requirements, 'examples/python (the Python example test)');
   env = await createLocalEnvironment();
   agent = await startTestAgent({
     env,
@@ -53,12 +49,14 @@ afterAll(async () => {
 });
 
 it('the Python example starts, sends, asks, reads the transcript, interrupts and ends a conversation', async () => {
-  const run = await runPython([path.join(example, 'conversation.py'), conversationId], {
+  const childEnv = {
     ...process.env,
     TEMPORAL_ADDRESS: env.address,
     TEMPORAL_NAMESPACE: 'default',
     DURABLE_AGENT_TASK_QUEUE: agent.taskQueue,
-  });
+  };
+  // A time limit, so a hung example fails instead of holding the run.
+  const run = await runCommand(python, [path.join(example, 'conversation.py'), conversationId], childEnv, 45_000);
   expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
   const steps = run.stdout
     .trim()
@@ -116,76 +114,3 @@ it('the Python example starts, sends, asks, reads the transcript, interrupts and
     (runs) => runs.length === 2,
   );
 });
-
-/**
- * The Python of a virtual environment with the example's requirements, created once per requirements file under the
- * cache directory. A machine without python3 fails here, by name: CI has Python, and a skipped example proves nothing.
- */
-async function pythonEnvironment(): Promise<string> {
-  const found = spawnSync('python3', ['--version'], { encoding: 'utf8' });
-  if (found.error || found.status !== 0) {
-    throw new Error(
-      'python3 is needed to run examples/python (the Python example test): install Python 3.9 or later (CI has ' +
-        `3.11) and make python3 available on the PATH. (${found.error?.message ?? found.stderr})`,
-    );
-  }
-  const key = createHash('sha256').update(readFileSync(requirements)).digest('hex').slice(0, 16);
-  const venv = path.join(loadConfig().cacheDir, 'python-example', `venv-${key}`);
-  const executable = path.join(venv, 'bin', 'python');
-  if (existsSync(executable)) return executable;
-  // Built beside its place and renamed into it, so a failed or concurrent install never leaves half a venv there.
-  const building = `${venv}.building-${process.pid}`;
-  await fs.rm(building, { recursive: true, force: true });
-  await fs.mkdir(path.dirname(venv), { recursive: true });
-  await check(runCommand('python3', ['-m', 'venv', building]), 'python3 -m venv');
-  await check(
-    runCommand(path.join(building, 'bin', 'python'), ['-m', 'pip', 'install', '--quiet', '-r', requirements]),
-    `pip install -r ${requirements}`,
-  );
-  try {
-    await fs.rename(building, venv);
-  } catch (error) {
-    // Another run put its venv there first: use that one.
-    await fs.rm(building, { recursive: true, force: true });
-    if (!existsSync(executable)) throw error;
-  }
-  return executable;
-}
-
-async function check(run: Promise<CommandRun>, what: string): Promise<void> {
-  const { code, stdout, stderr } = await run;
-  if (code !== 0) throw new Error(`${what} exited with ${code}:\n${stdout}${stderr}`);
-}
-
-interface CommandRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Run the example with a time limit, killing it (and failing) if it hangs. */
-async function runPython(args: string[], childEnv: NodeJS.ProcessEnv): Promise<CommandRun> {
-  return await runCommand(python, args, childEnv, 45_000);
-}
-
-function runCommand(command: string, args: string[], childEnv = process.env, timeoutMs = 280_000): Promise<CommandRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${command} ${args.join(' ')} took longer than ${timeoutMs} ms:\n${stdout}${stderr}`));
-    }, timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}

@@ -42,6 +42,13 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
 export const DEFAULT_ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
 /** Largest accepted `timeoutMs` (one day): anything longer belongs in a workflow, not a single tool call. */
 export const MAX_TOOL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+/**
+ * The MCP revisions a server can be pinned to with `protocolVersion`: `2025-11-25` is the `initialize` session (a server
+ * that knows only an older revision answers with that), `2026-07-28` the stateless revision. See docs/mcp.md,
+ * "Protocol versions".
+ */
+export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2026-07-28'] as const;
+export type McpProtocolVersion = (typeof MCP_PROTOCOL_VERSIONS)[number];
 
 interface CommonServerConfig {
   /** The key under `mcpServers`; it becomes the tool name prefix (`<name>__<tool>`). */
@@ -73,6 +80,11 @@ interface CommonServerConfig {
   variables?: Record<string, string>;
   /** `${VAR}`s of this entry and keys of its `env` whose values are secrets whatever their names. Default: none. */
   secrets?: string[];
+  /**
+   * The MCP revision to speak to this server, whatever it offers. Default: `2025-11-25` for stdio servers, and for
+   * HTTP servers 2026-07-28 when they offer it, else 2025-11-25 (src/mcp/protocol-era.ts).
+   */
+  protocolVersion?: McpProtocolVersion;
 }
 
 /** A server the worker starts as a child process and talks to over stdin/stdout. */
@@ -124,6 +136,7 @@ const SERVER_KEYS = {
     'approvalNotRequired',
     'elicitationTimeoutMs',
     'secrets',
+    'protocolVersion',
   ],
   stdio: ['command', 'args', 'env', 'cwd'],
   http: ['url', 'headers', 'oauth'],
@@ -222,6 +235,9 @@ function parseServer(where: Where, value: unknown, env: Env, baseDirectory: stri
     ...(value.secrets === undefined
       ? {}
       : { secrets: parseSecretNames(value, (key, problem) => where.error(key, problem)) }),
+    ...(value.protocolVersion === undefined
+      ? {}
+      : { protocolVersion: parseProtocolVersion(where, value.protocolVersion) }),
   };
   const variables: Record<string, string> = {};
   const expand = (text: string, key: string) => expandVariables(text, env, where, key, variables);
@@ -291,6 +307,16 @@ function parseApproval(
     ...(policy !== undefined ? { requireApproval: policy } : {}),
     ...(exempt !== undefined ? { approvalNotRequired: exempt } : {}),
   };
+}
+
+function parseProtocolVersion(where: Where, value: unknown): McpProtocolVersion {
+  const known: readonly unknown[] = MCP_PROTOCOL_VERSIONS;
+  if (known.includes(value)) return value as McpProtocolVersion;
+  throw where.error(
+    'protocolVersion',
+    `expected ${MCP_PROTOCOL_VERSIONS.map((version) => `"${version}"`).join(' or ')}, got ${describeValue(value)}. ` +
+      'Leave it out to let durable-agent choose (docs/mcp.md, "Protocol versions").',
+  );
 }
 
 function parseTransport(where: Where, value: Record<string, unknown>): 'stdio' | 'http' {

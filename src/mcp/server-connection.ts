@@ -1,5 +1,11 @@
 import { Client, type PriorDiscovery, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
-import { closedDuringProbe, EraMemory, InPlaceStdioClientTransport, VERSION_NEGOTIATION } from './protocol-era.js';
+import {
+  closedDuringProbe,
+  EraMemory,
+  InPlaceStdioClientTransport,
+  probes,
+  versionNegotiationFor,
+} from './protocol-era.js';
 import { errorMessage } from '../shared/errors.js';
 import { isToolAllowed, type McpServerConfig } from './config.js';
 import { connectFailure, couldNotReach, listingFailure } from './connection-failures.js';
@@ -79,7 +85,7 @@ export class ServerConnection {
   private readonly outages: ServerOutages;
   private readonly log: Required<McpLogger>;
   private session: Session | undefined;
-  /** Stdio only: what the server speaks, once known (./protocol-era.ts). */
+  /** Stdio servers that are probed only: what the server speaks, once known (./protocol-era.ts). */
   private readonly era: EraMemory | undefined;
   private opening: Promise<Session> | undefined;
   /** The session whose `initialize` is under way: closing the pool stops it rather than waiting out its timeout. */
@@ -92,7 +98,7 @@ export class ServerConnection {
   ) {
     const redactor = redactorFor(config);
     this.redactor = redactor;
-    this.era = config.transport === 'stdio' ? new EraMemory() : undefined;
+    this.era = config.transport === 'stdio' && probes(config) ? new EraMemory() : undefined;
     this.oauth =
       config.transport === 'http' && config.oauth !== undefined
         ? new McpOAuthProvider(
@@ -253,7 +259,7 @@ export class ServerConnection {
     const prior = this.era?.prior;
     const session = await this.connectSession(prior).catch((error: unknown) => {
       if (this.closed) throw couldNotReach(this.config, 'the MCP pool closed meanwhile (the worker is shutting down)');
-      if (closedDuringProbe(error)) {
+      if (this.mayFallBack(error)) {
         // A legacy server that exits on a request it does not know: started again, and not asked again.
         this.era?.assumeLegacy();
         return this.connectSession({ kind: 'legacy' });
@@ -270,6 +276,14 @@ export class ServerConnection {
     return session;
   }
 
+  /**
+   * True when the server closed the connection on the version probe and may be spoken to through `initialize`
+   * instead: not when `protocolVersion` pins 2026-07-28, which such a server does not speak.
+   */
+  private mayFallBack(error: unknown): boolean {
+    return closedDuringProbe(error) && this.config.protocolVersion === undefined;
+  }
+
   private async connectSession(prior: PriorDiscovery | undefined): Promise<Session> {
     const session = this.createSession();
     this.connects += 1;
@@ -278,7 +292,7 @@ export class ServerConnection {
       await session.client.connect(session.transport, { timeout: this.settings.connectTimeoutMs, prior });
     } catch (error) {
       await closeSession(session);
-      if (closedDuringProbe(error)) throw error;
+      if (this.mayFallBack(error)) throw error;
       throw connectFailure(this.config, error, stderrHint(session));
     } finally {
       if (this.connecting === session) this.connecting = undefined;
@@ -293,8 +307,8 @@ export class ServerConnection {
     const { config, settings, log } = this;
     const client = new Client(settings.clientInfo, {
       capabilities: { elicitation: ELICITATION_CAPABILITY },
-      // Servers that speak 2026-07-28 are spoken to without a session; older ones through `initialize`.
-      versionNegotiation: VERSION_NEGOTIATION,
+      // The server's `protocolVersion`, else the session over stdio and the probe over HTTP (./protocol-era.ts).
+      versionNegotiation: versionNegotiationFor(config),
       // `notifications/tools/list_changed` of a 2025-11-25 session, or of the `subscriptions/listen` stream the SDK
       // opens to a 2026-07-28 server that offers it: the next use lists the tools again.
       listChanged: {

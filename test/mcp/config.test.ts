@@ -139,6 +139,29 @@ describe('mcp config', () => {
     expect(config.servers[1]).not.toHaveProperty('elicitationTimeoutMs');
   });
 
+  test('protocolVersion pins a revision per server, stdio or HTTP, and is absent when not given (chosen per transport)', () => {
+    const config = parse({
+      pinned: { command: 'python', protocolVersion: '2026-07-28' },
+      remote: { url: 'https://crm.example.com/mcp', protocolVersion: '2025-11-25' },
+      plain: { command: 'y' },
+    });
+    expect(config.servers[0]).toMatchObject({ protocolVersion: '2026-07-28' });
+    expect(config.servers[1]).toMatchObject({ protocolVersion: '2025-11-25' });
+    expect(config.servers[2]).not.toHaveProperty('protocolVersion');
+  });
+
+  test.each([
+    ['2026-07', 'string "2026-07"'],
+    ['latest', 'string "latest"'],
+    [20261128, 'number 20261128'],
+    [null, 'null'],
+  ])('protocolVersion %j is an error naming the file, the server, the key and the revisions allowed', (value, got) => {
+    expect(parseError({ py: { command: 'python', protocolVersion: value } }).message).toBe(
+      `${FILE}: server "py" key "protocolVersion": expected "2025-11-25" or "2026-07-28", got ${got}. ` +
+        'Leave it out to let durable-agent choose (docs/mcp.md, "Protocol versions").',
+    );
+  });
+
   test('isToolAllowed: allowTools keeps only matching tools, denyTools removes tools after that', () => {
     const server = { allowTools: ['read_*', 'list_directory'], denyTools: ['read_media_file'] };
     expect(isToolAllowed(server, 'read_text_file')).toBe(true);

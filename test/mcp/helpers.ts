@@ -50,15 +50,19 @@ export function httpServer(name: string, url: string, extra: Partial<HttpServerC
 }
 
 /**
- * The eras our test server can be spoken to in: 2026-07-28 (what the pool negotiates with it by default), and
- * 2025-11-25 sessions when it is started legacy-only (`--legacy-only`, `legacyOnly: true`), as SDK 1.x servers are.
+ * The eras our test server can be spoken to in: 2026-07-28 (what the pool negotiates with it over HTTP, and what
+ * {@link testServerStdio} pins it to over stdio, where the pool's default is the session), and 2025-11-25 sessions
+ * when it is started legacy-only (`--legacy-only`, `legacyOnly: true`), as SDK 1.x servers are.
  */
 export const TEST_SERVER_ERAS = [
   { protocolVersion: '2026-07-28', legacyOnly: false },
   { protocolVersion: '2025-11-25', legacyOnly: true },
 ] as const;
 
-/** Our test server over stdio; `counterFile` receives its events (see countTestServerEvents). */
+/**
+ * Our test server over stdio; `counterFile` receives its events (see countTestServerEvents). Unless legacy-only, it is
+ * pinned to 2026-07-28, so the stdio tests cover that era too (a stdio server's default is the 2025-11-25 session).
+ */
 export function testServerStdio(
   name: string,
   counterFile: string,
@@ -67,6 +71,7 @@ export function testServerStdio(
 ) {
   return stdioServer(name, process.execPath, [testServerEntry(), ...(legacyOnly ? ['--legacy-only'] : [])], {
     env: { MCP_TEST_COUNTER_FILE: counterFile },
+    ...(legacyOnly ? {} : { protocolVersion: '2026-07-28' as const }),
     ...extra,
   });
 }

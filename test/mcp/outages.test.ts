@@ -99,9 +99,9 @@ describe('a server that cannot be started or reached', () => {
         },
       ]);
     }
-    // One attempt: the start that the version probe found closed, and the start as a legacy server (a server may exit
-    // on a request it does not know); later listings wait for the backoff.
-    expect(readFileSync(starts, 'utf8')).toBe('start\nstart\n');
+    // One attempt, one start (a stdio server gets the 2025-11-25 session without a version probe); later listings wait
+    // for the backoff.
+    expect(readFileSync(starts, 'utf8')).toBe('start\n');
     expect(log.warn.filter((line) => line.includes('unavailable'))).toEqual([
       expect.stringMatching(
         /^MCP server "crashy" is unavailable; its tools are left out of turns until it answers again \(next try in 60 s or later\): MCP server "crashy": could not start/,

@@ -5,8 +5,9 @@ import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing
 import { httpServer, mcpTool, publishedServerEntry, resultText, stdioServer, usePools } from './helpers.js';
 
 /**
- * Version negotiation: without configuration, a server that speaks 2026-07-28 is spoken to without a session, and one
- * that does not (our v1-built test server, the published servers) through the 2025-11-25 `initialize` session.
+ * Version negotiation: without configuration, an HTTP server that speaks 2026-07-28 is spoken to without a session,
+ * and one that does not (our v1-built test server, the published servers) through the 2025-11-25 `initialize` session;
+ * a stdio server through the session whatever it offers, unless `protocolVersion` pins another revision.
  */
 
 const createPool = usePools();
@@ -41,9 +42,22 @@ describe('version negotiation', () => {
     expect(modern.counters.calls).toEqual({ echo: 1 });
   });
 
-  test('over stdio: one process per server, the era remembered when it is started again', async () => {
+  test('over stdio: the 2025-11-25 session by default, even to a server that offers 2026-07-28', async () => {
+    const pool = createPool([stdioServer('modern', process.execPath, [modernEntry])]);
+    expect(resultText(await pool.callTool(mcpTool('modern', 'echo'), { text: 'hi' }))).toBe('hi');
+    expect(pool.status()[0]).toMatchObject({ protocolVersion: '2025-11-25', sessionId: undefined, connects: 1 });
+    // Its input_required answers still reach the person: the SDK server asks them by request in a session.
+    const greeting = await pool.callTool(
+      mcpTool('modern', 'ask_name'),
+      { message: 'Who is there?' },
+      { onElicitation: () => Promise.resolve({ action: 'accept', content: { name: 'Ada' } }) },
+    );
+    expect(resultText(greeting)).toBe('Hello, Ada');
+  });
+
+  test('over stdio pinned to 2026-07-28: one process per server, the era remembered when it is started again', async () => {
     const pool = createPool([
-      stdioServer('modern', process.execPath, [modernEntry]),
+      stdioServer('modern', process.execPath, [modernEntry], { protocolVersion: '2026-07-28' }),
       stdioServer('everything', process.execPath, [publishedServerEntry('server-everything'), 'stdio']),
     ]);
     expect(resultText(await pool.callTool(mcpTool('modern', 'echo'), { text: 'hi' }))).toBe('hi');
@@ -56,6 +70,19 @@ describe('version negotiation', () => {
     await expect.poll(() => pool.status()[0]!.connected).toBe(false);
     expect(resultText(await pool.callTool(mcpTool('modern', 'echo'), { text: 'again' }))).toBe('again');
     expect(pool.status()[0]).toMatchObject({ protocolVersion: '2026-07-28', connects: 2 });
+  });
+
+  test('pinned to 2026-07-28, a server that speaks only 2025-11-25 is left out, and the reason says so', async () => {
+    const pool = createPool([
+      stdioServer('everything', process.execPath, [publishedServerEntry('server-everything'), 'stdio'], {
+        protocolVersion: '2026-07-28',
+      }),
+    ]);
+    const { tools, unavailable } = await pool.listTools();
+    expect(tools).toEqual([]);
+    expect(unavailable).toEqual([
+      { server: 'everything', reason: expect.stringMatching(/^MCP server "everything": .*2026-07-28/) },
+    ]);
   });
 
   test('a 2026-07-28 question (input_required) is put to onElicitation, and the call is sent again with the answer', async () => {
@@ -101,7 +128,9 @@ describe('version negotiation', () => {
   });
 
   test('a 2026-07-28 server tells of a changed tool list through subscriptions/listen; the tool can be called at once', async () => {
-    const pool = createPool([stdioServer('modern', process.execPath, [modernEntry])]);
+    const pool = createPool([
+      stdioServer('modern', process.execPath, [modernEntry], { protocolVersion: '2026-07-28' }),
+    ]);
     expect((await pool.listTools()).tools.map((tool) => tool.name)).not.toContain('modern__late');
     expect(resultText(await pool.callTool(mcpTool('modern', 'add_tool'), { name: 'late' }))).toBe('added late');
     await expect
