@@ -20,7 +20,7 @@ interface Service {
 
 const compose = parseYaml(readFileSync(new URL('../docker-compose.yml', import.meta.url), 'utf8')) as {
   services: Record<string, Service>;
-  configs: Record<string, { content: string }>;
+  configs: Record<string, { content?: string; file?: string }>;
 };
 const services = Object.entries(compose.services);
 const workers = services.filter(([, service]) => service.build !== undefined);
@@ -91,13 +91,20 @@ describe('docker-compose.yml', () => {
     expect(given).toEqual(devFlags.map((value) => `--dynamic-config-value=${value}`));
     expect(DURABLE_AGENT_DYNAMIC_CONFIG['system.enableActivityEagerExecution']).toBe(true);
 
-    const file = parseYaml(compose.configs['temporal-dynamic-config']!.content) as Record<string, [{ value: unknown }]>;
+    const file = parseYaml(compose.configs['temporal-dynamic-config']!.content!) as Record<
+      string,
+      [{ value: unknown }]
+    >;
     const production = Object.fromEntries(Object.entries(file).map(([key, [setting]]) => [key, setting.value]));
     expect(production).toEqual(DURABLE_AGENT_DYNAMIC_CONFIG);
   });
 
   test('production registers the same search attributes and serves the Web UI on 8080', () => {
-    const script = compose.services['temporal-namespace']!.command!.join('\n');
+    // The namespace job runs the script scripts/production-stack.mjs runs (test/production-stack checks its list).
+    const script = readFileSync(
+      new URL(`../${compose.configs['temporal-namespace-script']!.file}`, import.meta.url),
+      'utf8',
+    );
     for (const key of DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS) expect(script).toContain(key.name);
     expect(compose.services['temporal-ui']!.ports).toEqual(['8080:8080']);
     expect(compose.services.temporal!.ports).toEqual([`${defaults.devPort}:${defaults.devPort}`]);

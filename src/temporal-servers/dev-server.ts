@@ -105,7 +105,8 @@ async function checkVersion(executable: string, progress: Progress): Promise<voi
   });
 }
 
-async function goEnvironment(): Promise<Record<string, string>> {
+/** The environment of a `go` build from the module proxy (also the Temporal Server build of temporal-server-build.ts). */
+export async function goEnvironment(): Promise<Record<string, string>> {
   // The `direct` fallback would clone from GitHub, which locked-down networks cannot reach and which hangs instead of
   // failing; the proxy serves every module this build needs, so keep only the configured proxies.
   const configured = (await runCommand('go', ['env', 'GOPROXY'])).trim();
