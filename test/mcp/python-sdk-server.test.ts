@@ -4,13 +4,25 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { ElicitationRequest } from '../../src/mcp/elicitation.js';
 import { pythonEnvironment } from '../helpers/python.js';
-import { mcpTool, rejectionOf, resultText, stdioServer, usePools, useTemporaryDirectories } from './helpers.js';
+import {
+  freePort,
+  httpServer,
+  mcpTool,
+  rejectionOf,
+  resultText,
+  stdioServer,
+  useProcesses,
+  usePools,
+  useTemporaryDirectories,
+  waitForHttp,
+} from './helpers.js';
 
 /**
  * A stdio server written with the official Python MCP SDK (`mcp` pinned in test/fixtures/python-mcp/requirements.txt),
  * asking the person the way that SDK documents: `ctx.elicit(...)`, a request while the call runs. The SDK also offers
  * 2026-07-28, where it has no way to send a request, so its question only reaches the person in a 2025-11-25 session:
- * the era the pool chooses for stdio servers unless `protocolVersion` pins another.
+ * the era the pool chooses for stdio servers unless `protocolVersion` pins another. An HTTP server is probed, and is heard
+ * when its operator pins 2025-11-25.
  */
 
 const fixtures = fileURLToPath(new URL('../fixtures/python-mcp/', import.meta.url));
@@ -18,6 +30,7 @@ const server = path.join(fixtures, 'ask_server.py');
 
 const createPool = usePools();
 const temporaryDirectory = useTemporaryDirectories();
+const startProcess = useProcesses();
 let python: string;
 
 beforeAll(async () => {
@@ -89,5 +102,20 @@ describe('a server built on the Python MCP SDK, asking with ctx.elicit', () => {
     expect(String(failure)).toMatch(/no back-channel for server-initiated requests/);
     expect(asked).toBe(0);
     expect(pool.status()[0]).toMatchObject({ protocolVersion: '2026-07-28' });
+  });
+
+  test('over Streamable HTTP it is probed and gets 2026-07-28, where it cannot ask; pinned to 2025-11-25 it is heard', async () => {
+    const port = await freePort();
+    startProcess(python, [server, 'streamable-http', String(port)]);
+    const url = `http://127.0.0.1:${port}/mcp`;
+    await waitForHttp(url, 60_000);
+    const pool = createPool([httpServer('probed', url), httpServer('pinned', url, { protocolVersion: '2025-11-25' })]);
+    const answer = { onElicitation: () => Promise.resolve({ action: 'accept' as const, content: { approve: false } }) };
+
+    const refused = await rejectionOf(pool.callTool(mcpTool('probed', 'confirm_order'), { order: '983' }, answer));
+    expect(String(refused)).toMatch(/no back-channel for server-initiated requests/);
+    const heard = await pool.callTool(mcpTool('pinned', 'confirm_order'), { order: '984' }, answer);
+    expect(resultText(heard)).toBe('Order 984 not placed (no note)');
+    expect(pool.status().map((status) => status.protocolVersion)).toEqual(['2026-07-28', '2025-11-25']);
   });
 });
