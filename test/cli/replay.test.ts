@@ -36,12 +36,19 @@ describe('replay: exported history files, no server needed', () => {
       failed: number;
       histories: { workflowId: string; error?: { name: string; message: string } }[];
     };
-    expect(report).toMatchObject({ replayed: 2, failed: 1 });
+    // Replayed counts what passed (it said "2 replayed, 1 failed" of two histories).
+    expect(report).toMatchObject({ replayed: 1, failed: 1 });
     expect(report.histories.find((entry) => entry.error === undefined)).toBeDefined();
     const failure = report.histories.find((entry) => entry.workflowId === 'plain-turn.dd0e1a7.json');
     expect(failure?.error?.name).toBe('DeterminismViolationError');
     expect(failure?.error?.message).toMatch(/Nondeterminism|No command scheduled/i);
     expect(run.stderr).toContain('1 of 2 histories do not replay on this version');
+  });
+
+  it('replay: the closing line counts what replayed and what failed, which add up to the histories given', async () => {
+    const run = await runCli(['replay', recorded[0]!, stranded], process.env);
+    expect(run.code).toBe(ExitCode.NotReplayable);
+    expect(run.stdout.trim().split('\n').at(-1)).toBe('1 replayed, 1 failed');
   });
 
   it('replay: a file that is not a history says how to export one', async () => {

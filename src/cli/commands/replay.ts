@@ -48,8 +48,10 @@ DURABLE_AGENT_ENCRYPTION_KEYS, the keys the worker has.`,
         });
       }
       const failed = outcomes.filter((outcome) => outcome.error !== undefined).length;
-      if (options.json) printJson({ replayed: outcomes.length, failed, histories: outcomes });
-      else console.log(`${outcomes.length} replayed, ${failed} failed`);
+      // "Replayed" counts the histories that passed: a failed one did not replay, so the two add up to the total.
+      const replayed = outcomes.length - failed;
+      if (options.json) printJson({ replayed, failed, histories: outcomes });
+      else console.log(`${replayed} replayed, ${failed} failed`);
       if (failed > 0) {
         throw new CliError(
           `${failed} of ${outcomes.length} histories do not replay on this version: deploying it in place would fail ` +
