@@ -114,6 +114,8 @@ const ROOT_TYPES = [
 
 const WORKER_VALUES = [
   'DurableAgentPlugin',
+  // Two copies of the Temporal SDK in one process, found when a worker starts.
+  'DuplicateTemporalSdkError',
   'FileTokenStore',
   'McpAuthorizationRequiredError',
   'McpConfigError',

@@ -2,7 +2,12 @@
  * durable-agent/worker: what runs durable-agent's workflows and activities. The plugin for an application's own
  * worker, a worker of its own, the MCP connection pool and its configuration, and the worker's redaction of secrets.
  */
-export { durableAgentPlugin, DurableAgentPlugin, type DurableAgentPluginOptions } from '../plugin/index.js';
+export {
+  durableAgentPlugin,
+  DurableAgentPlugin,
+  DuplicateTemporalSdkError,
+  type DurableAgentPluginOptions,
+} from '../plugin/index.js';
 export {
   createAgentWorker,
   createAnthropicClient,

@@ -6,9 +6,11 @@ import { createActivities, type ActivityDependencies } from '../activities/index
 import { encryptionDataConverter, failureConverterPath, workerDataConverter } from '../codec/data-converter.js';
 import type { EncryptionKey } from '../codec/keys.js';
 import { McpPool } from '../mcp/pool.js';
+import { assertOneTemporalSdk } from './temporal-sdk-copies.js';
 import { agentWorkflowsPath, withAgentWorkflows } from './workflows-module.js';
 
 export { agentWorkflowsPath, AGENT_WORKFLOW_NAMES } from './workflows-module.js';
+export { DuplicateTemporalSdkError } from './temporal-sdk-copies.js';
 
 /** The plugin's name, as Temporal lists it among a worker's plugins. */
 export const DURABLE_AGENT_PLUGIN_NAME = 'durable-agent';
@@ -50,6 +52,8 @@ export class DurableAgentPlugin extends SimplePlugin {
   }
 
   override configureWorker(options: WorkerOptions): WorkerOptions {
+    // Before the worker is made: two SDK copies meet in native code, where the crash names neither.
+    assertOneTemporalSdk();
     const dataConverter = this.#dataConverter(options.dataConverter);
     const namespace = options.namespace ?? 'default';
     const activities = createActivities({
@@ -72,6 +76,7 @@ export class DurableAgentPlugin extends SimplePlugin {
   }
 
   override configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
+    assertOneTemporalSdk();
     return {
       ...super.configureReplayWorker(options),
       dataConverter: this.#dataConverter(options.dataConverter),

@@ -45,8 +45,9 @@ async function installPackedPackage(): Promise<void> {
       name: 'fresh-durable-agent-user',
       private: true,
       type: 'module',
-      // durable-agent alone, as the issue found it: the SDK packages come with it. (A project that also lists
-      // @temporalio/worker itself got one protobufjs 8 copy even before the fix: its own dependencies are placed first.)
+      // durable-agent alone, as the issue found it: the SDK packages come with it, as peer dependencies npm installs.
+      // (A project that also lists @temporalio/worker itself got one protobufjs 8 copy even before the fix: its own
+      // dependencies are placed first.)
       dependencies: { 'durable-agent': `file:${path.join(workDir, filename)}` },
     }),
   );
