@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The fault runs (test/reliability/*.reliability.ts: worker crashes, server restart, MCP faults, a new Worker Deployment
+// The fault runs (test/reliability/*.reliability.ts: worker crashes, server restart, the production stack's processes
+// killed (scripts/production-stack.mjs), MCP faults, a new Worker Deployment
 // Version made current, the Web UI and the chat page of `serve` in headless Chromium, the in-place upgrade from each
 // release in releases.json), then the results table in docs/reliability.md, rendered from the rows the tests measured
 // (test-results/reliability/<file>.json), and the
@@ -34,6 +35,7 @@ const FILES = [
   'recovery',
   'approval-crash',
   'server-restart',
+  'production-stack',
   'mcp-faults',
   'web-ui',
   'chat-page',

@@ -100,8 +100,9 @@ export function initCluster(postgres, paths, { port, password }) {
     : { status: 0 };
   if (probe.status !== 0) {
     throw new StackError(
-      `PostgreSQL runs as the user ${postgres.runUser.name}, which cannot write ${paths.postgres}: choose a DIR every ` +
-        'user can reach (e.g. under /var/lib or /tmp), not one under a private home directory.',
+      `PostgreSQL runs as the user ${postgres.runUser.name}, which cannot write ${paths.postgres}: choose a DIR that ` +
+        'user can reach (every folder above it searchable by others, e.g. under /var/lib or /tmp), not one under a ' +
+        'private home directory.',
     );
   }
   const passwordFile = path.join(paths.postgres, 'initial-password');
