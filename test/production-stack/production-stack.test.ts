@@ -107,6 +107,18 @@ describe('production-stack: up refuses before starting anything', () => {
     expect(fs.readdirSync(dir)).toEqual(['state.json']);
   });
 
+  test('--upgrade takes one minor version at a time, never two', () => {
+    const dir = newDir('two-minors');
+    const [major, minor] = TEMPORAL_SERVER_VERSION.split('.').map(Number);
+    const twoBack = `${major}.${minor! - 2}.0`;
+    const state = { layout: 1, temporalServerVersion: twoBack, postgresMajor: '15', ports: {}, pids: {} };
+    fs.writeFileSync(path.join(dir, 'state.json'), JSON.stringify(state));
+    const { code, stderr } = stack(['up', dir, '--upgrade']);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`Temporal Server ${twoBack}); this one runs layout 1`);
+    expect(stderr).toContain('one minor version at a time');
+  });
+
   test('a DIR that holds something else', () => {
     const dir = newDir('something-else');
     fs.writeFileSync(path.join(dir, 'notes.txt'), 'mine');
