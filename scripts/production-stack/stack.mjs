@@ -23,7 +23,8 @@ async function provisioning() {
   try {
     const build = await import('../../dist/temporal-servers/temporal-server-build.js');
     const servers = await import('../../dist/temporal-servers/index.js');
-    const { loadConfig } = await import('../../dist/config.js');
+    // src/config.ts became src/config/index.ts on 2026-11-29; a build from before that has dist/config.js.
+    const { loadConfig } = await import('../../dist/config/index.js').catch(() => import('../../dist/config.js'));
     return { ...build, ...servers, config: loadConfig() };
   } catch (error) {
     if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error;
@@ -309,23 +310,24 @@ export async function kill(dir, role) {
   const release = acquireLock(paths);
   try {
     const killed = rolePid(paths, state, role);
-    if (killed === undefined) {
-      throw new StackError(`${role} is not running in ${dir}: \`up ${dir}\` starts the stack (after \`down ${dir}\`).`);
+    if (liveRoles(paths, state).length === 0) {
+      throw new StackError(`The production stack in ${dir} is not running: \`up ${dir}\` starts it.`);
     }
+    // A role that died by itself is only started again (`killed` is null then).
     const startedAt = Date.now();
     if (role === 'postgres') {
       const postgres = stackPostgres();
-      postgresql.stopCluster(postgres, paths, 'immediate');
+      if (killed !== undefined) postgresql.stopCluster(postgres, paths, 'immediate');
       state.pids.postgres = postgresql.startCluster(postgres, paths);
       writeState(paths, state);
     } else {
       const tools = await provisioning();
       const { server } = await tools.ensureTemporalServer(tools.config);
-      await killProcess(killed, paths.configOf(role));
+      if (killed !== undefined) await killProcess(killed, paths.configOf(role));
       startRole(paths, state, role, server);
       await serving(paths, state, role);
     }
-    const line = { role, killed, pid: state.pids[role], servingAfterMs: Date.now() - startedAt };
+    const line = { role, killed: killed ?? null, pid: state.pids[role], servingAfterMs: Date.now() - startedAt };
     console.log(JSON.stringify(line));
   } finally {
     release();
