@@ -20,7 +20,7 @@ import {
   TEST_SERVER,
   until,
 } from './helpers.js';
-import { stackDown, stackKill, stackUp, type KillReport, type StackRole } from './production-stack.js';
+import { stackDown, stackKill, stackStatus, stackUp, type KillReport, type StackRole } from './production-stack.js';
 import { WorkerFleet } from './worker-fleet.js';
 import type { WorkerProcess } from './helpers.js';
 
@@ -107,6 +107,18 @@ beforeAll(async () => {
   chmodSync(tmp, 0o755);
   stackDir = path.join(tmp, 'stack');
   address = stackUp(stackDir);
+  // The contract other tools drive: one line per process, each running; the postgres line's URL reaches the database.
+  const status = stackStatus(stackDir);
+  expect(status.map((line) => line.role)).toEqual(['postgres', 'history', 'matching', 'frontend', 'internal-worker']);
+  for (const line of status) expect(line.pid, line.role).toEqual(expect.any(Number));
+  const url = status[0]!.url!;
+  expect(url).toMatch(/^postgresql:\/\/temporal:[^@]+@127\.0\.0\.1:\d+\/temporal$/);
+  const { stdout: tables } = await execFileAsync('psql', [
+    url,
+    '-tAc',
+    "select count(*) from pg_tables where tablename = 'executions'",
+  ]);
+  expect(tables.trim()).toBe('1');
   connection = await Connection.connect({ address });
   client = new Client({ connection });
   agents = new DurableAgentClient({ client, taskQueue });
