@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { cacheDirOf } from '../src/config.js';
+import { cacheDirOf } from '../src/config/index.js';
 import type { ContenderDefinition } from './contenders/index.js';
 
 const execFileAsync = promisify(execFile);

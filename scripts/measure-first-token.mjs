@@ -8,7 +8,7 @@
 // Uses TEMPORAL_CLI_PATH or the provisioned dev server.
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import OpenAI from 'openai';
-import { subscribe } from '../dist/agent-client/stream.js';
+import { subscribe } from '../dist/client/stream.js';
 import { createLocalEnvironment, startTestAgent } from '../dist/testing/index.js';
 import { askUpdate, endSignal } from '../dist/workflows/definitions.js';
 

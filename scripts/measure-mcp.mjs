@@ -11,8 +11,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { createToolActivities } from '../dist/activities/tools/call.js';
-import { McpPool } from '../dist/mcp/pool.js';
+import { createToolActivities } from '../dist/worker/activities/tool-calls/call.js';
+import { McpPool } from '../dist/worker/mcp/pool.js';
 
 const argument = (name, fallback) => {
   const index = process.argv.indexOf(name);

@@ -6,7 +6,7 @@
 // Usage: npm run build && node scripts/measure-test-server-startup.mjs [runs=10] [busy-processes=1]
 // Uses TEMPORAL_TEST_SERVER_PATH or the provisioned server (provisioning it first if needed).
 import { spawn } from 'node:child_process';
-import { loadConfig } from '../dist/config.js';
+import { loadConfig } from '../dist/config/index.js';
 import { ensureTestServer, findFreePort, isPortOpen } from '../dist/temporal-servers/index.js';
 
 const runs = Number(process.argv[2] ?? 10);

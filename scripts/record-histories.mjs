@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { DurableAgentClient } from '../dist/agent-client/index.js';
+import { DurableAgentClient } from '../dist/client/index.js';
 import { encryptionDataConverter } from '../dist/codec/data-converter.js';
 import { createLocalEnvironment } from '../dist/testing/environment.js';
 import { startScriptedModel } from '../dist/testing/scripted-model/index.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DurableAgentClient } from './agent-client/index.js';
+import { DurableAgentClient } from './client/index.js';
 
 /**
  * Ask the agent one message and print its answer: `npm run client -- "What is 2 + 40?"`. A worker must be running

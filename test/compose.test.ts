@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import {
   DURABLE_AGENT_DYNAMIC_CONFIG,
   DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS,
@@ -25,7 +25,7 @@ const compose = parseYaml(readFileSync(new URL('../docker-compose.yml', import.m
 const services = Object.entries(compose.services);
 const workers = services.filter(([, service]) => service.build !== undefined);
 
-/** Every environment variable name src/config.ts reads, observed by loading a config from an env that records reads. */
+/** Every environment variable name src/config/index.ts reads, observed by loading a config from an env that records reads. */
 function namesReadByConfig(): Set<string> {
   const names = new Set<string>();
   const env = new Proxy(
@@ -50,7 +50,7 @@ describe('docker-compose.yml', () => {
     expect(profilesOf(workers)).toEqual(new Set(['dev', 'production']));
   });
 
-  test('workers set only environment variables that src/config.ts reads', () => {
+  test('workers set only environment variables that src/config/index.ts reads', () => {
     const known = namesReadByConfig();
     for (const [name, worker] of workers) {
       const unknown = Object.keys(worker.environment ?? {}).filter((variable) => !known.has(variable));

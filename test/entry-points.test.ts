@@ -22,8 +22,8 @@ const WORKER_PACKAGES = [
 ];
 
 /**
- * What only some paths use, loaded on first use (src/activities/model/provider-sdks.ts, src/telemetry/tracing.ts and
- * the telemetry modules beside it, src/pricing/price-table.ts): the provider SDKs, the tracer provider, its exporters
+ * What only some paths use, loaded on first use (src/worker/activities/model/provider-sdks.ts, src/client/telemetry/tracing.ts and
+ * the telemetry modules beside it, src/worker/pricing/price-table.ts): the provider SDKs, the tracer provider, its exporters
  * and Temporal's interceptors for it, the price table. Every process importing the package would pay for them.
  */
 const LOADED_ON_FIRST_USE = [
@@ -77,7 +77,7 @@ describe('entry points by role', () => {
     expect(loaded).toEqual(expect.arrayContaining(['@temporalio/worker', '@modelcontextprotocol/client']));
   });
 
-  it('durable-agent: a client-only import loads no zod (src/agent-client/output-format.ts loads it for a zod schema)', () => {
+  it('durable-agent: a client-only import loads no zod (src/client/output-format.ts loads it for a zod schema)', () => {
     expect(packagesLoadedBy('durable-agent')).not.toContain('zod');
   });
 

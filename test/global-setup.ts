@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { resolveDevServer, resolveTestServer } from '../src/temporal-servers/index.js';
 
 /**

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { SUPPORTED_TEMPORAL_SDK } from '../src/plugin/temporal-sdk-copies.js';
+import { SUPPORTED_TEMPORAL_SDK } from '../src/worker/plugin/temporal-sdk-copies.js';
 
 /**
  * What package.json promises an installer (issue 42): the application's Temporal SDK is the one durable-agent uses, and

@@ -40,7 +40,7 @@ describe('the built package', () => {
   it.each(['worker', 'bridge', 'codec'])(
     'durable-agent/%s loads under plain Node and exports what the source exports',
     async (entryPoint) => {
-      const source = (await import(`../src/entry-points/${entryPoint}.ts`)) as object;
+      const source = (await import(`../src/${entryPoint}/index.ts`)) as object;
       expect(exportsUnderNode(`durable-agent/${entryPoint}`).sort()).toEqual(Object.keys(source).sort());
     },
   );

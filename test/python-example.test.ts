@@ -2,12 +2,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DurableAgentClient } from '../src/agent-client/index.js';
+import { DurableAgentClient } from '../src/client/index.js';
 import { startTestAgent, type TestAgent } from '../src/testing/agent.js';
 import type { ScriptStep } from '../src/testing/scripted-model/script.js';
 import { createLocalEnvironment } from '../src/testing/environment.js';
 import { conversationWorkflowId } from '../src/workflows/definitions.js';
-import { poll } from './agent-client/helpers.js';
+import { poll } from './client/helpers.js';
 import { pythonEnvironment, runCommand } from './helpers/python.js';
 
 /**

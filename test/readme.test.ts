@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { Activities } from '../src/activities/index.js';
+import type { Activities } from '../src/worker/activities/index.js';
 import { buildProgram } from '../src/cli/program.js';
-import { loadMcpConfig } from '../src/mcp/config.js';
+import { loadMcpConfig } from '../src/worker/mcp/config.js';
 import { ExitCode } from '../src/shared/exit-codes.js';
 import { loadScriptFile } from '../src/testing/scripted-model/index.js';
 import { CONVERSATION_PHASES } from '../src/workflows/definitions.js';

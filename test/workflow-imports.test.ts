@@ -37,8 +37,8 @@ describe('workflow imports: an allow-list', () => {
     "import { trace as value } from '@opentelemetry/api';",
     "import { runTurn as value } from './turn.js';",
     "import { digest as value } from '../shared/digest.js';",
-    "import { firstUndecodable as value } from '../codec/undecodable.js';",
-    "import type { Activities as value } from '../activities/index.js';",
+    "import { firstUndecodable as value } from '../shared/undecodable.js';",
+    "import type { Activities as value } from '../worker/activities/index.js';",
     "import type { default as value } from 'openai';",
   ])('allowed in workflow code: %s', async (source) => {
     expect(await refused(source)).toBe(false);
@@ -49,12 +49,12 @@ describe('workflow imports: an allow-list', () => {
     "import value from 'fs';",
     "import value from 'openai';",
     "import { Client as value } from '@modelcontextprotocol/client';",
-    "import { McpPool as value } from '../mcp/pool.js';",
-    "import { createActivities as value } from '../activities/index.js';",
-    "import { DurableAgentClient as value } from '../agent-client/index.js';",
+    "import { McpPool as value } from '../worker/mcp/pool.js';",
+    "import { createActivities as value } from '../worker/activities/index.js';",
+    "import { DurableAgentClient as value } from '../client/index.js';",
     "import { EncryptionCodec as value } from '../codec/encryption-codec.js';",
     "import { Worker as value } from '@temporalio/worker';",
-    "import { loadConfig as value } from '../config.js';",
+    "import { loadConfig as value } from '../config/index.js';",
     "import { Hono as value } from 'hono';",
     "import { BasicTracerProvider as value } from '@opentelemetry/sdk-trace-base';",
   ])('refused in workflow code: %s', async (source) => {

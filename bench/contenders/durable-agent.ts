@@ -6,19 +6,19 @@ import { bundleWorkflowCode, NativeConnection, type WorkerOptions } from '@tempo
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { encryptionDataConverter } from '../../src/codec/data-converter.js';
-import { readEncryptionKeys } from '../../src/config.js';
-import { McpPool } from '../../src/mcp/pool.js';
+import { readEncryptionKeys } from '../../src/config/index.js';
+import { McpPool } from '../../src/worker/mcp/pool.js';
 import {
   clientTelemetryInterceptors,
   startTelemetry,
   WORKFLOW_TRACING_INTERCEPTORS,
-} from '../../src/telemetry/index.js';
-import { createAgentWorker, workflowsPath } from '../../src/worker.js';
+} from '../../src/worker/telemetry/index.js';
+import { createAgentWorker, workflowsPath } from '../../src/worker/agent-worker.js';
 import { conversationWorkflow } from '../../src/workflows/conversation.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
-import type { ChatCompletionsClient } from '../../src/activities/model/call.js';
-import type { AnthropicMessagesClient } from '../../src/activities/model/providers/anthropic.js';
-import type { ResponsesClient } from '../../src/activities/model/providers/openai-responses.js';
+import type { ChatCompletionsClient } from '../../src/worker/activities/model/call.js';
+import type { AnthropicMessagesClient } from '../../src/worker/activities/model/providers/anthropic.js';
+import type { ResponsesClient } from '../../src/worker/activities/model/providers/openai-responses.js';
 import { runMain, serveContender, WorkClock, type ContenderDriver } from '../harness.js';
 import { promptOf, stepsOf, type TurnSpec } from '../workload.js';
 import { parseContenderArguments, type ContenderConfig } from './config.js';
@@ -149,7 +149,7 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
           ...(telemetry === undefined ? [] : [WORKFLOW_TRACING_INTERCEPTORS]),
           ...(process.env.BENCH_EXPERIMENT === 'no-heartbeat-timeout' ? [NO_HEARTBEAT_TIMEOUT_INTERCEPTORS] : []),
         ],
-        // With keys, the workflow's failures are encoded as the worker's own bundle has them (src/worker.ts).
+        // With keys, the workflow's failures are encoded as the worker's own bundle has them (src/worker/agent-worker.ts).
         ...(dataConverter.failureConverterPath ? { failureConverterPath: dataConverter.failureConverterPath } : {}),
       }),
       ...experimentInterceptors(),

@@ -1,8 +1,8 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { toOpenAITool } from '../../src/activities/model/call.js';
-import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../../src/mcp/content.js';
-import { McpPool } from '../../src/mcp/pool.js';
+import { toOpenAITool } from '../../src/worker/activities/model/call.js';
+import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../../src/worker/mcp/content.js';
+import { McpPool } from '../../src/worker/mcp/pool.js';
 import type { JsonObject } from '../../src/shared/types.js';
 import { runMain, serveContender, WorkClock, type ContenderDriver } from '../harness.js';
 import { promptOf, stepsOf, type TurnSpec } from '../workload.js';

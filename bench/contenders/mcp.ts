@@ -1,5 +1,5 @@
-import type { McpServerConfig } from '../../src/mcp/config.js';
-import { McpPool } from '../../src/mcp/pool.js';
+import type { McpServerConfig } from '../../src/worker/mcp/config.js';
+import { McpPool } from '../../src/worker/mcp/pool.js';
 import type { WorkClock } from '../harness.js';
 
 /** The stdio MCP test server as a pool configuration: one server, `bench`, whose `echo` tool is the workload's. */

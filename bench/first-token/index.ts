@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
-import { loadTemporalConfig } from '../../src/config.js';
+import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
+import { loadTemporalConfig } from '../../src/config/index.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import { log } from '../log.js';
 import type { FirstTokenPlan } from '../plan.js';

@@ -1,6 +1,6 @@
-import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
+import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
 import { serveStreamingBridge } from '../../src/bridge/serve.js';
-import { loadTemporalConfig } from '../../src/config.js';
+import { loadTemporalConfig } from '../../src/config/index.js';
 
 /**
  * `durable-agent serve` for the first-token measurement, in a process of its own as users run it: the bridge the CLI

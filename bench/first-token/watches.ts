@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
-import { subscribe } from '../../src/agent-client/stream.js';
+import { subscribe } from '../../src/client/stream.js';
 
 /**
  * What a viewer of one conversation saw: when its stream was open, when the first answer text arrived and when the turn

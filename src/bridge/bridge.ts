@@ -1,12 +1,12 @@
 import type { Client } from '@temporalio/client';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { subscribe } from '../agent-client/stream.js';
+import { subscribe } from '../client/stream.js';
 import type { StreamEvent } from '../workflows/stream-events.js';
 import { decideApproval, type ApprovalDeciding } from './approval-route.js';
 import { SubscriptionHub, type SubscriptionHubOptions } from './hub.js';
 import { addInputRoute, type InputAnsweringClient } from './input-route.js';
-import { isEncryptionKeyError } from '../codec/errors.js';
+import { isEncryptionKeyError } from '../shared/encryption-errors.js';
 import { causeChain, errorMessage } from '../shared/errors.js';
 import { authentication, authenticationEnabled, type AuthenticationOptions } from './authentication.js';
 import { browserSafety, type BrowserSafetyOptions } from './browser-safety.js';

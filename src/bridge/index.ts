@@ -1,20 +1,5 @@
-/**
- * Streaming: the HTTP bridge that serves a conversation's events as server-sent events (docs/streaming.md). The
- * worker-side publisher of the model's text lives with the model activity (src/activities/model/text-publisher.ts).
- */
-export {
-  createStreamingBridge,
-  type StreamingBridge,
-  type StreamingBridgeOptions,
-  type BridgeAgentClient,
-} from './bridge.js';
-export { SubscriptionHub, type SubscriptionHubOptions, type EventSource, type Watcher } from './hub.js';
+/** durable-agent/bridge: the HTTP bridge that serves conversations to browsers (docs/streaming.md). */
+export { createStreamingBridge, type StreamingBridge, type StreamingBridgeOptions } from './bridge.js';
 export { serveStreamingBridge, type ServedBridge, type ServeBridgeOptions } from './serve.js';
-export {
-  createServeToken,
-  ServeConfigError,
-  type ServeTokenOptions,
-  DEFAULT_SERVE_TOKEN_TTL,
-  MIN_SERVE_SECRET_BYTES,
-} from './serve-tokens.js';
+export { createServeToken, ServeConfigError, type ServeTokenOptions } from './serve-tokens.js';
 export { ServeErrorType } from './http-errors.js';

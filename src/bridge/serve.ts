@@ -1,4 +1,4 @@
-import { listen } from '../shared/http-server.js';
+import { listen } from '../node/http-server.js';
 import { isIP } from 'node:net';
 import { authenticationEnabled, checkAuthenticationOptions } from './authentication.js';
 import { allowedOrigins, createStreamingBridge, type StreamingBridge, type StreamingBridgeOptions } from './bridge.js';

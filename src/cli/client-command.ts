@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Option } from '@commander-js/extra-typings';
-import type { DurableAgentClient } from '../agent-client/index.js';
-import { isEncryptionKeyError } from '../codec/errors.js';
+import type { DurableAgentClient } from '../client/index.js';
+import { isEncryptionKeyError } from '../shared/encryption-errors.js';
 import { ExitCode } from '../shared/exit-codes.js';
 import { causeChain, errorMessage } from '../shared/errors.js';
 
@@ -47,8 +47,8 @@ export function printJson(value: unknown): void {
  */
 export async function withClient<T>(action: (client: DurableAgentClient) => Promise<T>): Promise<T> {
   const [{ checkConfigFiles, loadConfig }, api] = await Promise.all([
-    import('../config.js'),
-    import('../agent-client/index.js'),
+    import('../config/index.js'),
+    import('../client/index.js'),
   ]);
   const config = loadConfig();
   checkConfigFiles(config);
@@ -85,7 +85,7 @@ function unreachable(address: string, error: unknown): CliError {
 /** The exit code of each client error (documented in docs/cli.md). */
 export async function toCliError(error: unknown, address: string): Promise<unknown> {
   if (error instanceof CliError) return error;
-  const api = await import('../agent-client/index.js');
+  const api = await import('../client/index.js');
   const message = errorMessage(error);
   if (error instanceof api.ConversationNotFoundError) return new CliError(message, ExitCode.NotFound, { cause: error });
   if (error instanceof api.ConversationEndedError) return new CliError(message, ExitCode.Ended, { cause: error });

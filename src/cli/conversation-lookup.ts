@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ConversationEndedError, ConversationStatusReport, DurableAgentClient } from '../agent-client/index.js';
+import type { ConversationEndedError, ConversationStatusReport, DurableAgentClient } from '../client/index.js';
 
 /**
  * Where a conversation stands before a command signals it, so `interrupt` and `end` can say what really happened: a
@@ -22,8 +22,8 @@ export async function lookUpConversation(
   conversationId: string,
 ): Promise<ConversationLookup> {
   const [{ ConversationRuns, ENDED_STATUSES }, { ConversationEndedError }] = await Promise.all([
-    import('../agent-client/conversation-runs.js'),
-    import('../agent-client/errors.js'),
+    import('../client/conversation-runs.js'),
+    import('../client/errors.js'),
   ]);
   const runs = new ConversationRuns(client.client, client.taskQueue);
   for (let look = 1; ; look++) {

@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config/index.js';
 import { errorMessage } from '../shared/errors.js';
 import { ExitCode } from '../shared/exit-codes.js';
 import { environmentSecrets } from '../shared/redaction.js';

@@ -13,7 +13,7 @@ import { sendCommand } from './commands/send.js';
 import { serveCommand } from './commands/serve.js';
 import { startCommand } from './commands/start.js';
 import { tokenCommand } from './commands/token.js';
-import { packageVersion } from '../shared/package-version.js';
+import { packageVersion } from '../node/package-version.js';
 
 /**
  * Commands that load the worker (the Temporal worker runtime, the MCP SDK, openai) are registered lazily: only the one

@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config/index.js';
 
 /** What `durable-agent serve` and `durable-agent token` read from the environment (docs/streaming.md, "Tokens"). */
 export interface ServeEnvironment {

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { listen } from '../shared/http-server.js';
+import { listen } from '../node/http-server.js';
 import { checkTokenLength } from '../shared/tokens.js';
 import type { Payload } from '@temporalio/common';
 import { Hono, type Context } from 'hono';

@@ -3,7 +3,11 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 // @temporalio/proto is CommonJS: Node's ESM loader offers its exports on the default import only.
 import proto from '@temporalio/proto';
-import { EncryptionKeyNotFoundError, MalformedEncryptedPayloadError, PayloadDecryptionError } from './errors.js';
+import {
+  EncryptionKeyNotFoundError,
+  MalformedEncryptedPayloadError,
+  PayloadDecryptionError,
+} from '../shared/encryption-errors.js';
 import type { EncryptionKey } from './keys.js';
 
 /**

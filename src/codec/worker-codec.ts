@@ -6,7 +6,7 @@ import {
 } from '@temporalio/common';
 import { EncryptionCodec } from './encryption-codec.js';
 import type { EncryptionKey } from './keys.js';
-import { undecodableFrom } from './undecodable.js';
+import { undecodableFrom } from '../shared/undecodable.js';
 
 /**
  * The worker's codec: {@link EncryptionCodec}, except that a payload of the workflow's own context that it cannot

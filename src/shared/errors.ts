@@ -115,3 +115,11 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'object') return 'an object';
   return `${typeof value} ${JSON.stringify(value)}`;
 }
+
+/**
+ * A setting is wrong: an environment variable, a configuration file's key, a command's option. The message names the
+ * setting, the value and what is expected; the CLI exits with code 2 for it.
+ */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}

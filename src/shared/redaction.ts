@@ -4,7 +4,7 @@
  * failures (message, stack, details, causes), heartbeat details, streamed text, log lines and the CLI's error output.
  *
  * It knows two kinds of secret:
- * - values: the worker's secret-looking environment variables, the MCP servers' secrets (src/mcp/redaction.ts: the
+ * - values: the worker's secret-looking environment variables, the MCP servers' secrets (src/worker/mcp/redaction.ts: the
  *   `${VAR}`s and `env` values under secret-looking names or marked in `secrets`, header values, URL credentials and
  *   token-like query parameters, OAuth client secrets), the model client's API key, and tokens registered while the
  *   worker runs ({@link Redactor.add}); each is replaced by a label naming where it came from (`${OPENAI_API_KEY}`);
@@ -14,7 +14,7 @@
  *
  * A value is a secret for what it is, never for where it came from: a path, a host or an id expanded from `${HOME}` is
  * none. A tool result or a model answer that contains a secret is redacted too; the arguments of a tool call the model
- * writes are not (src/activities/calls/outbound.ts): they are what the tool receives.
+ * writes are not (src/worker/activities/calls/outbound.ts): they are what the tool receives.
  */
 
 /** Values shorter than this are left alone: no secret is that short, and `1` or `on` would garble every message. */

@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.js';
+import { ConfigError } from './errors.js';
 
 /** The shortest bearer token a server of this project accepts: the bridge's operator token, the codec server's. */
 export const MIN_TOKEN_CHARS = 16;

@@ -10,7 +10,7 @@ export function matchesPattern(pattern: string, name: string): boolean {
   return new RegExp(`^${expression}$`).test(name);
 }
 
-/** The first part of a sub-agent's tool name (`agent__<name>`, src/tools/define-sub-agent.ts). */
+/** The first part of a sub-agent's tool name (`agent__<name>`, src/worker/tools/define-sub-agent.ts). */
 const SUB_AGENT_PREFIX = 'agent__';
 
 /**

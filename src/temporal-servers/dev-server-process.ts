@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { dynamicConfigFlags } from './dynamic-config.js';
 import { ServerUnavailableError } from './errors.js';
 import { waitForFrontend } from './frontend-readiness.js';

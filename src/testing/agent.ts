@@ -3,11 +3,11 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 // @temporalio/proto is CommonJS: Node's ESM loader offers its exports on the default import only.
 import proto from '@temporalio/proto';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
-import type { McpConfig, McpServerConfig } from '../mcp/config.js';
-import { McpPool, type McpPoolOptions } from '../mcp/pool.js';
-import { anthropicSdk, openaiSdk } from '../activities/model/provider-sdks.js';
-import type { AnthropicMessagesClient } from '../activities/model/providers/anthropic.js';
-import { bundleWorkflows, createAgentWorker, type AgentWorkerOptions } from '../worker.js';
+import type { McpConfig, McpServerConfig } from '../worker/mcp/config.js';
+import { McpPool, type McpPoolOptions } from '../worker/mcp/pool.js';
+import { anthropicSdk, openaiSdk } from '../worker/activities/model/provider-sdks.js';
+import type { AnthropicMessagesClient } from '../worker/activities/model/providers/anthropic.js';
+import { createAgentWorker, type AgentWorkerOptions } from '../worker/agent-worker.js';
 import { conversationWorkflow } from '../workflows/conversation.js';
 import {
   conversationWorkflowId,
@@ -54,9 +54,6 @@ export interface TestAgent extends AsyncDisposable {
   /** Stop the worker, the MCP pool and (if this agent started it) the scripted model. */
   close(): Promise<void>;
 }
-
-/** The workflow bundle, built once per process and shared by every test worker. */
-export const sharedWorkflowBundle = bundleWorkflows;
 
 const registered = new WeakSet<TestWorkflowEnvironment>();
 

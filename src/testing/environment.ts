@@ -1,8 +1,8 @@
 import type { ConnectionPlugin } from '@temporalio/client';
 import type { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { cancellableRetryInterceptor } from '../agent-client/grpc-retry.js';
-import { loadConfig, type Config } from '../config.js';
+import { cancellableRetryInterceptor } from '../client/grpc-retry.js';
+import { loadConfig, type Config } from '../config/index.js';
 import {
   DURABLE_AGENT_SEARCH_ATTRIBUTE_KEYS,
   dynamicConfigFlags,

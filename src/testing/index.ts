@@ -12,7 +12,6 @@ export {
 export {
   startTestAgent,
   registerSearchAttributes,
-  sharedWorkflowBundle,
   conversationWorkflowId,
   type TestAgent,
   type TestAgentOptions,

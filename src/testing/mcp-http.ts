@@ -100,7 +100,7 @@ export async function serveMcpOverHttp(
     return response;
   };
 
-  // Node's own Request and Response stay global (src/shared/http-server.ts says why): tests run clients beside it.
+  // Node's own Request and Response stay global (src/node/http-server.ts says why): tests run clients beside it.
   const serve = getRequestListener(
     async (request) => {
       if (!new URL(request.url).pathname.startsWith('/mcp')) return new Response(null, { status: 404 });

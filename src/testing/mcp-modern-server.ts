@@ -154,7 +154,7 @@ export async function startModernMcpServer(options: ModernServerOptions = {}): P
     const response = await handler.fetch(request);
     return options.omitResultType === true ? withoutCompleteResultType(response) : response;
   };
-  // Node's own Request and Response stay global (src/shared/http-server.ts says why): tests run clients beside it.
+  // Node's own Request and Response stay global (src/node/http-server.ts says why): tests run clients beside it.
   const http = createServer(getRequestListener(serve, { overrideGlobalObjects: false }));
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;

@@ -2,7 +2,7 @@
  * How many attempts a model or tool call gets. The settings `modelAttempts` and `toolAttempts` bound the attempts
  * that failed with an error (an HTTP 500, a dropped MCP connection). Temporal counts every attempt alike, also one
  * lost to the infrastructure: a worker that died (the attempt's heartbeat timed out) or shut down. So the activities
- * count their own error attempts (src/activities/calls/attempts.ts) and turn the last one non-retryable, and Temporal's
+ * count their own error attempts (src/worker/activities/calls/attempts.ts) and turn the last one non-retryable, and Temporal's
  * `maximumAttempts` is higher by {@link LOST_ATTEMPTS_ALLOWED}, the separate cap on attempts lost that way.
  * Shared by the workflow (retry policies) and the activities (their budgets).
  */

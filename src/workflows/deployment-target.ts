@@ -1,5 +1,5 @@
 import { log, patched, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { Activities } from '../worker/activities/index.js';
 import { shouldMove } from './version-routing.js';
 
 /** The patch under which a conversation continues as new, between turns, onto a newly current worker version. */

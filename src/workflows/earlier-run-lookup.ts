@@ -1,5 +1,5 @@
 import { log, proxyLocalActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { Activities } from '../worker/activities/index.js';
 import type { EarlierRun } from './earlier-runs.js';
 
 // Local: a visibility list and a describe or two, before the run answers anything; no task queue round trip. Retried

@@ -1,7 +1,7 @@
 import type { ApplicationFailure } from '@temporalio/workflow';
 import { expectedFailure, FailureType } from '../shared/errors.js';
 import type { InputAnswer, InputRequest } from '../shared/input-messages.js';
-import { inputContentProblems, withSchemaDefaults } from './input-schema.js';
+import { inputContentProblems, withSchemaDefaults } from '../shared/input-schema.js';
 import type { EventLog } from './stream-events.js';
 import { waitEnded, waitStarted } from './wait-metrics.js';
 

@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { Activities } from '../worker/activities/index.js';
 import { approvalReason } from '../shared/approval-policy.js';
 import { FailureType } from '../shared/errors.js';
 import type { CallToolInputRequired, CallToolResult, ToolCall, ToolMessage } from '../shared/types.js';

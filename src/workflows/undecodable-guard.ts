@@ -1,5 +1,5 @@
 import { ApplicationFailure, log, patched, setHandler, workflowInfo } from '@temporalio/workflow';
-import { firstUndecodable, refusalError, type Undecodable } from '../codec/undecodable.js';
+import { firstUndecodable, refusalError, type Undecodable } from '../shared/undecodable.js';
 import { FailureType } from '../shared/errors.js';
 
 /**

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
+import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
 import { serveStreamingBridge } from '../../src/bridge/serve.js';
 import type { ApprovalDecision } from '../../src/workflows/definitions.js';
 import type { StreamEvent } from '../../src/workflows/stream-events.js';
-import { poll } from '../agent-client/helpers.js';
+import { poll } from '../client/helpers.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { toolResults } from '../helpers/transcript.js';
 import { readEvents } from './sse.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
+import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
 import { serveStreamingBridge, type ServedBridge } from '../../src/bridge/serve.js';
 import type { StreamEvent } from '../../src/workflows/stream-events.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AnswerText } from '../../src/agent-client/stream.js';
+import { AnswerText } from '../../src/client/stream.js';
 import type { ChatMessage } from '../../src/shared/types.js';
 import {
   askUpdate,

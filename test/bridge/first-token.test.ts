@@ -1,6 +1,6 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { subscribe } from '../../src/agent-client/stream.js';
+import { subscribe } from '../../src/client/stream.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { subscribe, type SubscribeOptions } from '../../src/agent-client/stream.js';
+import { subscribe, type SubscribeOptions } from '../../src/client/stream.js';
 import type { StreamEvent } from '../../src/workflows/stream-events.js';
 
 /** Read a conversation's events until a turn finishes (the `turn`th one seen, default the first). */

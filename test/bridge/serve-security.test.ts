@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
+import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
 import { ServeConfigError, createServeToken } from '../../src/bridge/index.js';
 import { serveStreamingBridge, type ServeBridgeOptions } from '../../src/bridge/serve.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';

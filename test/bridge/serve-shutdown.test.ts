@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/agent-client/index.js';
+import { DurableAgentClient } from '../../src/client/index.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
-import { ScriptBook } from '../agent-client/helpers.js';
+import { ScriptBook } from '../client/helpers.js';
 import { cliPath, killAll, spawnTracked, type RunningProcess } from '../cli/helpers.js';
 
 let env: TestWorkflowEnvironment | undefined;

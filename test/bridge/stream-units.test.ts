@@ -1,7 +1,7 @@
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { describe, expect, it } from 'vitest';
-import { assembleCompletion, fromOpenAICompletion } from '../../src/activities/model/call.js';
-import { TextPublisher, type StreamTarget } from '../../src/activities/model/text-publisher.js';
+import { assembleCompletion, fromOpenAICompletion } from '../../src/worker/activities/model/call.js';
+import { TextPublisher, type StreamTarget } from '../../src/worker/activities/model/text-publisher.js';
 import { EventLog, type StreamBatch } from '../../src/workflows/stream-events.js';
 
 describe('EventLog', () => {

@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DurableAgentClient, type ConversationPendingApproval } from '../../src/agent-client/index.js';
+import { DurableAgentClient, type ConversationPendingApproval } from '../../src/client/index.js';
 import { ExitCode } from '../../src/shared/exit-codes.js';
 import type { TestAgent } from '../../src/testing/agent.js';
 import type { ApprovalDecision } from '../../src/workflows/definitions.js';
-import { poll, ScriptBook } from '../agent-client/helpers.js';
+import { poll, ScriptBook } from '../client/helpers.js';
 import type { Crm } from '../helpers/crm-server.js';
 import { toolResults } from '../helpers/transcript.js';
 import { killAll, runCli } from './helpers.js';

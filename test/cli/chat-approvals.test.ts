@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/agent-client/index.js';
+import { DurableAgentClient } from '../../src/client/index.js';
 import type { TestAgent } from '../../src/testing/agent.js';
-import { poll, ScriptBook } from '../agent-client/helpers.js';
+import { poll, ScriptBook } from '../client/helpers.js';
 import type { Crm } from '../helpers/crm-server.js';
 import { toolResults } from '../helpers/transcript.js';
 import { cliPath, killAll, shellQuote, spawnTracked, type RunningProcess } from './helpers.js';

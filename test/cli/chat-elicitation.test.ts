@@ -1,10 +1,10 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/agent-client/index.js';
+import { DurableAgentClient } from '../../src/client/index.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
-import { poll, ScriptBook } from '../agent-client/helpers.js';
+import { poll, ScriptBook } from '../client/helpers.js';
 import { toolResults } from '../helpers/transcript.js';
 import { httpServer, publishedServerEntry, stdioServer } from '../mcp/helpers.js';
 import { cliPath, killAll, shellQuote, spawnTracked, type RunningProcess } from './helpers.js';

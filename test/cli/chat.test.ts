@@ -1,9 +1,9 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { runChatSession } from '../../src/cli/chat/session.js';
-import { DurableAgentClient } from '../../src/agent-client/index.js';
+import { DurableAgentClient } from '../../src/client/index.js';
 import type { TestAgent } from '../../src/testing/agent.js';
-import { ScriptBook } from '../agent-client/helpers.js';
+import { ScriptBook } from '../client/helpers.js';
 import { cliPath, killAll, shellQuote, spawnTracked, type RunningProcess } from './helpers.js';
 import { type CliAgent, startCliAgent } from './cli-agent.js';
 

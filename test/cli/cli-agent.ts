@@ -1,6 +1,6 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DurableAgentClient } from '../../src/agent-client/index.js';
-import type { HttpServerConfig, McpServerConfig } from '../../src/mcp/config.js';
+import { DurableAgentClient } from '../../src/client/index.js';
+import type { HttpServerConfig, McpServerConfig } from '../../src/worker/mcp/config.js';
 import { startTestAgent, type TestAgent, type TestAgentOptions } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startCrm, type Crm } from '../helpers/crm-server.js';

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { ExitCode } from '../../src/shared/exit-codes.js';
 import { findFreePort, isPortOpen } from '../../src/temporal-servers/index.js';
 import { killAll, runCli } from './helpers.js';

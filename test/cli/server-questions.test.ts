@@ -5,7 +5,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/agent-client/index.js';
+import { DurableAgentClient } from '../../src/client/index.js';
 import { ExitCode } from '../../src/shared/exit-codes.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startModernMcpServer, type RunningModernServer } from '../../src/testing/mcp-modern-server.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseMcpConfig } from '../../src/mcp/config.js';
+import { parseMcpConfig } from '../../src/worker/mcp/config.js';
 import { ExitCode } from '../../src/shared/exit-codes.js';
 import type { TurnResult } from '../../src/workflows/definitions.js';
 import { type CliAgent, startCliAgent } from './cli-agent.js';

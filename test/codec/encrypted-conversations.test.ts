@@ -3,14 +3,15 @@ import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DurableAgentClient, subscribe } from '../../src/agent-client/index.js';
+import { DurableAgentClient, subscribe } from '../../src/client/index.js';
 import { encryptionDataConverter } from '../../src/codec/data-converter.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
-import { EncryptionKeyNotFoundError } from '../../src/codec/errors.js';
+import { EncryptionKeyNotFoundError } from '../../src/shared/encryption-errors.js';
 import { formatEncryptionKeys, type EncryptionKey } from '../../src/codec/keys.js';
-import { loadConfig } from '../../src/config.js';
-import { parseMcpConfig } from '../../src/mcp/config.js';
-import { sharedWorkflowBundle, startTestAgent, type TestAgent } from '../../src/testing/agent.js';
+import { loadConfig } from '../../src/config/index.js';
+import { parseMcpConfig } from '../../src/worker/mcp/config.js';
+import { bundleWorkflows } from '../../src/worker/agent-worker.js';
+import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
@@ -18,7 +19,7 @@ import type { ScriptStep } from '../../src/testing/scripted-model/script.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import type { StreamEvent } from '../../src/workflows/stream-events.js';
 import { cliPath, killAll, runCli, spawnTracked } from '../cli/helpers.js';
-import { ScriptBook } from '../agent-client/helpers.js';
+import { ScriptBook } from '../client/helpers.js';
 import { allText, canary, occurrences } from '../helpers/secrets.js';
 import { encodingOf, keyIdOf, payloadsIn } from './history-payloads.js';
 import { newKey } from './keys.js';
@@ -147,7 +148,7 @@ describe('with encryption keys set', () => {
     expect(new Set(plain.map(encodingOf))).toEqual(new Set(['json/plain']));
 
     // Replay of the recorded encrypted histories with the worker's data converter.
-    const workflowBundle = await sharedWorkflowBundle();
+    const workflowBundle = await bundleWorkflows();
     for (const run of runs) {
       await expect(
         Worker.runReplayHistory(
@@ -202,7 +203,7 @@ describe('with encryption keys set', () => {
     expect(allText(await new EncryptionCodec([keyB, keyA]).decode(oldPayloads))).toContain('turn one');
     await expect(
       Worker.runReplayHistory(
-        { workflowBundle: await sharedWorkflowBundle(), dataConverter: encryptionDataConverter([keyB, keyA]) },
+        { workflowBundle: await bundleWorkflows(), dataConverter: encryptionDataConverter([keyB, keyA]) },
         runs[0]!.history,
         conversationWorkflowId(id),
       ),

@@ -5,14 +5,15 @@ import { ApplicationFailure, defaultPayloadConverter, type FailureConverter, typ
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DurableAgentClient, MessageRejectedError, UnknownApprovalError } from '../../src/agent-client/index.js';
+import { DurableAgentClient, MessageRejectedError, UnknownApprovalError } from '../../src/client/index.js';
 import { encryptionDataConverter } from '../../src/codec/data-converter.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
 import type { EncryptionKey } from '../../src/codec/keys.js';
-import { loadConfig } from '../../src/config.js';
-import { parseMcpConfig } from '../../src/mcp/config.js';
+import { loadConfig } from '../../src/config/index.js';
+import { parseMcpConfig } from '../../src/worker/mcp/config.js';
 import { FailureType } from '../../src/shared/errors.js';
-import { sharedWorkflowBundle, startTestAgent, type TestAgent } from '../../src/testing/agent.js';
+import { bundleWorkflows } from '../../src/worker/agent-worker.js';
+import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
@@ -177,7 +178,7 @@ describe('failures with encryption keys set', () => {
     expect(decrypted).toContain('stack_trace');
 
     // Replay with the worker's data converter and its workflow bundle (failure converter included).
-    const workflowBundle = await sharedWorkflowBundle({ encodeFailures: true });
+    const workflowBundle = await bundleWorkflows({ encodeFailures: true });
     for (const run of runs) {
       await expect(
         Worker.runReplayHistory(

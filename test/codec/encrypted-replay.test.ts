@@ -4,7 +4,7 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { encryptionDataConverter } from '../../src/codec/data-converter.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
-import { sharedWorkflowBundle } from '../../src/testing/agent.js';
+import { bundleWorkflows } from '../../src/worker/agent-worker.js';
 import { allText } from '../helpers/secrets.js';
 import { FIXTURE_KEY, FIXTURE_TEXT } from './fixture-key.js';
 import { encodingOf, payloadsIn } from './history-payloads.js';
@@ -36,7 +36,7 @@ describe('a recorded encrypted history', () => {
   });
 
   it("replays on the current workflow code with the worker's data converter", async () => {
-    const workflowBundle = await sharedWorkflowBundle();
+    const workflowBundle = await bundleWorkflows();
     await expect(
       Worker.runReplayHistory(
         { workflowBundle, dataConverter: encryptionDataConverter([FIXTURE_KEY]) },
@@ -47,7 +47,7 @@ describe('a recorded encrypted history', () => {
   });
 
   it('does not replay without the key: the failure names the key id it needs', async () => {
-    const workflowBundle = await sharedWorkflowBundle();
+    const workflowBundle = await bundleWorkflows();
     const replay = Worker.runReplayHistory(
       { workflowBundle, dataConverter: encryptionDataConverter([]) },
       history,

@@ -4,9 +4,9 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
-import { EncryptionKeyNotFoundError, PayloadDecryptionError } from '../../src/codec/errors.js';
+import { EncryptionKeyNotFoundError, PayloadDecryptionError } from '../../src/shared/encryption-errors.js';
 import { formatEncryptionKeys } from '../../src/codec/keys.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import {
   MAX_ACTIVITY_PAYLOAD_BYTES,
   MAX_PART_BYTES,

@@ -3,8 +3,8 @@ import { ApplicationFailure, defaultPayloadConverter, type FailureConverter } fr
 import { describe, expect, it } from 'vitest';
 import { encryptionDataConverter } from '../../src/codec/data-converter.js';
 import { EncryptionCodec } from '../../src/codec/encryption-codec.js';
-import { EncryptionKeyNotFoundError, PayloadDecryptionError } from '../../src/codec/errors.js';
-import { isUndecodable, refusalError, refusalFromMessage, type Undecodable } from '../../src/codec/undecodable.js';
+import { EncryptionKeyNotFoundError, PayloadDecryptionError } from '../../src/shared/encryption-errors.js';
+import { isUndecodable, refusalError, refusalFromMessage, type Undecodable } from '../../src/shared/undecodable.js';
 import { WorkerPayloadCodec } from '../../src/codec/worker-codec.js';
 import { FailureType } from '../../src/shared/errors.js';
 import { newKey } from './keys.js';

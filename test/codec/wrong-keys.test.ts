@@ -2,18 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DurableAgentClient } from '../../src/agent-client/index.js';
+import { DurableAgentClient } from '../../src/client/index.js';
 import { workerDataConverter } from '../../src/codec/data-converter.js';
-import { EncryptionKeyNotFoundError, PayloadDecryptionError } from '../../src/codec/errors.js';
+import { EncryptionKeyNotFoundError, PayloadDecryptionError } from '../../src/shared/encryption-errors.js';
 import { formatEncryptionKeys, type EncryptionKey } from '../../src/codec/keys.js';
-import { loadConfig } from '../../src/config.js';
-import { sharedWorkflowBundle, startTestAgent, type TestAgent } from '../../src/testing/agent.js';
+import { loadConfig } from '../../src/config/index.js';
+import { bundleWorkflows } from '../../src/worker/agent-worker.js';
+import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import { droppedSignalPatchId } from '../../src/workflows/undecodable-guard.js';
 import { cliPath, killAll, runCli, spawnTracked } from '../cli/helpers.js';
-import { poll, ScriptBook } from '../agent-client/helpers.js';
+import { poll, ScriptBook } from '../client/helpers.js';
 import { readEvents } from '../bridge/sse.js';
 import { canary } from '../helpers/secrets.js';
 import { newKey } from './keys.js';
@@ -171,7 +172,7 @@ describe.each(cases)('a client with $name', ({ wrongKey, workerRefusal, workerEx
     expect(named(events, 'workflowExecutionUpdateAcceptedEventAttributes')).toHaveLength(2);
 
     // Replay takes the same path; also once the worker has the client's key, which decrypts the dropped signal now.
-    const workflowBundle = await sharedWorkflowBundle({ encodeFailures: true });
+    const workflowBundle = await bundleWorkflows({ encodeFailures: true });
     const history = await env.client.workflow.getHandle(conversationWorkflowId(id)).fetchHistory();
     const keySets = wrongKey.id === workerKey.id ? [[workerKey]] : [[workerKey], [workerKey, wrongKey]];
     for (const keys of keySets) {

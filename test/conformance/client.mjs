@@ -23,10 +23,10 @@ import { fileURLToPath } from 'node:url';
 // The classes `durable-agent/worker` exports, from the built modules that define them: the entry point also loads the
 // Temporal worker and client (half a second of CPU), which the suite would pay once per scenario for nothing used
 // here. test/mcp/conformance.test.ts checks that they are the entry point's own.
-import { loadMcpConfig } from '../../dist/mcp/config.js';
-import { McpAuthorizationRequiredError, McpProtocolError } from '../../dist/mcp/errors.js';
-import { FileTokenStore } from '../../dist/mcp/oauth/token-store.js';
-import { McpPool } from '../../dist/mcp/pool.js';
+import { loadMcpConfig } from '../../dist/worker/mcp/config.js';
+import { McpAuthorizationRequiredError, McpProtocolError } from '../../dist/worker/mcp/errors.js';
+import { FileTokenStore } from '../../dist/worker/mcp/oauth/token-store.js';
+import { McpPool } from '../../dist/worker/mcp/pool.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/index.js', import.meta.url));
 const SERVER = 'conformance';

@@ -1,6 +1,6 @@
 import { McpServer, type CallToolResult } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { HttpServerConfig } from '../../src/mcp/config.js';
+import type { HttpServerConfig } from '../../src/worker/mcp/config.js';
 import { serveMcpOverHttp } from '../../src/testing/mcp-http.js';
 
 /**

@@ -8,7 +8,7 @@ import {
   loadMcpConfig,
   McpConfigError,
   parseMcpConfig,
-} from '../../src/mcp/config.js';
+} from '../../src/worker/mcp/config.js';
 
 const FILE = '/etc/durable-agent/mcp.json';
 
@@ -81,7 +81,7 @@ describe('mcp config', () => {
       url: 'https://mcp.internal/mcp',
       headers: { Authorization: 'Bearer s3cret' },
     });
-    // What the pool quotes and redacts (src/mcp/redaction.ts): the text as written, and the values that were expanded.
+    // What the pool quotes and redacts (src/worker/mcp/redaction.ts): the text as written, and the values that were expanded.
     expect(config.servers[0]).toMatchObject({
       commandAsWritten: 'server',
       variables: { ROOT: '/srv', TOKEN: 's3cret' },

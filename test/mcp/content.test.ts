@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { toolResultToText, truncateText } from '../../src/mcp/content.js';
+import { toolResultToText, truncateText } from '../../src/worker/mcp/content.js';
 
 describe('tool result content for the model', () => {
   test('text blocks are joined by newlines', () => {

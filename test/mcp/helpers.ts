@@ -7,9 +7,9 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
-import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from '../../src/mcp/config.js';
-import { DEFAULT_TOOL_TIMEOUT_MS } from '../../src/mcp/config.js';
-import { McpPool, type McpLogger, type McpPoolOptions, type McpToolTarget } from '../../src/mcp/pool.js';
+import type { HttpServerConfig, McpServerConfig, StdioServerConfig } from '../../src/worker/mcp/config.js';
+import { DEFAULT_TOOL_TIMEOUT_MS } from '../../src/worker/mcp/config.js';
+import { McpPool, type McpLogger, type McpPoolOptions, type McpToolTarget } from '../../src/worker/mcp/pool.js';
 
 /** Shared set-up for the MCP tests: real servers, started and always stopped. */
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { isInputRequiredResult } from '@modelcontextprotocol/client';
-import { readInputRequired } from '../../src/mcp/input-required.js';
+import { readInputRequired } from '../../src/worker/mcp/input-required.js';
 import { startModernMcpServer, type RunningModernServer } from '../../src/testing/mcp-modern-server.js';
 import { httpServer, mcpTool, resultText, usePools } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { assignToolNames, sanitizeNamePart, TOOL_NAME_PATTERN, type ToolKey } from '../../src/mcp/names.js';
+import { assignToolNames, sanitizeNamePart, TOOL_NAME_PATTERN, type ToolKey } from '../../src/worker/mcp/names.js';
 
 function shuffled<T>(items: readonly T[], seed: number): T[] {
   const result = [...items];

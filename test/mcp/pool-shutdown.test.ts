@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { McpPool } from '../../src/mcp/pool.js';
+import { McpPool } from '../../src/worker/mcp/pool.js';
 import { rejectionOf, stdioServer } from './helpers.js';
 
 /**

@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../../src/mcp/errors.js';
-import type { McpPool } from '../../src/mcp/pool.js';
+import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../../src/worker/mcp/errors.js';
+import type { McpPool } from '../../src/worker/mcp/pool.js';
 import {
   countTestServerEvents,
   startTestMcpServer,

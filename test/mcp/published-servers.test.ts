@@ -2,8 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { toolResultToText } from '../../src/mcp/content.js';
-import type { McpPool, McpToolTarget } from '../../src/mcp/pool.js';
+import { toolResultToText } from '../../src/worker/mcp/content.js';
+import type { McpPool, McpToolTarget } from '../../src/worker/mcp/pool.js';
 import type { JsonObject } from '../../src/shared/types.js';
 import {
   freePort,

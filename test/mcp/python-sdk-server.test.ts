@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
-import type { ElicitationRequest } from '../../src/mcp/elicitation.js';
+import type { ElicitationRequest } from '../../src/worker/mcp/elicitation.js';
 import { pythonEnvironment } from '../helpers/python.js';
 import {
   freePort,

@@ -2,9 +2,9 @@ import { defaultFailureConverter, defaultPayloadConverter } from '@temporalio/co
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createToolActivities } from '../../src/activities/tools/call.js';
-import { parseMcpConfig } from '../../src/mcp/config.js';
-import { Redactor, redactorFor } from '../../src/mcp/redaction.js';
+import { createToolActivities } from '../../src/worker/activities/tool-calls/call.js';
+import { parseMcpConfig } from '../../src/worker/mcp/config.js';
+import { Redactor, redactorFor } from '../../src/worker/mcp/redaction.js';
 import type { CallToolInput } from '../../src/shared/types.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import { allText, canary, occurrences } from '../helpers/secrets.js';

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, test } from 'vitest';
-import { STANDALONE_STREAM_WAIT_MS } from '../../src/mcp/standalone-stream.js';
+import { STANDALONE_STREAM_WAIT_MS } from '../../src/worker/mcp/standalone-stream.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import { httpServer, mcpTool, resultText, usePools } from './helpers.js';
 
 /**
- * A 2025-11-25 session's stream for the server's own messages (the client's `GET`, src/mcp/standalone-stream.ts): our
+ * A 2025-11-25 session's stream for the server's own messages (the client's `GET`, src/worker/mcp/standalone-stream.ts): our
  * test server, like any SDK v2 server, sends a tool call's question there, and drops it while that stream is not open.
  * The pool must not send a call on a session before the server has answered that `GET`, however late it does.
  */

@@ -3,8 +3,12 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment as SdkMockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { createToolActivities, type ToolActivities, type ToolCallHeartbeat } from '../../src/activities/tools/call.js';
-import type { McpPool } from '../../src/mcp/pool.js';
+import {
+  createToolActivities,
+  type ToolActivities,
+  type ToolCallHeartbeat,
+} from '../../src/worker/activities/tool-calls/call.js';
+import type { McpPool } from '../../src/worker/mcp/pool.js';
 import type { CallToolInput, CallToolResult, JsonObject, ToolDefinition } from '../../src/shared/types.js';
 import { FailureType } from '../../src/shared/errors.js';
 import { countTestServerEvents, startTestMcpServer } from '../../src/testing/mcp-test-server.js';

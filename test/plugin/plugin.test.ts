@@ -6,7 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { durableAgentPlugin } from '../../src/plugin/index.js';
+import { durableAgentPlugin } from '../../src/worker/plugin/index.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { registerSearchAttributes } from '../../src/testing/agent.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';

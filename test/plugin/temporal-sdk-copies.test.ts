@@ -5,8 +5,8 @@ import path from 'node:path';
 import '@temporalio/worker';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DuplicateTemporalSdkError, durableAgentPlugin } from '../../src/entry-points/worker.js';
-import { duplicateTemporalPackages } from '../../src/plugin/temporal-sdk-copies.js';
+import { DuplicateTemporalSdkError, durableAgentPlugin } from '../../src/worker/index.js';
+import { duplicateTemporalPackages } from '../../src/worker/plugin/temporal-sdk-copies.js';
 
 /**
  * Issue 42: an application whose `@temporalio/*` resolved to other copies than durable-agent's (a `file:` link to a

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { agentWorkflowsPath, withAgentWorkflows } from '../../src/plugin/workflows-module.js';
+import { agentWorkflowsPath, withAgentWorkflows } from '../../src/worker/plugin/workflows-module.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'workflows-module-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

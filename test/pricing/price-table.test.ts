@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { pricedModelCall } from '../../src/activities/model/pricing.js';
-import { loadPriceOverrides } from '../../src/pricing/price-overrides.js';
-import { loadPriceTable, PriceTable } from '../../src/pricing/price-table.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { pricedModelCall } from '../../src/worker/activities/model/pricing.js';
+import { loadPriceOverrides } from '../../src/worker/pricing/price-overrides.js';
+import { loadPriceTable, PriceTable } from '../../src/worker/pricing/price-table.js';
 import { FailureType } from '../../src/shared/errors.js';
 import type { ModelCallInput, ModelCallResult, TokenUsage } from '../../src/shared/types.js';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toOpenAIMessage } from '../../src/activities/model/call.js';
+import { toOpenAIMessage } from '../../src/worker/activities/model/call.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { thinkingSignature } from '../../src/testing/scripted-model/anthropic-messages.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
-import type { HttpServerConfig } from '../../src/mcp/config.js';
+import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
+import type { HttpServerConfig } from '../../src/worker/mcp/config.js';
 import { findFreePort } from '../../src/temporal-servers/ports.js';
 import { createServeToken } from '../../src/bridge/serve-tokens.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';

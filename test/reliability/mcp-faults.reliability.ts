@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { McpServerConfig } from '../../src/mcp/config.js';
+import type { McpServerConfig } from '../../src/worker/mcp/config.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { countTestServerEvents, readTestServerEvents } from '../../src/testing/mcp-test-server.js';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { installIntoCache } from '../../src/temporal-servers/cache.js';
 import { Progress, stderrLog } from '../../src/temporal-servers/progress.js';
 import { CommandFailedError, runCommand } from '../../src/temporal-servers/run-command.js';

@@ -1,4 +1,4 @@
-import type { DurableAgentClient } from '../../src/agent-client/index.js';
+import type { DurableAgentClient } from '../../src/client/index.js';
 import { errorMessage } from '../../src/shared/errors.js';
 import type { ScriptStep, ScriptToolCall, StepFunction } from '../../src/testing/scripted-model/index.js';
 import type { ConversationSettings, ConversationStatus } from '../../src/workflows/definitions.js';

@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../../src/activities/index.js';
+import type { Activities } from '../../src/worker/activities/index.js';
 import { conversationWorkflow as released } from '../../src/workflows/conversation.js';
 import type { ConversationInput, ConversationOutcome } from '../../src/workflows/definitions.js';
 

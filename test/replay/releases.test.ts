@@ -5,7 +5,7 @@ import { bundleWorkflowCode, type ReplayWorkerOptions, Worker } from '@temporali
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { describe, expect, it } from 'vitest';
 import { encryptionDataConverter } from '../../src/codec/data-converter.js';
-import { sharedWorkflowBundle } from '../../src/testing/agent.js';
+import { bundleWorkflows } from '../../src/worker/agent-worker.js';
 import { FIXTURE_KEY } from '../codec/fixture-key.js';
 import * as releaseCorpus from './release-corpus.js';
 import type { CorpusHistory } from './release-corpus.js';
@@ -85,12 +85,12 @@ describe('the replay corpus of each release', () => {
     const plain = corpus.filter((entry) => !entry.encrypted);
     const encrypted = corpus.filter((entry) => entry.encrypted);
     const failures = [
-      ...(await replayFailures(plain, { workflowBundle: await sharedWorkflowBundle(), ...MODES[mode] })),
+      ...(await replayFailures(plain, { workflowBundle: await bundleWorkflows(), ...MODES[mode] })),
       // As the worker with keys wrote them: its data converter, and the bundle with its failure converter.
       ...(encrypted.length === 0
         ? []
         : await replayFailures(encrypted, {
-            workflowBundle: await sharedWorkflowBundle({ encodeFailures: true }),
+            workflowBundle: await bundleWorkflows({ encodeFailures: true }),
             dataConverter: encryptionDataConverter([FIXTURE_KEY]),
             ...MODES[mode],
           })),

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { describe, expect, it } from 'vitest';
-import { sharedWorkflowBundle } from '../../src/testing/agent.js';
+import { bundleWorkflows } from '../../src/worker/agent-worker.js';
 import { loadFixtures } from './history-json.js';
 
 /**
@@ -31,7 +31,7 @@ describe('replay of recorded conversation histories', () => {
   it.each(fixtures.map((fixture) => [fixture.file, fixture] as const))(
     'replay: %s replays on the current workflow code without a determinism error',
     async (_file, fixture) => {
-      const workflowBundle = await sharedWorkflowBundle();
+      const workflowBundle = await bundleWorkflows();
       await expect(
         Worker.runReplayHistory({ workflowBundle }, fixture.history, fixture.workflowId),
       ).resolves.toBeUndefined();
@@ -39,7 +39,7 @@ describe('replay of recorded conversation histories', () => {
   );
 
   it('replay: all fixtures in one replay worker (as CI replays a batch)', async () => {
-    const workflowBundle = await sharedWorkflowBundle();
+    const workflowBundle = await bundleWorkflows();
     const results = [];
     for await (const result of Worker.runReplayHistories({ workflowBundle }, fixtures)) results.push(result);
     expect(results.map((result) => [result.workflowId, result.error])).toEqual(

@@ -1,6 +1,6 @@
 import { APIError } from 'openai';
 import { describe, expect, it } from 'vitest';
-import { conversationOf, DEFAULT_CONVERSATION } from '../../src/testing/scripted-model/index.js';
+import { conversationOf, DEFAULT_CONVERSATION } from '../../src/testing/scripted-model/cursor.js';
 import { clientFor, keyOf, MODEL, useScriptedModels, userMessage, withKey } from './helpers.js';
 
 const startModel = useScriptedModels();

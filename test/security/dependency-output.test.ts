@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { poll } from '../agent-client/helpers.js';
+import { poll } from '../client/helpers.js';
 import { cliPath, killAll, runCli, spawnTracked, type RunningProcess } from '../cli/helpers.js';
 import { canary, occurrences } from '../helpers/secrets.js';
 import { MACHINE_CLIENT, startProtectedMcp, type ProtectedMcp } from '../helpers/protected-mcp-server.js';

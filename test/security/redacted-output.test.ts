@@ -1,10 +1,10 @@
 import { Console } from 'node:console';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { redactProcessOutput } from '../../src/shared/redacted-output.js';
+import { redactProcessOutput } from '../../src/node/redacted-output.js';
 import { Redactor } from '../../src/shared/redaction.js';
 
-/** The output redaction of `worker`, `dev` and `serve` (src/shared/redacted-output.ts), on streams of its own. */
+/** The output redaction of `worker`, `dev` and `serve` (src/node/redacted-output.ts), on streams of its own. */
 
 const secret = 'client-secret-0123456789abcdef';
 

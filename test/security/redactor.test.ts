@@ -2,13 +2,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, defaultFailureConverter, defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, test } from 'vitest';
-import { TextPublisher } from '../../src/activities/model/text-publisher.js';
-import { redactModelAnswer, redactOutcome, workerSecrets } from '../../src/activities/calls/outbound.js';
-import { parseMcpConfig } from '../../src/mcp/config.js';
-import { McpPool } from '../../src/mcp/pool.js';
+import { TextPublisher } from '../../src/worker/activities/model/text-publisher.js';
+import { redactModelAnswer, redactOutcome, workerSecrets } from '../../src/worker/activities/calls/outbound.js';
+import { parseMcpConfig } from '../../src/worker/mcp/config.js';
+import { McpPool } from '../../src/worker/mcp/pool.js';
 import { environmentSecrets, Redactor } from '../../src/shared/redaction.js';
 import type { StreamBatch } from '../../src/workflows/stream-events.js';
-import { RedactingLogger } from '../../src/worker-logger.js';
+import { RedactingLogger } from '../../src/worker/logger.js';
 import { allText, canary, occurrences } from '../helpers/secrets.js';
 
 /** Paths are not secrets, however long: absolute paths (under the temp directory) that must pass untouched. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { subscribe } from '../../src/agent-client/stream.js';
+import { subscribe } from '../../src/client/stream.js';
 import { ExitCode } from '../../src/shared/exit-codes.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
@@ -13,7 +13,7 @@ import type { ScriptStep, StepFunction } from '../../src/testing/scripted-model/
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import type { StreamEvent } from '../../src/workflows/stream-events.js';
 import { cliPath, killAll, runCli, spawnTracked, type CliRun, type RunningProcess } from '../cli/helpers.js';
-import { poll } from '../agent-client/helpers.js';
+import { poll } from '../client/helpers.js';
 import { startGate, type Gate } from '../mcp/helpers.js';
 import { allText, canary, occurrences } from '../helpers/secrets.js';
 

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Telemetry } from '../../src/telemetry/index.js';
+import type { Telemetry } from '../../src/worker/telemetry/index.js';
 import type { ScriptedModel } from '../../src/testing/scripted-model/index.js';
 import type { OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { killLeftovers, type WorkerProcess } from '../reliability/helpers.js';

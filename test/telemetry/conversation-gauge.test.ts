@@ -3,7 +3,7 @@ import { noopMetricMeter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogEntry } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startConversationGauge } from '../../src/telemetry/conversation-gauge.js';
+import { startConversationGauge } from '../../src/worker/telemetry/conversation-gauge.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { until } from '../reliability/helpers.js';
 

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { releaseWheelFor } from '../../src/temporal-servers/cli-release.js';
 import { resolveDevServer, silentLog, TEMPORAL_CLI_VERSION } from '../../src/temporal-servers/index.js';
 import { runCommand } from '../../src/temporal-servers/run-command.js';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { startDevServer } from '../../src/temporal-servers/dev-server-process.js';
 import { waitForFrontend } from '../../src/temporal-servers/frontend-readiness.js';
 import { findFreePort, waitForPort } from '../../src/temporal-servers/ports.js';

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { resolveTestServer, startOnce } from '../../src/temporal-servers/test-server.js';
 import { driveOneWorkflow } from '../../src/temporal-servers/test-server-training.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { McpConfigError, parseMcpConfig } from '../../src/mcp/config.js';
-import { toToolDefinitions } from '../../src/mcp/tool-definitions.js';
+import { McpConfigError, parseMcpConfig } from '../../src/worker/mcp/config.js';
+import { toToolDefinitions } from '../../src/worker/mcp/tool-definitions.js';
 import type { ToolDefinition } from '../../src/shared/types.js';
 import {
   approvalReason,

@@ -3,8 +3,12 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { countingFailedAttempts, failedAttempt, failedAttemptsBefore } from '../../src/activities/calls/attempts.js';
-import { AttemptHeartbeat } from '../../src/activities/calls/heartbeat.js';
+import {
+  countingFailedAttempts,
+  failedAttempt,
+  failedAttemptsBefore,
+} from '../../src/worker/activities/calls/attempts.js';
+import { AttemptHeartbeat } from '../../src/worker/activities/calls/heartbeat.js';
 import {
   DEFAULT_MODEL_ATTEMPTS,
   errorAttemptsAllowed,

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PausableDeadline } from '../../src/mcp/elicitation.js';
-import { askTheConversation } from '../../src/activities/tools/input-requests.js';
+import { PausableDeadline } from '../../src/worker/mcp/elicitation.js';
+import { askTheConversation } from '../../src/worker/activities/tool-calls/input-requests.js';
 import type { InputPoll } from '../../src/workflows/input-requests.js';
 
 /**

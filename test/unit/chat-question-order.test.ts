@@ -2,7 +2,7 @@ import readline from 'node:readline';
 import { PassThrough } from 'node:stream';
 import { setImmediate as nextTick } from 'node:timers/promises';
 import { expect, it } from 'vitest';
-import type { DurableAgentClient } from '../../src/agent-client/index.js';
+import type { DurableAgentClient } from '../../src/client/index.js';
 import { ChatQuestions } from '../../src/cli/chat/questions.js';
 import { Spinner } from '../../src/cli/chat/spinner.js';
 import type { StreamEvent } from '../../src/workflows/stream-events.js';

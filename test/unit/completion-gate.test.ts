@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CompletionGate } from '../../src/activities/outages/completion-gate.js';
+import { CompletionGate } from '../../src/worker/activities/outages/completion-gate.js';
 
 /** A probe the test answers by hand: each call waits until the test settles it. */
 class ManualProbe {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { selectTools } from '../../src/shared/tool-patterns.js';
-import { createToolRegistry, defineSubAgent, defineTool, ToolDefinitionError } from '../../src/tools/index.js';
+import { createToolRegistry, defineSubAgent, defineTool, ToolDefinitionError } from '../../src/worker/tools/index.js';
 
 const echo = defineTool({
   name: 'echo',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createToolRegistry, defineTool, ToolDefinitionError } from '../../src/tools/index.js';
+import { createToolRegistry, defineTool, ToolDefinitionError } from '../../src/worker/tools/index.js';
 import type { ToolDefinition } from '../../src/shared/types.js';
 
 const echo = (name: string) =>

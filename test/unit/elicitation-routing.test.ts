@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CallInFlight, routeElicitation } from '../../src/mcp/elicitation.js';
+import { type CallInFlight, routeElicitation } from '../../src/worker/mcp/elicitation.js';
 
 /** A server's question goes to the one tool call in flight on its session, or to nobody. */
 const params = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inputContentProblems } from '../../src/workflows/input-schema.js';
+import { inputContentProblems } from '../../src/shared/input-schema.js';
 import type { JsonObject } from '../../src/shared/types.js';
 
 /** The answer-content check of MCP elicitation (form mode): a flat object of primitive fields. */

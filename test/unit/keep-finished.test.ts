@@ -4,8 +4,8 @@ import { ApplicationFailure, CompleteAsyncError, CancelledFailure } from '@tempo
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { countingFailedAttempts } from '../../src/activities/calls/attempts.js';
-import { FinishedWork, type KeepFinishedCall } from '../../src/activities/outages/keep-finished.js';
+import { countingFailedAttempts } from '../../src/worker/activities/calls/attempts.js';
+import { FinishedWork, type KeepFinishedCall } from '../../src/worker/activities/outages/keep-finished.js';
 
 /**
  * FinishedWork in a real activity context (MockActivityEnvironment): what an attempt does with its result when the

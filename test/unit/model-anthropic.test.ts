@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { toAnthropicMessages } from '../../src/activities/model/providers/anthropic.js';
+import { toAnthropicMessages } from '../../src/worker/activities/model/providers/anthropic.js';
 import { FailureType } from '../../src/shared/errors.js';
 import type { ChatMessage, ModelCallInput } from '../../src/shared/types.js';
 import { thinkingSignature } from '../../src/testing/scripted-model/anthropic-messages.js';

@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { retryDelayMs, toModelFailure } from '../../src/activities/model/errors.js';
+import { retryDelayMs, toModelFailure } from '../../src/worker/activities/model/errors.js';
 import { FailureType } from '../../src/shared/errors.js';
 import {
   startScriptedModel,

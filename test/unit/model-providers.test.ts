@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ModelProviders, parseModelName, ProviderName } from '../../src/activities/model/providers/index.js';
+import { ModelProviders, parseModelName, ProviderName } from '../../src/worker/activities/model/providers/index.js';
 import { FailureType } from '../../src/shared/errors.js';
 
 describe('parseModelName', () => {

@@ -10,9 +10,9 @@ import {
   idempotencyKey,
   toOpenAIMessage,
   toOpenAITool,
-} from '../../src/activities/model/call.js';
-import { TranscriptCache, type TranscriptSource } from '../../src/activities/model/transcript-cache.js';
-import type { ToolListing } from '../../src/mcp/pool.js';
+} from '../../src/worker/activities/model/call.js';
+import { TranscriptCache, type TranscriptSource } from '../../src/worker/activities/model/transcript-cache.js';
+import type { ToolListing } from '../../src/worker/mcp/pool.js';
 import { estimateTokens } from '../../src/shared/context.js';
 import { chainDigest, EMPTY_DIGEST } from '../../src/shared/digest.js';
 import { FailureType } from '../../src/shared/errors.js';

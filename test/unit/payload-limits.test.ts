@@ -8,8 +8,8 @@ import {
   fitToolListOnce,
   MAX_PROGRESS_MESSAGE_CHARS,
   type PayloadLog,
-} from '../../src/activities/calls/payload-limits.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+} from '../../src/worker/activities/calls/payload-limits.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { FailureType } from '../../src/shared/errors.js';
 import {
   jsonBytes,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ResultCache } from '../../src/activities/outages/result-cache.js';
+import { ResultCache } from '../../src/worker/activities/outages/result-cache.js';
 
 /** A clock the test moves by hand. */
 function clock(start = 1_000_000) {

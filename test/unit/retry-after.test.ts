@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { retryDelayMs } from '../../src/activities/model/errors.js';
+import { retryDelayMs } from '../../src/worker/activities/model/errors.js';
 
 it('model errors: an unreadable retry-after (negative, or text with a digit) means no delay', () => {
   const now = Date.parse('2030-01-01T00:00:00Z');

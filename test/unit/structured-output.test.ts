@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { toOutputFormat } from '../../src/agent-client/output-format.js';
+import { toOutputFormat } from '../../src/client/output-format.js';
 import { validateMessage } from '../../src/workflows/conversation-state.js';
 import { correctionsAllowed, outputFormatProblem, readOutput } from '../../src/workflows/structured-output.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config.js';
-import { readTelemetrySettings } from '../../src/telemetry/settings.js';
+import { ConfigError } from '../../src/config/index.js';
+import { readTelemetrySettings } from '../../src/client/telemetry/settings.js';
 
 describe('telemetry settings from the OpenTelemetry environment', () => {
   it('settings: nothing starts without an OTLP endpoint, or with OTEL_SDK_DISABLED=true', () => {

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { connectionOptions } from '../../src/agent-client/connection.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { connectionOptions } from '../../src/client/connection.js';
 
 const folder = mkdtempSync(path.join(os.tmpdir(), 'temporal-profile-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));

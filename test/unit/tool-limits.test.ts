@@ -7,7 +7,7 @@ import {
   fitDescription,
   fitParameters,
   fitToolsToLimits,
-} from '../../src/activities/model/tool-limits.js';
+} from '../../src/worker/activities/model/tool-limits.js';
 import type { JsonObject, JsonValue, ToolDefinition } from '../../src/shared/types.js';
 
 function tool(name: string, overrides: Partial<ToolDefinition> = {}): ToolDefinition {

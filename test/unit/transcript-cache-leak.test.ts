@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { TranscriptCache, type TranscriptSource } from '../../src/activities/model/transcript-cache.js';
+import { TranscriptCache, type TranscriptSource } from '../../src/worker/activities/model/transcript-cache.js';
 import type { ChatMessage, ModelCallInput, ModelContextPage } from '../../src/shared/types.js';
 import { modelCallInput } from '../helpers/model-call.js';
 

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { TranscriptCache, type TranscriptSource } from '../../src/activities/model/transcript-cache.js';
+import { TranscriptCache, type TranscriptSource } from '../../src/worker/activities/model/transcript-cache.js';
 import { chainDigest, EMPTY_DIGEST } from '../../src/shared/digest.js';
 import { FailureType } from '../../src/shared/errors.js';
 import type { ChatMessage, ModelCallInput, ModelContextPage, ToolDefinition } from '../../src/shared/types.js';

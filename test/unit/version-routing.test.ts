@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canShutDown, pinnedConversationsQuery } from '../../src/agent-client/deployments.js';
+import { canShutDown, pinnedConversationsQuery } from '../../src/client/deployments.js';
 import { shouldMove } from '../../src/workflows/version-routing.js';
 
 const a = { deploymentName: 'agent', buildId: 'A' };

@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { packageVersion } from '../../src/shared/package-version.js';
-import { defaultBuildId, deploymentVersion, gitCommit, workerDeploymentOptions } from '../../src/worker-versioning.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { packageVersion } from '../../src/node/package-version.js';
+import { defaultBuildId, deploymentVersion, gitCommit, workerDeploymentOptions } from '../../src/worker/versioning.js';
 
 function configError(env: Record<string, string>): string {
   try {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cachedWorkflowBundle } from '../../src/workflow-bundle-cache.js';
+import { cachedWorkflowBundle } from '../../src/worker/workflow-bundle-cache.js';
 
 /**
  * A workflow package of its own in a temporary folder (its node_modules is this project's), bundled through the cache

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 // @temporalio/proto is CommonJS: Node's ESM loader offers its exports on the default import only.
 import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
-import type { HttpServerConfig } from '../../src/mcp/config.js';
+import type { HttpServerConfig } from '../../src/worker/mcp/config.js';
 import { FailureType } from '../../src/shared/errors.js';
 import type { ChatMessage } from '../../src/shared/types.js';
 import type { TestAgentOptions } from '../../src/testing/agent.js';

@@ -2,7 +2,7 @@ import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type WorkflowIdR
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConversationEndedError, DurableAgentClient } from '../../src/agent-client/index.js';
+import { ConversationEndedError, DurableAgentClient } from '../../src/client/index.js';
 import { FailureType } from '../../src/shared/errors.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
@@ -15,7 +15,7 @@ import {
   type TurnResult,
   userMessageSignal,
 } from '../../src/workflows/definitions.js';
-import { poll, ScriptBook } from '../agent-client/helpers.js';
+import { poll, ScriptBook } from '../client/helpers.js';
 
 /**
  * The lifecycle as a backend in another language drives it: raw signal-with-start and update-with-start, sometimes

@@ -1,10 +1,11 @@
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/agent-client/durable-agent-client.js';
-import { PriceTable } from '../../src/pricing/price-table.js';
+import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
+import { PriceTable } from '../../src/worker/pricing/price-table.js';
 import { FailureType } from '../../src/shared/errors.js';
 import type { ModelCallResult } from '../../src/shared/types.js';
-import { sharedWorkflowBundle, type TestAgent } from '../../src/testing/agent.js';
+import { bundleWorkflows } from '../../src/worker/agent-worker.js';
+import { type TestAgent } from '../../src/testing/agent.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 
 const bed = useTimeSkippingWithCrm();
@@ -53,7 +54,7 @@ async function expectReplays(agent: TestAgent, workflowId: string): Promise<void
     ),
   );
   expect(markers.join(' ')).toContain('cost-budget');
-  const workflowBundle = await sharedWorkflowBundle();
+  const workflowBundle = await bundleWorkflows();
   await expect(Worker.runReplayHistory({ workflowBundle }, history, workflowId)).resolves.toBeUndefined();
 }
 

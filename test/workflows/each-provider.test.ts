@@ -1,6 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { toOpenAIMessage } from '../../src/activities/model/call.js';
+import { toOpenAIMessage } from '../../src/worker/activities/model/call.js';
 import type { ChatMessage, JsonObject } from '../../src/shared/types.js';
 import type { RecordedRequest, ScriptStep } from '../../src/testing/scripted-model/index.js';
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';

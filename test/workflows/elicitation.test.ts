@@ -7,7 +7,7 @@ import {
   InputAlreadyAnsweredError,
   InputRequestNotFoundError,
   InvalidInputError,
-} from '../../src/agent-client/index.js';
+} from '../../src/client/index.js';
 import { errorMessage } from '../../src/shared/errors.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES } from '../../src/shared/search-attributes.js';
 import type { ChatMessage } from '../../src/shared/types.js';

@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { ChatMessage } from '../../src/shared/types.js';
 import type { TestAgentOptions } from '../../src/testing/agent.js';
-import { createToolRegistry, defineTool, type FunctionTool, type ToolRegistry } from '../../src/tools/index.js';
+import { createToolRegistry, defineTool, type FunctionTool, type ToolRegistry } from '../../src/worker/tools/index.js';
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import {
   approveUpdate,

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseMcpConfig } from '../../src/mcp/config.js';
+import { parseMcpConfig } from '../../src/worker/mcp/config.js';
 import { startTestAgent } from '../../src/testing/agent.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer } from '../../src/testing/mcp-test-server.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/server';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { McpServerConfig } from '../../src/mcp/config.js';
+import type { McpServerConfig } from '../../src/worker/mcp/config.js';
 import type { Script } from '../../src/testing/scripted-model/script.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';

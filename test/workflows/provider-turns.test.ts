@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { toOpenAIMessage } from '../../src/activities/model/call.js';
-import { PriceTable } from '../../src/pricing/price-table.js';
+import { toOpenAIMessage } from '../../src/worker/activities/model/call.js';
+import { PriceTable } from '../../src/worker/pricing/price-table.js';
 import { CACHED_USAGE, CACHED_USAGE_USD, CLAUDE_PRICES } from '../helpers/cached-usage.js';
 import type { ChatMessage } from '../../src/shared/types.js';
 import type { RecordedRequest } from '../../src/testing/scripted-model/index.js';

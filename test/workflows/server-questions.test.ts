@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/agent-client/index.js';
+import { DurableAgentClient } from '../../src/client/index.js';
 import type { InputRequest } from '../../src/shared/input-messages.js';
 import type { ChatMessage, JsonObject } from '../../src/shared/types.js';
 import { startTestAgent, type ConversationOutcome, type TestAgent } from '../../src/testing/agent.js';

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../src/agent-client/index.js';
+import { DurableAgentClient } from '../../src/client/index.js';
 import type { ChatMessage } from '../../src/shared/types.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import type { Script } from '../../src/testing/scripted-model/script.js';
-import { defineSubAgent } from '../../src/tools/index.js';
+import { defineSubAgent } from '../../src/worker/tools/index.js';
 import { httpServer } from '../mcp/helpers.js';
 import { until } from '../reliability/helpers.js';
 

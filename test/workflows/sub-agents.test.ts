@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ChatMessage, SubAgentSettings } from '../../src/shared/types.js';
 import type { ScriptFunction, ScriptStep } from '../../src/testing/scripted-model/script.js';
-import { createToolRegistry, defineSubAgent, defineTool, type ToolRegistry } from '../../src/tools/index.js';
+import { createToolRegistry, defineSubAgent, defineTool, type ToolRegistry } from '../../src/worker/tools/index.js';
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import { agentTurnWorkflow } from '../../src/workflows/agent-turn.js';
 import {

@@ -1,7 +1,7 @@
 import { McpServer, type Tool } from '@modelcontextprotocol/server';
 import type { FunctionDefinition } from 'openai/resources/shared';
 import { describe, expect, it } from 'vitest';
-import { DESCRIPTION_TRUNCATION_MARKER } from '../../src/activities/model/tool-limits.js';
+import { DESCRIPTION_TRUNCATION_MARKER } from '../../src/worker/activities/model/tool-limits.js';
 import { FailureType } from '../../src/shared/errors.js';
 import type { JsonValue } from '../../src/shared/types.js';
 import { serveMcpOverHttp } from '../../src/testing/mcp-http.js';

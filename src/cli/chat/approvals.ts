@@ -1,4 +1,4 @@
-import type { ApprovalDecision, PendingApproval } from '../../agent-client/index.js';
+import type { ApprovalDecision, PendingApproval } from '../../client/index.js';
 import { shorten } from '../format.js';
 import { InlineQuestions, type InlineQuestionsOptions } from './inline-questions.js';
 

@@ -1,6 +1,6 @@
 import type readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DurableAgentClient } from '../../agent-client/index.js';
+import type { DurableAgentClient } from '../../client/index.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Spinner } from './spinner.js';
 

@@ -1,4 +1,4 @@
-import type { InputAnswer, InputRequest } from '../../agent-client/index.js';
+import type { InputAnswer, InputRequest } from '../../client/index.js';
 import type { JsonObject, JsonValue } from '../../shared/types.js';
 
 /** One field of a form-mode question (MCP elicitation asks for a flat object of primitive fields). */

@@ -1,4 +1,4 @@
-import { InvalidInputError, type InputAnswerOptions, type InputRequest } from '../../agent-client/index.js';
+import { InvalidInputError, type InputAnswerOptions, type InputRequest } from '../../client/index.js';
 import type { JsonObject } from '../../shared/types.js';
 import { fieldPrompt, inputFields, jsonAnswer, parseField, type InputField } from './input-fields.js';
 import { InlineQuestions, type InlineQuestionsOptions } from './inline-questions.js';

@@ -1,4 +1,4 @@
-import { AnswerText } from '../../agent-client/answer-text.js';
+import { AnswerText } from '../../client/answer-text.js';
 import type { TurnResult } from '../../workflows/definitions.js';
 import type { StreamEvent } from '../../workflows/stream-events.js';
 import {

@@ -1,5 +1,5 @@
 import { Command, Option } from '@commander-js/extra-typings';
-import type { ConversationPendingApproval } from '../../agent-client/index.js';
+import type { ConversationPendingApproval } from '../../client/index.js';
 import { jsonOption, printJson, withClient } from '../client-command.js';
 import { shortArguments, shorten } from '../format.js';
 import { printTable } from '../table.js';

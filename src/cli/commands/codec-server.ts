@@ -1,7 +1,7 @@
 import { Command, Option } from '@commander-js/extra-typings';
 import { parsePort } from '../arguments.js';
 import { waitForSignal } from '../signals.js';
-import { ConfigError, loadConfig, type Config } from '../../config.js';
+import { ConfigError, loadConfig, type Config } from '../../config/index.js';
 
 /** The keys and token a codec server needs, or a ConfigError naming the variable that is missing. */
 export function codecServerSecrets(config: Config): { keys: Config['encryptionKeys']; token: string } {

@@ -1,5 +1,5 @@
 import { Argument, Command, Option } from '@commander-js/extra-typings';
-import type { ApprovalDecision } from '../../agent-client/index.js';
+import type { ApprovalDecision } from '../../client/index.js';
 import { parseJsonObject } from '../arguments.js';
 import { jsonOption, printJson, requiredConversationOption, withClient } from '../client-command.js';
 import { loginName } from '../login-name.js';

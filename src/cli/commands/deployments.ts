@@ -1,5 +1,5 @@
 import { Command } from '@commander-js/extra-typings';
-import type { DeploymentReport, DeploymentVersionReport } from '../../agent-client/deployments.js';
+import type { DeploymentReport, DeploymentVersionReport } from '../../client/deployments.js';
 import { ExitCode } from '../../shared/exit-codes.js';
 import { CliError, jsonOption, printJson, withClient } from '../client-command.js';
 import { printTable } from '../table.js';
@@ -44,7 +44,7 @@ export function deploymentsCommand() {
     .addOption(jsonOption())
     .action(async (options) => {
       const reports = await withClient(async ({ client }) => {
-        const { describeDeployment, listDeploymentNames } = await import('../../agent-client/deployments.js');
+        const { describeDeployment, listDeploymentNames } = await import('../../client/deployments.js');
         const names = options.name === undefined ? await listDeploymentNames(client) : [options.name];
         try {
           return await Promise.all(names.map((name) => describeDeployment(client, name)));

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ConfigError, type Config } from '../../config.js';
+import { ConfigError, type Config } from '../../config/index.js';
 
 /** The codec server `durable-agent dev` runs for its Web UI when encryption keys are set. */
 export interface DevCodecServer {

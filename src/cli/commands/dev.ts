@@ -1,13 +1,13 @@
 import { Command } from '@commander-js/extra-typings';
 import { startDevCodecServer, type DevCodecServer } from './dev-codec.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { DevAlreadyRunningError, acquireDevLock, type DevLock } from '../../temporal-servers/dev-lock.js';
 import { devDatabasePath, startDevServer, type RunningDevServer } from '../../temporal-servers/dev-server-process.js';
 import { ensureDevServer, isPortOpen, ServerUnavailableError, stderrLog } from '../../temporal-servers/index.js';
-import { redactProcessOutput } from '../../shared/redacted-output.js';
+import { redactProcessOutput } from '../../node/redacted-output.js';
 import { environmentSecrets, type Redactor } from '../../shared/redaction.js';
-import { runWorker } from '../../worker.js';
-import { installWorkerRuntime } from '../../worker-logger.js';
+import { runWorker } from '../../worker/agent-worker.js';
+import { installWorkerRuntime } from '../../worker/logger.js';
 import { loadWorkerConfig, printWorkerReady, runWorkerAgainstCluster } from './worker.js';
 
 export function devCommand() {

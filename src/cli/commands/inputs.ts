@@ -1,5 +1,5 @@
 import { Argument, Command, Option } from '@commander-js/extra-typings';
-import type { InputAnswerOptions, InputRequest } from '../../agent-client/index.js';
+import type { InputAnswerOptions, InputRequest } from '../../client/index.js';
 import { ExitCode } from '../../shared/exit-codes.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { JsonObject } from '../../shared/types.js';
@@ -88,7 +88,7 @@ function parseContent(text: string): JsonObject {
 
 /** The client's named errors as exit codes: not pending (never, or no more) 3, an answer that does not fit 2. */
 async function answerError(error: unknown): Promise<unknown> {
-  const api = await import('../../agent-client/index.js');
+  const api = await import('../../client/index.js');
   const message = errorMessage(error);
   if (error instanceof api.InputRequestNotFoundError || error instanceof api.InputAlreadyAnsweredError) {
     return new CliError(message, ExitCode.NotFound, { cause: error });

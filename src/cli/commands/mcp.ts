@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { Command } from '@commander-js/extra-typings';
-import { loadMcpConfig, McpConfigError } from '../../mcp/config.js';
-import { loginTarget, loginToMcpServer } from '../../mcp/oauth/login.js';
-import { defaultTokenDirectory, FileTokenStore } from '../../mcp/oauth/token-store.js';
-import { packageVersion } from '../../shared/package-version.js';
+import { loadMcpConfig, McpConfigError } from '../../worker/mcp/config.js';
+import { loginTarget, loginToMcpServer } from '../../worker/mcp/oauth/login.js';
+import { defaultTokenDirectory, FileTokenStore } from '../../worker/mcp/oauth/token-store.js';
+import { packageVersion } from '../../node/package-version.js';
 
 /**
  * `durable-agent mcp login SERVER`: log a person in to an MCP server configured with

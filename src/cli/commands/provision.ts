@@ -1,5 +1,5 @@
 import { Command } from '@commander-js/extra-typings';
-import { loadConfig } from '../../config.js';
+import { loadConfig } from '../../config/index.js';
 import {
   ensureDevServer,
   ensureTestServer,

@@ -2,7 +2,7 @@ import { Command, Option } from '@commander-js/extra-typings';
 import { ExitCode } from '../../shared/exit-codes.js';
 import { parseWholeNumber } from '../arguments.js';
 import { CliError, jsonOption, printJson, withClient } from '../client-command.js';
-import type { ReplayOutcome } from '../../replay.js';
+import type { ReplayOutcome } from '../../worker/replay.js';
 
 /**
  * `durable-agent replay`: the check before a deploy. Replays the open conversations (or exported history files) on
@@ -28,8 +28,8 @@ worker in place: see docs/upgrading.md), 69 when Temporal cannot be reached. Enc
 DURABLE_AGENT_ENCRYPTION_KEYS, the keys the worker has.`,
     )
     .action(async (files, options) => {
-      const { loadConfig } = await import('../../config.js');
-      const replay = await import('../../replay.js');
+      const { loadConfig } = await import('../../config/index.js');
+      const replay = await import('../../worker/replay.js');
       const { encryptionKeys } = loadConfig();
       const outcomes: ReplayOutcome[] = [];
       const collect = async (histories: Parameters<typeof replay.replayHistories>[0]) => {

@@ -5,7 +5,7 @@ import { withClient } from '../client-command.js';
 import { checkOrigin, readServeEnvironment } from '../serve-environment.js';
 import { waitForSignal } from '../signals.js';
 import { ExitCode } from '../../shared/exit-codes.js';
-import { redactProcessOutput } from '../../shared/redacted-output.js';
+import { redactProcessOutput } from '../../node/redacted-output.js';
 import { environmentSecrets } from '../../shared/redaction.js';
 
 /** Default port of `durable-agent serve`. */

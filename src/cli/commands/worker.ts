@@ -1,13 +1,13 @@
 import { Command } from '@commander-js/extra-typings';
-import { DEFAULT_TEMPORAL_ADDRESS } from '../../agent-client/connection.js';
-import { checkConfigFiles, loadConfig, type Config } from '../../config.js';
-import { loadMcpConfig } from '../../mcp/config.js';
+import { DEFAULT_TEMPORAL_ADDRESS } from '../../client/connection.js';
+import { checkConfigFiles, loadConfig, type Config } from '../../config/index.js';
+import { loadMcpConfig } from '../../worker/mcp/config.js';
 import { ServerUnavailableError } from '../../temporal-servers/index.js';
-import { redactProcessOutput } from '../../shared/redacted-output.js';
+import { redactProcessOutput } from '../../node/redacted-output.js';
 import { environmentSecrets, type Redactor } from '../../shared/redaction.js';
-import { runWorker, type WorkerReadyInfo } from '../../worker.js';
-import { versionString } from '../../worker-versioning.js';
-import { installWorkerRuntime } from '../../worker-logger.js';
+import { runWorker, type WorkerReadyInfo } from '../../worker/agent-worker.js';
+import { versionString } from '../../worker/versioning.js';
+import { installWorkerRuntime } from '../../worker/logger.js';
 
 /**
  * The worker's configuration (the environment, the certificate files it names, the MCP configuration file), checked

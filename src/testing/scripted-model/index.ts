@@ -3,8 +3,8 @@
  * are tested through the real `openai` client without calling a real model. Reference: docs/scripted-model.md.
  */
 export { startScriptedModel, type ScriptedModel, type ScriptedModelOptions } from './server.js';
-export { conversationOf, DEFAULT_CONVERSATION } from './cursor.js';
-export { ScriptedModelErrorCode, CHARACTERS_PER_TOKEN, ARGUMENT_PIECE_LENGTH } from './response.js';
+export { DEFAULT_CONVERSATION } from './cursor.js';
+export { ScriptedModelErrorCode } from './response.js';
 export type { RecordedRequest, RequestOptions } from './recorded-request.js';
 export {
   loadScriptFile,

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { ConfigError } from '../../config.js';
+import { ConfigError } from '../../config/index.js';
 import type { JsonObject, JsonValue } from '../../shared/types.js';
 import type { RecordedRequest } from './recorded-request.js';
 

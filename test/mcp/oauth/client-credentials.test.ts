@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
-import { McpTransportError } from '../../../src/mcp/errors.js';
-import { MemoryTokenStore } from '../../../src/mcp/oauth/token-store.js';
+import { parseMcpConfig, type HttpServerConfig } from '../../../src/worker/mcp/config.js';
+import { McpTransportError } from '../../../src/worker/mcp/errors.js';
+import { MemoryTokenStore } from '../../../src/worker/mcp/oauth/token-store.js';
 import { startTestAgent } from '../../../src/testing/agent.js';
 import { createTimeSkippingEnvironment } from '../../../src/testing/environment.js';
 import type { ConversationOutcome } from '../../../src/workflows/definitions.js';

@@ -3,17 +3,17 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { McpConfigError, parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
-import { redactorFor } from '../../../src/mcp/redaction.js';
-import { McpPool } from '../../../src/mcp/pool.js';
-import { McpOAuthProvider } from '../../../src/mcp/oauth/provider.js';
+import { McpConfigError, parseMcpConfig, type HttpServerConfig } from '../../../src/worker/mcp/config.js';
+import { redactorFor } from '../../../src/worker/mcp/redaction.js';
+import { McpPool } from '../../../src/worker/mcp/pool.js';
+import { McpOAuthProvider } from '../../../src/worker/mcp/oauth/provider.js';
 import {
   defaultTokenDirectory,
   FileTokenStore,
   MemoryTokenStore,
   McpTokenStoreError,
   tokenStoreKey,
-} from '../../../src/mcp/oauth/token-store.js';
+} from '../../../src/worker/mcp/oauth/token-store.js';
 
 /** The `oauth` key of the MCP config, the token file, and the redaction of live tokens (issue 19, item 3). */
 

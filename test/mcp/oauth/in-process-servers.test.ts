@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DurableAgentClient } from '../../../src/agent-client/durable-agent-client.js';
+import { DurableAgentClient } from '../../../src/client/durable-agent-client.js';
 import { serveCodec } from '../../../src/codec/codec-server.js';
-import { parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
-import { MemoryTokenStore } from '../../../src/mcp/oauth/token-store.js';
+import { parseMcpConfig, type HttpServerConfig } from '../../../src/worker/mcp/config.js';
+import { MemoryTokenStore } from '../../../src/worker/mcp/oauth/token-store.js';
 import { serveStreamingBridge } from '../../../src/bridge/serve.js';
 import { startModernMcpServer } from '../../../src/testing/mcp-modern-server.js';
 import { startTestMcpServer } from '../../../src/testing/mcp-test-server.js';

@@ -2,12 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { auth, IssuerMismatchError } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
-import { McpOAuthProvider } from '../../../src/mcp/oauth/provider.js';
-import { MemoryTokenStore, tokenStoreKey } from '../../../src/mcp/oauth/token-store.js';
+import { parseMcpConfig, type HttpServerConfig } from '../../../src/worker/mcp/config.js';
+import { McpOAuthProvider } from '../../../src/worker/mcp/oauth/provider.js';
+import { MemoryTokenStore, tokenStoreKey } from '../../../src/worker/mcp/oauth/token-store.js';
 
 /**
- * The one exception to the RFC 8414 §3.3 issuer check (src/mcp/oauth/legacy-discovery.ts): a server of the 2025-03-26
+ * The one exception to the RFC 8414 §3.3 issuer check (src/worker/mcp/oauth/legacy-discovery.ts): a server of the 2025-03-26
  * revision, which publishes no protected-resource metadata and is its own authorization server, may name an issuer on
  * its own origin under another path. The first leg of a login, run by the SDK's `auth()` with our provider, against a
  * small HTTP server that answers the discovery requests the way such servers do.

@@ -1,15 +1,15 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { parseMcpConfig, type HttpServerConfig } from '../../../src/mcp/config.js';
-import { McpAuthorizationRequiredError } from '../../../src/mcp/errors.js';
-import { loginToMcpServer } from '../../../src/mcp/oauth/login.js';
+import { parseMcpConfig, type HttpServerConfig } from '../../../src/worker/mcp/config.js';
+import { McpAuthorizationRequiredError } from '../../../src/worker/mcp/errors.js';
+import { loginToMcpServer } from '../../../src/worker/mcp/oauth/login.js';
 import {
   FileTokenStore,
   MemoryTokenStore,
   tokenStoreKey,
   type StoredAuthorization,
-} from '../../../src/mcp/oauth/token-store.js';
+} from '../../../src/worker/mcp/oauth/token-store.js';
 import { cliPath, killAll, runCli, spawnTracked } from '../../cli/helpers.js';
 import { followAuthorization } from '../../helpers/authorize.js';
 import { startProtectedMcp, type ProtectedMcp } from '../../helpers/protected-mcp-server.js';

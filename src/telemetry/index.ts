@@ -1,6 +1,0 @@
-export { activitySpans, type ActivitySpanOptions } from './activity-spans.js';
-export { readTelemetrySettings, type TelemetrySettings } from './settings.js';
-export { clientTelemetryInterceptors } from './client-telemetry.js';
-export { startTracing, TRACER_NAME, type Tracing } from './tracing.js';
-export { runtimeTelemetryOptions, WORKFLOW_TRACING_INTERCEPTORS, workerTelemetry } from './worker-telemetry.js';
-export { startTelemetry, type Telemetry } from './telemetry.js';
