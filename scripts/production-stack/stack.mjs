@@ -204,6 +204,15 @@ export async function up(dir, { port, upgrade = false }) {
     postgres: { password: randomBytes(18).toString('base64url') },
     pids: {},
   };
+  // Interrupted (Ctrl-C, a CI timeout's SIGTERM), `up` stops what it started, as it does when a step fails.
+  const interrupted = (signal) => {
+    log(`${signal}: stopping what started`);
+    void stopAll(paths, state, postgres).finally(() => {
+      release();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
+  };
+  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   try {
     const firstUp = !existing;
     state.ports = await choosePorts(existing?.ports, {
@@ -264,6 +273,7 @@ export async function up(dir, { port, upgrade = false }) {
       throw error;
     }
   } finally {
+    process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
     release();
   }
 }
