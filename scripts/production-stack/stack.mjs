@@ -242,13 +242,16 @@ export async function up(dir, { port, upgrade = false }) {
       );
       writeFileSync(paths.dynamicConfig, composeDynamicConfig());
       const context = { ports: state.ports, postgres: database, dynamicConfigFile: paths.dynamicConfig };
-      const [first, ...others] = Object.keys(TEMPORAL_SERVICES);
-      for (const role of [first, ...others]) writeConfig(paths, role, context);
+      for (const role of Object.keys(TEMPORAL_SERVICES)) writeConfig(paths, role, context);
       // Each process writes the cluster's metadata row at start when it is missing: on a new database, processes
-      // started together race for it and the losers exit. The first one opens its port only once the row is written.
-      startRole(paths, state, first, build.server);
-      await waitForPortOf(paths, state, first);
-      for (const role of others) startRole(paths, state, role, build.server);
+      // started together race for it and the losers exit. History opens its port only once the row is written. The
+      // frontend asks matching for its Nexus endpoints at start and exits when no matching has joined yet, so
+      // matching goes second; the frontend and the internal worker then start together.
+      for (const role of ['history', 'matching']) {
+        startRole(paths, state, role, build.server);
+        await waitForPortOf(paths, state, role);
+      }
+      for (const role of ['frontend', 'internal-worker']) startRole(paths, state, role, build.server);
       log(`started ${Object.keys(TEMPORAL_SERVICES).join(', ')}; waiting until each serves`);
       await Promise.all(Object.keys(TEMPORAL_SERVICES).map((role) => serving(paths, state, role)));
       const address = `127.0.0.1:${state.ports.frontend.grpc}`;
