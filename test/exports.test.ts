@@ -24,6 +24,7 @@ const ROOT_VALUES = [
   'DEFAULT_TEMPORAL_ADDRESS',
   'DurableAgentClient',
   'DurableAgentClientError',
+  'DurableAgentError',
   'FailureType',
   'InvalidApprovalArgumentsError',
   'InputAlreadyAnsweredError',
@@ -110,6 +111,8 @@ const WORKER_VALUES = [
   'DurableAgentPlugin',
   // Two copies of the Temporal SDK in one process, found when a worker starts.
   'DuplicateTemporalSdkError',
+  // The base of every error durable-agent throws on purpose (also in the root).
+  'DurableAgentError',
   'FileTokenStore',
   'McpAuthorizationRequiredError',
   'McpConfigError',
@@ -308,5 +311,24 @@ describe('the public API', () => {
   it('durable-agent/workflows exports the conversation workflow and the agent turn workflow', () => {
     expect(Object.keys(workflows).sort()).toEqual(WORKFLOWS_VALUES);
     expect(exportsOf('workflows/index.ts')).toEqual({ values: WORKFLOWS_VALUES, types: WORKFLOWS_TYPES });
+  });
+
+  it('every exported error class is a DurableAgentError named after its class', () => {
+    const modules = [root, worker, bridge, codec, testing];
+    const errors = modules.flatMap((module) =>
+      Object.entries(module).filter(([name]) => name.endsWith('Error') && name !== 'DurableAgentError'),
+    );
+    expect(errors.length).toBeGreaterThan(25);
+    for (const [name, value] of errors) {
+      expect(value, name).toSatisfy(
+        (error: unknown) => (error as { prototype: unknown }).prototype instanceof root.DurableAgentError,
+      );
+      expect((value as { name: string }).name).toBe(name);
+    }
+    expect(new root.ConversationNotFoundError('c-1')).toMatchObject({ name: 'ConversationNotFoundError' });
+    expect(new worker.McpAuthorizationRequiredError('web', 'no token')).toMatchObject({
+      name: 'McpAuthorizationRequiredError',
+    });
+    expect(new root.ConfigError('bad')).toMatchObject({ name: 'ConfigError' });
   });
 });

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Hono } from 'hono';
+import { DurableAgentError } from '../shared/errors.js';
 
 /**
  * The chat page of `durable-agent serve` (docs/streaming.md): plain HTML, one stylesheet and JavaScript modules in
@@ -34,9 +35,7 @@ export const CHAT_PAGE_CSP = [
 ].join('; ');
 
 /** The page's files are not where the build puts them. */
-export class ChatPageMissingError extends Error {
-  override name = 'ChatPageMissingError';
-}
+export class ChatPageMissingError extends DurableAgentError {}
 
 const cache = new Map<string, string>();
 

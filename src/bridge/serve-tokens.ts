@@ -1,4 +1,5 @@
 import { errors, jwtVerify, SignJWT } from 'jose';
+import { DurableAgentError } from '../shared/errors.js';
 import { ExitCode } from '../shared/exit-codes.js';
 
 /**
@@ -44,15 +45,12 @@ export interface ServeGrant {
  * A mistake in the configuration of `serve` or of a token (a short secret, a bad ttl, an unprotected public bind):
  * nothing was started or signed. The CLI exits with the usage code.
  */
-export class ServeConfigError extends Error {
-  override name = 'ServeConfigError';
+export class ServeConfigError extends DurableAgentError {
   readonly exitCode = ExitCode.Usage;
 }
 
 /** A presented token that is not valid: `expired`, or `invalid` (bad signature, malformed, wrong claims). */
-export class ServeTokenInvalidError extends Error {
-  override name = 'ServeTokenInvalidError';
-
+export class ServeTokenInvalidError extends DurableAgentError {
   constructor(
     readonly reason: 'expired' | 'invalid',
     message: string,

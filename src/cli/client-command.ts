@@ -3,7 +3,7 @@ import { Option } from '@commander-js/extra-typings';
 import type { DurableAgentClient } from '../client/index.js';
 import { isEncryptionKeyError } from '../shared/encryption-errors.js';
 import { ExitCode } from '../shared/exit-codes.js';
-import { causeChain, errorMessage } from '../shared/errors.js';
+import { causeChain, DurableAgentError, errorMessage } from '../shared/errors.js';
 
 /**
  * What the conversation commands (start, send, ask, chat, history, list, interrupt, end, approvals, approve, deny) share: options, the
@@ -12,9 +12,7 @@ import { causeChain, errorMessage } from '../shared/errors.js';
  */
 
 /** An error the CLI reports as one line and the exit code it carries (src/cli/output.ts reads `exitCode`). */
-export class CliError extends Error {
-  override name = 'CliError';
-
+export class CliError extends DurableAgentError {
   constructor(
     message: string,
     readonly exitCode: number,

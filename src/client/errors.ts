@@ -3,10 +3,10 @@
  * class (`instanceof`), never on the message.
  */
 
-/** Base class of every error the client raises on purpose. */
-export class DurableAgentClientError extends Error {
-  override name = 'DurableAgentClientError';
+import { DurableAgentError } from '../shared/errors.js';
 
+/** Base class of every error the client raises on purpose (a {@link DurableAgentError}). */
+export class DurableAgentClientError extends DurableAgentError {
   constructor(
     message: string,
     readonly conversationId: string,
@@ -18,8 +18,6 @@ export class DurableAgentClientError extends Error {
 
 /** No run of this conversation exists (never started, or its history is past the namespace's retention). */
 export class ConversationNotFoundError extends DurableAgentClientError {
-  override name = 'ConversationNotFoundError';
-
   constructor(conversationId: string, options?: ErrorOptions) {
     super(
       `Conversation ${conversationId} does not exist. Start it with send(), ask() or start() (durable-agent send).`,
@@ -34,8 +32,6 @@ export type EndedReason = 'ended' | 'failed' | 'terminated' | 'timed out' | 'can
 
 /** The conversation was ended (or its run failed, was terminated, timed out or was cancelled): it takes no messages. */
 export class ConversationEndedError extends DurableAgentClientError {
-  override name = 'ConversationEndedError';
-
   constructor(
     conversationId: string,
     readonly reason: EndedReason,
@@ -53,8 +49,6 @@ export class ConversationEndedError extends DurableAgentClientError {
 
 /** The message failed validation (empty, too long, a malformed id); the conversation was not touched. */
 export class MessageRejectedError extends DurableAgentClientError {
-  override name = 'MessageRejectedError';
-
   constructor(
     conversationId: string,
     /** What was wrong with the message, as the validator put it. */
@@ -70,8 +64,6 @@ export class MessageRejectedError extends DurableAgentClientError {
  * `onTooManyUpdates: 'throw'`; by default the client sends the message as a signal and waits for its result instead.
  */
 export class TooManyUpdatesError extends DurableAgentClientError {
-  override name = 'TooManyUpdatesError';
-
   constructor(conversationId: string, options?: ErrorOptions) {
     super(
       `Conversation ${conversationId} has too many asks waiting for answers (Temporal allows 10 updates in flight per ` +
@@ -84,8 +76,6 @@ export class TooManyUpdatesError extends DurableAgentClientError {
 
 /** The conversation kept continuing as new for longer than the client retries (rare: a run's last turn is long). */
 export class ConversationRollingOverError extends DurableAgentClientError {
-  override name = 'ConversationRollingOverError';
-
   constructor(conversationId: string, attempts: number, options?: ErrorOptions) {
     super(
       `Conversation ${conversationId} was still continuing as new after ${attempts} attempts; ask again with the same ` +
@@ -98,8 +88,6 @@ export class ConversationRollingOverError extends DurableAgentClientError {
 
 /** `ask` gave up waiting (its `waitTimeoutMs` or `signal`). The message may be queued and answered later. */
 export class AskTimeoutError extends DurableAgentClientError {
-  override name = 'AskTimeoutError';
-
   constructor(
     conversationId: string,
     /** Ask again with this id to keep waiting for the same message's answer instead of sending it twice. */
@@ -119,8 +107,6 @@ export class AskTimeoutError extends DurableAgentClientError {
 
 /** No tool call with this id waits for a decision in the conversation (a typo, or it was never asked); nothing changed. */
 export class UnknownApprovalError extends DurableAgentClientError {
-  override name = 'UnknownApprovalError';
-
   constructor(
     conversationId: string,
     readonly callId: string,
@@ -139,8 +125,6 @@ export class UnknownApprovalError extends DurableAgentClientError {
 
 /** The tool call was decided already (by a person elsewhere, a timeout or an interrupt); nothing changed. */
 export class ApprovalAlreadyDecidedError extends DurableAgentClientError {
-  override name = 'ApprovalAlreadyDecidedError';
-
   constructor(
     conversationId: string,
     readonly callId: string,
@@ -160,8 +144,6 @@ export class ApprovalAlreadyDecidedError extends DurableAgentClientError {
  * reason. Nothing changed: the call still waits.
  */
 export class InvalidApprovalArgumentsError extends DurableAgentClientError {
-  override name = 'InvalidApprovalArgumentsError';
-
   constructor(
     conversationId: string,
     readonly callId: string,

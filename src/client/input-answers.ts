@@ -17,19 +17,13 @@ export interface InputAnswerOptions {
 }
 
 /** No question with this request id is pending (never asked, or it ended with its tool call or timed out). */
-export class InputRequestNotFoundError extends DurableAgentClientError {
-  override name = 'InputRequestNotFoundError';
-}
+export class InputRequestNotFoundError extends DurableAgentClientError {}
 
 /** The question was answered already (by someone else, its timeout or an interrupt); nothing changed. */
-export class InputAlreadyAnsweredError extends DurableAgentClientError {
-  override name = 'InputAlreadyAnsweredError';
-}
+export class InputAlreadyAnsweredError extends DurableAgentClientError {}
 
 /** The answer does not fit the question (content against the requested schema, or content with decline); nothing changed. */
-export class InvalidInputError extends DurableAgentClientError {
-  override name = 'InvalidInputError';
-}
+export class InvalidInputError extends DurableAgentClientError {}
 
 const ERRORS: Record<string, typeof DurableAgentClientError> = {
   [FailureType.UnknownInputRequest]: InputRequestNotFoundError,

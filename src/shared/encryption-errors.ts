@@ -1,5 +1,7 @@
 /** The codec's failures: each names the key id involved and says how to fix it. */
 
+import { DurableAgentError } from './errors.js';
+
 /**
  * Who could not decrypt: this process (its own keys are wrong), or the worker, which refused what this process sent
  * (this process must get the worker's keys).
@@ -11,9 +13,7 @@ const GIVE_WORKER_KEYS =
   "worker's order: the first one encrypts.";
 
 /** A payload names a key id that is not among the configured keys (or no keys are configured at all). */
-export class EncryptionKeyNotFoundError extends Error {
-  override name = 'EncryptionKeyNotFoundError';
-
+export class EncryptionKeyNotFoundError extends DurableAgentError {
   constructor(
     /** The key id the payload was encrypted with. */
     readonly keyId: string,
@@ -38,9 +38,7 @@ export class EncryptionKeyNotFoundError extends Error {
 }
 
 /** A payload could not be decrypted: the key under its id is not the key it was encrypted with, or it was altered. */
-export class PayloadDecryptionError extends Error {
-  override name = 'PayloadDecryptionError';
-
+export class PayloadDecryptionError extends DurableAgentError {
   constructor(
     /** The key id the payload names. */
     readonly keyId: string,
@@ -62,9 +60,7 @@ export class PayloadDecryptionError extends Error {
 }
 
 /** A payload marked as encrypted whose metadata or data is not in the codec's format. */
-export class MalformedEncryptedPayloadError extends Error {
-  override name = 'MalformedEncryptedPayloadError';
-}
+export class MalformedEncryptedPayloadError extends DurableAgentError {}
 
 /** The codec's own errors: keys that do not match (on this side, or the worker's refusal) or a foreign payload. */
 export function isEncryptionKeyError(

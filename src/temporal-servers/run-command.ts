@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { DurableAgentError } from '../shared/errors.js';
 
 export interface RunCommandOptions {
   /** Working directory; default the current one. */
@@ -7,9 +8,7 @@ export interface RunCommandOptions {
   env?: Record<string, string>;
 }
 
-export class CommandFailedError extends Error {
-  override name = 'CommandFailedError';
-}
+export class CommandFailedError extends DurableAgentError {}
 
 // The tail is enough to show why a build failed without flooding the terminal with module download lines.
 const OUTPUT_TAIL_CHARS = 4_000;

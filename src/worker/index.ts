@@ -30,6 +30,8 @@ export { PriceTable, loadPriceTable } from './pricing/price-table.js';
 export * from './tools/index.js';
 export type { ModelPrices } from './pricing/price-overrides.js';
 export { Redactor, type Secret } from '../shared/redaction.js';
+// The base of every error durable-agent throws on purpose, as in the package root.
+export { DurableAgentError } from '../shared/errors.js';
 export { installWorkerRuntime, RedactingLogger } from './logger.js';
 export {
   readTelemetrySettings,

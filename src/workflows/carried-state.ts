@@ -1,3 +1,4 @@
+import { DurableAgentError } from '../shared/errors.js';
 import type { ConversationState } from './definitions.js';
 
 /**
@@ -19,9 +20,7 @@ const upgrades: Record<number, (state: ConversationState) => ConversationState> 
 };
 
 /** A carried state in a format this code does not know: written by a newer release. */
-export class CarriedStateFormatError extends Error {
-  override name = 'CarriedStateFormatError';
-}
+export class CarriedStateFormatError extends DurableAgentError {}
 
 /**
  * A carried state of any format up to {@link CARRIED_STATE_FORMAT}, in the current format. A newer format (a newer

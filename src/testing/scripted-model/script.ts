@@ -122,9 +122,7 @@ export type ScriptFunction = (
 export type Script = ReadonlyArray<ScriptStep | StepFunction> | ScriptFunction;
 
 /** A script, a step or a script file is not what the format expects. */
-export class ScriptValidationError extends ConfigError {
-  override name = 'ScriptValidationError';
-}
+export class ScriptValidationError extends ConfigError {}
 
 const DELIVERY_KEYS = ['delayMs'] as const;
 const COMPLETION_KEYS = [

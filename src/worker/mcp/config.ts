@@ -359,9 +359,7 @@ function expandVariables(text: string, env: Env, where: Where, key: string, expa
 // Reading the file's values: each error names the file, the server and the key.
 
 /** A ConfigError, so the CLI reports it as one (exit code 2) like a bad environment variable. */
-export class McpConfigError extends ConfigError {
-  override name = 'McpConfigError';
-}
+export class McpConfigError extends ConfigError {}
 
 /** Where a value sits in the file, so every error says file, server and key. */
 export class Where {

@@ -1,5 +1,5 @@
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
-import { causeChain } from '../../shared/errors.js';
+import { causeChain, DurableAgentError } from '../../shared/errors.js';
 
 /**
  * The errors the pool throws. The pool knows the transports, so it decides whether a request left the worker;
@@ -7,8 +7,7 @@ import { causeChain } from '../../shared/errors.js';
  */
 
 /** No configured, enabled server offers this tool (any more): retrying cannot help. */
-export class McpToolNotConfiguredError extends Error {
-  override name = 'McpToolNotConfiguredError';
+export class McpToolNotConfiguredError extends DurableAgentError {
   constructor(
     message: string,
     readonly server: string,
@@ -24,8 +23,7 @@ export class McpToolNotConfiguredError extends Error {
  * connection was refused); `true` means it may have run (the server died or the connection dropped mid-call, the call
  * timed out, an HTTP 5xx answer).
  */
-export class McpTransportError extends Error {
-  override name = 'McpTransportError';
+export class McpTransportError extends DurableAgentError {
   readonly server: string;
   readonly requestSent: boolean;
   /** False when retrying will not help without a person (e.g. HTTP 401/403). */
@@ -46,8 +44,7 @@ export class McpTransportError extends Error {
 }
 
 /** The server answered the request with a JSON-RPC error (e.g. invalid arguments): the model should see it. */
-export class McpProtocolError extends Error {
-  override name = 'McpProtocolError';
+export class McpProtocolError extends DurableAgentError {
   constructor(
     message: string,
     readonly server: string,
@@ -171,7 +168,6 @@ export function networkErrorCode(error: Error): string | undefined {
  * login SERVER`), so it is not retryable; nothing was sent to the server's tools.
  */
 export class McpAuthorizationRequiredError extends McpTransportError {
-  override name = 'McpAuthorizationRequiredError';
   constructor(server: string, problem: string) {
     super(
       `MCP server "${server}" needs a person to authorize it: ${problem}. ` +

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { DurableAgentError } from '../../shared/errors.js';
 
 /**
  * The Temporal SDK versions durable-agent supports: the range of its `@temporalio/*` peer dependencies (package.json
@@ -23,9 +24,7 @@ export interface TemporalPackageCopy {
  * no reactor running, must be called from the context of a Tokio 1.x runtime"), and its failures and payloads fail the
  * other's `instanceof` checks.
  */
-export class DuplicateTemporalSdkError extends Error {
-  override name = 'DuplicateTemporalSdkError';
-
+export class DuplicateTemporalSdkError extends DurableAgentError {
   constructor(
     /** The package loaded twice (the first found: `@temporalio/core-bridge` when it is among them). */
     readonly packageName: string,

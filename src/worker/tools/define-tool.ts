@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../../config/index.js';
+import { DurableAgentError } from '../../shared/errors.js';
 import type { JsonObject, JsonValue, ToolAnnotations } from '../../shared/types.js';
 import { MAX_TOOL_NAME_LENGTH, NAMESPACE_SEPARATOR, TOOL_NAME_PATTERN } from '../mcp/names.js';
 
@@ -68,18 +69,14 @@ export interface JsonSchemaToolDefinition extends ToolDefinitionBase {
 }
 
 /** A tool's definition is not usable; the message says which tool, what is wrong and how to fix it. */
-export class ToolDefinitionError extends ConfigError {
-  override name = 'ToolDefinitionError';
-}
+export class ToolDefinitionError extends ConfigError {}
 
 /**
  * Thrown by `execute` for a failure the model should read and may correct (a record that does not exist, a value out
  * of range): the call ends with an `error` result carrying the message, and is not retried. Anything else thrown is
  * a failure of the infrastructure: retried when the tool is read-only or idempotent, else "outcome unknown".
  */
-export class ToolError extends Error {
-  override name = 'ToolError';
-}
+export class ToolError extends DurableAgentError {}
 
 /** A TypeScript tool for the model, with zod or JSON Schema parameters. */
 export function defineTool<Schema extends z.ZodType>(definition: ZodToolDefinition<Schema>): FunctionTool;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
-import { errorMessage } from '../../../shared/errors.js';
+import { DurableAgentError, errorMessage } from '../../../shared/errors.js';
 import type { HttpServerConfig, McpConfig } from '../config.js';
 import { McpConfigError } from '../config.js';
 import { redactorFor } from '../redaction.js';
@@ -19,9 +19,7 @@ import type { McpTokenStore } from './token-store.js';
  */
 
 /** The login did not complete: the person refused, the state did not match, or nobody came back in time. */
-export class McpLoginError extends Error {
-  override name = 'McpLoginError';
-}
+export class McpLoginError extends DurableAgentError {}
 
 export interface LoginOptions {
   store: McpTokenStore;

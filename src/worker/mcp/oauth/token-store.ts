@@ -3,7 +3,7 @@ import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os';
 import path from 'node:path';
 import type { OAuthClientInformationMixed, OAuthDiscoveryState, OAuthTokens } from '@modelcontextprotocol/client';
-import { errorMessage } from '../../../shared/errors.js';
+import { DurableAgentError, errorMessage } from '../../../shared/errors.js';
 
 /**
  * Where the worker keeps what `durable-agent mcp login` obtained: per server, the tokens, the dynamically registered
@@ -53,9 +53,7 @@ export function defaultTokenDirectory(env: Record<string, string | undefined> = 
 }
 
 /** Reading or writing the token store failed (the message names the file, never its content). */
-export class McpTokenStoreError extends Error {
-  override name = 'McpTokenStoreError';
-}
+export class McpTokenStoreError extends DurableAgentError {}
 
 /**
  * One JSON file per server in `directory` (created with mode 0700), each written with mode 0600 (readable by the
