@@ -74,7 +74,7 @@ function checkCompatible(paths, state, version, upgrade) {
   }
   if (state.layout !== LAYOUT || state.temporalServerVersion !== version) {
     throw new StackError(
-      `${paths.dir} was set up by an earlier version of this script (layout ${state.layout}, Temporal Server ` +
+      `${paths.dir} was set up by another version of this script (layout ${state.layout}, Temporal Server ` +
         `${state.temporalServerVersion}); this one runs layout ${LAYOUT}, Temporal Server ${version}. Keep running it ` +
         'with the checkout that set it up, or upgrade it as docs/production.md ("Upgrading Temporal Server") says ' +
         '(`up DIR --upgrade`, one minor version at a time); a new DIR starts empty.',
