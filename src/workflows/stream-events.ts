@@ -147,12 +147,6 @@ export interface PollEventsResult {
   closing: boolean;
 }
 
-/** Options of the model activity's streaming (part of the `callModel` input). */
-export interface ModelStreamOptions {
-  /** Stream the completion and publish its text to the conversation's subscribers. */
-  stream?: boolean;
-}
-
 /** Turn streaming on by default: measured at about 2× a non-streamed turn's history bytes (docs/streaming.md). */
 export const DEFAULT_STREAM = true;
 export const DEFAULT_POLL_WAIT_MS = 30_000;

@@ -8,7 +8,7 @@ import { addUsage, completionTokenLimit, exhaustedLimit, resolveBudget } from '.
 import { addCost, type CostLimit, exhaustedCostLimit, hasCostBudget, isCostLimit } from './cost-budget.js';
 import { DEFAULT_MODEL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
 import type { ConversationSettings } from './definitions.js';
-import { DEFAULT_STREAM, type ModelStreamOptions } from './stream-events.js';
+import { DEFAULT_STREAM } from './stream-events.js';
 import { describeFailure, logRefusedPayload } from './turn-failures.js';
 import type { TurnContext } from './turn-context.js';
 import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAnswer } from './turn-result.js';
@@ -188,7 +188,7 @@ function withoutServers(turn: TurnState): string {
 function modelCallInput(
   turn: TurnState,
   { final, listTools, stream }: { final: boolean; listTools: boolean; stream: boolean },
-): ModelCallInput & ModelStreamOptions {
+): ModelCallInput {
   const { context, spend, budget } = turn;
   const { settings } = context;
   const { prefix, newMessages } = context.transcript.nextModelInput();

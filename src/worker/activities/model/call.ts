@@ -5,7 +5,6 @@ import { selectTools } from '../../../shared/tool-patterns.js';
 import type { ModelCallInput, ModelCallResult } from '../../../shared/types.js';
 import { streamSignal } from '../../../workflows/definitions.js';
 import { DEFAULT_MODEL_ATTEMPTS, errorAttemptsAllowed } from '../../../workflows/attempts.js';
-import type { ModelStreamOptions } from '../../../workflows/stream-events.js';
 import type { ToolListing } from '../../mcp/pool.js';
 import type { Redactor } from '../../../shared/redaction.js';
 import { countingFailedAttempts } from '../calls/attempts.js';
@@ -60,7 +59,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
   const toolOffers = new Map<string, ToolOffers>();
 
   const oneAttempt = {
-    async callModel(input: ModelCallInput & ModelStreamOptions): Promise<ModelCallResult> {
+    async callModel(input: ModelCallInput): Promise<ModelCallResult> {
       const context = Context.current();
       const [resolved, listed] = await Promise.all([
         transcripts.resolve(input),
@@ -145,7 +144,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
   };
   return {
     /** One model call; an attempt that fails with an error counts against `modelAttempts` (see ../calls/attempts.ts). */
-    callModel: (input: ModelCallInput & ModelStreamOptions): Promise<ModelCallResult> =>
+    callModel: (input: ModelCallInput): Promise<ModelCallResult> =>
       countingFailedAttempts(errorAttemptsAllowed(input.modelAttempts, DEFAULT_MODEL_ATTEMPTS), () =>
         // From the attempt's first moment, not from its request: rebuilding the transcript (a query) and listing the
         // tools take time too, and an attempt that does not heartbeat meanwhile is timed out and run again.
