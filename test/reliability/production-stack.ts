@@ -16,21 +16,27 @@ export interface KillReport {
   servingAfterMs: number;
 }
 
-function run(args: string[], timeoutMs: number): string {
+/**
+ * Runs a command to completion. With `showProgress`, its stderr goes to this process's (the first `up` builds Temporal
+ * Server for minutes, and a CI log should show it working); otherwise it is kept for the error.
+ */
+function run(args: string[], timeoutMs: number, showProgress = false): string {
   const result = spawnSync(process.execPath, [SCRIPT, ...args], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
     timeout: timeoutMs,
+    stdio: ['ignore', 'pipe', showProgress ? 'inherit' : 'pipe'],
   });
   if (result.status !== 0) {
-    throw new Error(`production-stack ${args.join(' ')} exited ${result.status ?? result.signal}: ${result.stderr}`);
+    const why = showProgress ? 'its output is above' : result.stderr;
+    throw new Error(`production-stack ${args.join(' ')} exited ${result.status ?? result.signal}: ${why}`);
   }
   return result.stdout;
 }
 
 /** A stack in `dir`, up: its TEMPORAL_ADDRESS (the last line of stdout). The first `up` may build Temporal Server. */
 export function stackUp(dir: string): string {
-  const lines = run(['up', dir], 30 * 60_000)
+  const lines = run(['up', dir], 30 * 60_000, true)
     .trim()
     .split('\n');
   const address = /^TEMPORAL_ADDRESS=(.+)$/.exec(lines.at(-1) ?? '')?.[1];
