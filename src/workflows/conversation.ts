@@ -1,7 +1,7 @@
 import {
   CancellationScope,
   condition,
-  continueAsNew,
+  type ContinueAsNewOptions,
   log,
   makeContinueAsNewFunc,
   workflowInfo,
@@ -62,9 +62,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
         ended: found.kind === 'ended',
       });
       if (found.kind === 'ended') conversation.end();
-      conversation.handOver();
-      await handlersFinished(polls);
-      return continueAsNew<typeof conversationWorkflow>(continuedInput(input, earlier, conversation.state()));
+      return await handOver(() => continuedInput(input, earlier, conversation.state()));
     }
   }
 
@@ -94,11 +92,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     // continues as new there. Without versioning the flag is never set, and nothing here runs.
     if (targetMayHaveChanged() && (await targetChanged(conversationId))) return await moveToTarget();
     const message = conversation.nextMessage();
-    if (message === undefined) {
-      conversation.handOver();
-      await handlersFinished(polls);
-      return continueAsNew<typeof conversationWorkflow>(nextRunInput());
-    }
+    if (message === undefined) return await handOver(nextRunInput);
     // Inline, not in a function of its own: an extra await here could reorder commands against the recorded histories
     // when one activation resolves several things at once.
     const scope = new CancellationScope();
@@ -130,13 +124,18 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   }
 
   /** Continue as new on the deployment's target version (then pinned there), not on this run's version. */
-  async function moveToTarget(): Promise<never> {
+  function moveToTarget(): Promise<never> {
+    return handOver(nextRunInput, { initialVersioningBehavior: 'AUTO_UPGRADE' });
+  }
+
+  /**
+   * Every continue-as-new goes through here: asks still waiting are refused as rolling over, the handlers finish, and
+   * only then is the next run's input read (`next`), since a handler that finished meanwhile may have changed the state.
+   */
+  async function handOver(next: () => ConversationInput, options?: ContinueAsNewOptions): Promise<never> {
     conversation.handOver();
     await handlersFinished(polls);
-    const continueOnTarget = makeContinueAsNewFunc<typeof conversationWorkflow>({
-      initialVersioningBehavior: 'AUTO_UPGRADE',
-    });
-    return await continueOnTarget(nextRunInput());
+    return await makeContinueAsNewFunc<typeof conversationWorkflow>(options)(next());
   }
 
   function close(closedBecause: ConversationOutcome['closedBecause']): ConversationOutcome {
