@@ -117,6 +117,13 @@ export class ContenderProcess {
     return reply.result;
   }
 
+  /** The model and tool time this process spent for turns another process started, by workflow id. */
+  async drain(): Promise<Record<string, number>> {
+    const reply = await this.request({ type: 'drain' });
+    if (reply.type !== 'drain') throw new Error(`${this.name}: expected drained work, got ${reply.type}`);
+    return reply.workMs;
+  }
+
   /** Ask the contender to stop its worker; kill it if it does not exit in time. */
   async close(): Promise<void> {
     if (this.exited) return;

@@ -9,9 +9,11 @@ import type { TurnSpec } from './workload.js';
 
 export interface ContenderDriver {
   /** Run one turn as a new conversation and return the model and tool time it spent (see {@link WorkClock}). */
-  runTurn(conversation: string, spec: TurnSpec): Promise<{ workMs: number }>;
+  runTurn(conversation: string, spec: TurnSpec): Promise<{ workMs: number; execution?: TurnSample['execution'] }>;
   /** Run one conversation of several turns and describe its history. */
   runConversation(conversation: string, turns: TurnSpec[]): Promise<ConversationResult>;
+  /** The model and tool time not taken by a turn of this process, by key (see {@link WorkClock.drain}). */
+  drainWork?(): Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -36,6 +38,13 @@ export class WorkClock {
     const total = this.totals.get(key) ?? 0;
     this.totals.delete(key);
     return total;
+  }
+
+  /** Every total not taken yet (time spent here for turns another process started), forgotten. */
+  drain(): Record<string, number> {
+    const totals = Object.fromEntries(this.totals);
+    this.totals.clear();
+    return totals;
   }
 }
 
@@ -78,8 +87,8 @@ async function runBatch(
   const lane = async () => {
     for (let index = next++; index < command.turns; index = next++) {
       const turnStarted = performance.now();
-      const { workMs } = await driver.runTurn(`b${command.id}-${index}`, command.spec);
-      samples.push({ latencyMs: performance.now() - turnStarted, workMs });
+      const { workMs, execution } = await driver.runTurn(`b${command.id}-${index}`, command.spec);
+      samples.push({ latencyMs: performance.now() - turnStarted, workMs, ...(execution ? { execution } : {}) });
     }
   };
   await Promise.all(Array.from({ length: Math.min(command.concurrency, command.turns) }, lane));
@@ -122,6 +131,9 @@ export async function serveContender(createDriver: () => Promise<ContenderDriver
               id: command.id,
               result: await driver.runConversation(`c${command.id}`, command.turns),
             });
+            break;
+          case 'drain':
+            send({ type: 'drain', id: command.id, workMs: driver.drainWork?.() ?? {} });
             break;
           case 'close':
             await close();

@@ -21,6 +21,14 @@ import { Workbench, type RunContext, type RunningContender } from './workbench.j
 
 async function main(): Promise<void> {
   const options = readOptions();
+  if (options.values.stack !== undefined) {
+    if (options.values.stack !== 'production')
+      throw new RunRefused(`--stack: only "production" (got "${options.values.stack}")`);
+    // Its own run: the production stack instead of the dev server (bench/production/run.ts).
+    const { renderProduction, runProductionBench } = await import('./production/run.js');
+    await (options.values.render ? renderProduction(options) : runProductionBench(options));
+    return;
+  }
   if (options.values.render) {
     // Redraw the table and the chart of an earlier run (e.g. after editing bench/notes.md), measuring nothing.
     const results = JSON.parse(await readFile(`${options.outDir}/benchmarks.json`, 'utf8')) as Results;

@@ -35,6 +35,13 @@ function parseValues(args: string[]) {
       'first-token': { type: 'boolean', default: false },
       'no-first-token': { type: 'boolean', default: false },
       out: { type: 'string' },
+      // `--stack production`: durable-agent and the floor on scripts/production-stack.mjs (bench/production/run.ts).
+      stack: { type: 'string' },
+      'stack-dir': { type: 'string' },
+      conversations: { type: 'string' },
+      chain: { type: 'string' },
+      rounds: { type: 'string' },
+      turns: { type: 'string' },
     },
   }).values;
 }

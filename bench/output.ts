@@ -6,6 +6,7 @@ import { log } from './log.js';
 import type { Machine } from './machine.js';
 import { repoRoot } from './options.js';
 import type { Plan } from './plan.js';
+import { withProductionSection } from './production/report.js';
 import { renderMarkdown } from './report.js';
 import type {
   ContenderSummary,
@@ -68,7 +69,9 @@ export function assembleResults(record: RunRecord): Results {
 /** benchmarks.{json,md} and the chart into `outDir`; a quick run prints the tables and draws no chart. */
 export async function writeOutputs(results: Results, outDir: string): Promise<void> {
   await mkdir(outDir, { recursive: true });
-  const markdown = await formatMarkdown(renderMarkdown(results), `${outDir}/benchmarks.md`);
+  // The production stack's section (`--stack production`, its own run) stays, from its own JSON.
+  const withProduction = await withProductionSection(renderMarkdown(results), outDir);
+  const markdown = await formatMarkdown(withProduction, `${outDir}/benchmarks.md`);
   await writeFile(`${outDir}/benchmarks.json`, `${JSON.stringify(results, null, 2)}\n`);
   if (results.quick) {
     process.stdout.write(markdown);
@@ -82,13 +85,13 @@ export async function writeOutputs(results: Results, outDir: string): Promise<vo
 }
 
 /** The table as the project's Prettier would write it, so `prettier --check` passes on the generated file. */
-async function formatMarkdown(markdown: string, file: string): Promise<string> {
+export async function formatMarkdown(markdown: string, file: string): Promise<string> {
   const prettier = await import('prettier');
   const options = (await prettier.resolveConfig(file)) ?? {};
   return prettier.format(markdown, { ...options, parser: 'markdown' });
 }
 
-function sourceCommit(): string {
+export function sourceCommit(): string {
   if (process.env.BENCH_SOURCE_COMMIT) return process.env.BENCH_SOURCE_COMMIT;
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();

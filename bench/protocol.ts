@@ -10,12 +10,18 @@ export type Command =
   | { type: 'batch'; id: number; turns: number; concurrency: number; spec: TurnSpec }
   /** Run one conversation of these turns, one after the other, and measure its history. */
   | { type: 'conversation'; id: number; turns: TurnSpec[] }
+  /**
+   * Hand over the model and tool time this process spent for turns it did not start (two workers on one task queue:
+   * a turn's calls run on either), by workflow id, and forget it.
+   */
+  | { type: 'drain'; id: number }
   | { type: 'close'; id: number };
 
 export type Reply =
   | { type: 'ready'; startupMs: number }
   | { type: 'batch'; id: number; result: BatchResult }
   | { type: 'conversation'; id: number; result: ConversationResult }
+  | { type: 'drain'; id: number; workMs: Record<string, number> }
   | { type: 'closed'; id: number }
   | { type: 'error'; id: number | undefined; message: string };
 
@@ -24,6 +30,8 @@ export interface TurnSample {
   latencyMs: number;
   /** Time spent inside model requests and tool calls, as seen from where they are made. */
   workMs: number;
+  /** The turn's workflow (its first run), when the contender is durable: `--stack production` counts its actions. */
+  execution?: { workflowId: string; runId: string };
 }
 
 export interface BatchResult {

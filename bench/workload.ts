@@ -20,23 +20,30 @@ export interface TurnSpec {
   chain: number;
   /** How long the scripted model waits before each answer, in ms. */
   modelDelayMs: number;
+  /**
+   * With this, each answer waits a delay drawn uniformly from `modelDelayMs`–`modelDelayMaxMs` instead (a hosted
+   * model's 1–4 s, `--stack production`): the same distribution for every contender, not the same sequence.
+   */
+  modelDelayMaxMs?: number;
   /** Milliseconds between two streamed chunks of an answer, as a model writes word by word. Default 0: all at once. */
   chunkDelayMs?: number;
 }
 
-const PROMPT_PATTERN = /^bench chain=(\d+) delay=(\d+)(?: chunk=(\d+))?/;
+const PROMPT_PATTERN = /^bench chain=(\d+) delay=(\d+)(?:-(\d+))?(?: chunk=(\d+))?/;
 
 /** The user message that asks for a turn, e.g. `bench chain=10 delay=200 #3` or `bench chain=0 delay=300 chunk=20`. */
 export function promptOf(spec: TurnSpec, label = ''): string {
   const chunk = spec.chunkDelayMs ? ` chunk=${spec.chunkDelayMs}` : '';
-  return `bench chain=${spec.chain} delay=${spec.modelDelayMs}${chunk}${label ? ` #${label}` : ''}`;
+  const upTo = spec.modelDelayMaxMs === undefined ? '' : `-${spec.modelDelayMaxMs}`;
+  return `bench chain=${spec.chain} delay=${spec.modelDelayMs}${upTo}${chunk}${label ? ` #${label}` : ''}`;
 }
 
 export function parsePrompt(text: string): TurnSpec | undefined {
   const match = PROMPT_PATTERN.exec(text);
   if (!match) return undefined;
-  const chunk = match[3] === undefined ? {} : { chunkDelayMs: Number(match[3]) };
-  return { chain: Number(match[1]), modelDelayMs: Number(match[2]), ...chunk };
+  const upTo = match[3] === undefined ? {} : { modelDelayMaxMs: Number(match[3]) };
+  const chunk = match[4] === undefined ? {} : { chunkDelayMs: Number(match[4]) };
+  return { chain: Number(match[1]), modelDelayMs: Number(match[2]), ...upTo, ...chunk };
 }
 
 /** The message shapes the script reads: chat completions messages as any client sends them. */
@@ -70,8 +77,9 @@ export function nextStep(messages: readonly WireMessage[], toolNames: readonly s
     };
   }
   const done = messages.slice(lastUser + 1).filter((message) => message.role === 'tool').length;
+  const delayMs = drawModelDelay(spec);
   const delay = {
-    ...(spec.modelDelayMs > 0 ? { delayMs: spec.modelDelayMs } : {}),
+    ...(delayMs > 0 ? { delayMs } : {}),
     ...(spec.chunkDelayMs ? { chunkDelayMs: spec.chunkDelayMs } : {}),
   };
   if (done >= spec.chain) return { content: `done after ${done} tool calls`, ...delay };
@@ -80,6 +88,13 @@ export function nextStep(messages: readonly WireMessage[], toolNames: readonly s
     return { error: { status: 400, body: `benchmark: no echo tool among [${toolNames.join(', ')}]` } };
   }
   return { toolCalls: [{ name: echo, arguments: { text: `step ${done + 1}` } }], ...delay };
+}
+
+/** The model's wait for one answer: `modelDelayMs`, or drawn uniformly up to `modelDelayMaxMs` when that is set. */
+export function drawModelDelay(spec: Pick<TurnSpec, 'modelDelayMs' | 'modelDelayMaxMs'>): number {
+  const { modelDelayMs: least, modelDelayMaxMs: most } = spec;
+  if (most === undefined || most <= least) return least;
+  return Math.round(least + Math.random() * (most - least));
 }
 
 type Block = { type?: string; role?: string; text?: unknown; content?: unknown; name?: unknown };

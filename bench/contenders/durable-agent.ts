@@ -184,7 +184,8 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
   return {
     async runTurn(conversation, spec) {
       const handle = await converse(conversation, [spec]);
-      return { workMs: clock.take(handle.workflowId) };
+      const execution = { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
+      return { workMs: clock.take(handle.workflowId), execution };
     },
     async runConversation(conversation, turns) {
       const handle = await converse(conversation, turns);
@@ -194,6 +195,7 @@ async function createDurableAgentDriver(config: ContenderConfig): Promise<Conten
         execution: { workflowId: handle.workflowId, runId: handle.firstExecutionRunId },
       };
     },
+    drainWork: () => clock.drain(),
     async close() {
       try {
         if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
@@ -27,11 +28,13 @@ async function createFloorDriver(config: ContenderConfig): Promise<ContenderDriv
   });
   const running = worker.run();
 
-  const run = async (workflowId: string, steps: number, modelDelayMs = 0) => {
+  // Two processes of this contender may share a task queue (`--stack production`): their workflow ids must differ.
+  const processTag = randomUUID().slice(0, 8);
+  const run = async (workflowId: string, steps: number, modelDelayMs = 0, modelDelayMaxMs?: number) => {
     const handle = await client.workflow.start(floorWorkflow, {
       taskQueue: config.taskQueue,
       workflowId,
-      args: [steps, modelDelayMs],
+      args: modelDelayMaxMs === undefined ? [steps, modelDelayMs] : [steps, modelDelayMs, modelDelayMaxMs],
     });
     await handle.result();
     return handle.firstExecutionRunId;
@@ -39,15 +42,16 @@ async function createFloorDriver(config: ContenderConfig): Promise<ContenderDriv
 
   return {
     async runTurn(conversation, spec) {
-      const workflowId = `floor-${conversation}`;
-      await run(workflowId, stepsOf(spec.chain), spec.modelDelayMs);
-      return { workMs: clock.take(workflowId) };
+      const workflowId = `floor-${conversation}-${processTag}`;
+      const runId = await run(workflowId, stepsOf(spec.chain), spec.modelDelayMs, spec.modelDelayMaxMs);
+      return { workMs: clock.take(workflowId), execution: { workflowId, runId } };
     },
     async runConversation(conversation, turns) {
       const steps = turns.reduce((total, turn) => total + stepsOf(turn.chain), 0);
       const workflowId = `floor-${conversation}`;
       return { steps, execution: { workflowId, runId: await run(workflowId, steps) } };
     },
+    drainWork: () => clock.drain(),
     async close() {
       try {
         if (worker.getState() === 'RUNNING') worker.shutdown();
