@@ -56,6 +56,9 @@ export function productionMarkdown(results: ProductionResults): string {
     times(ratio(pick(contender), floor ? pick(floor) : undefined));
   const steps = stepsOf(plan.spec.chain);
   const goals = productionGoals(results);
+  const meanDelayMs = (plan.spec.modelDelayMs + (plan.spec.modelDelayMaxMs ?? plan.spec.modelDelayMs)) / 2;
+  const turnSeconds = ((plan.spec.chain + 1) * meanDelayMs) / 1000;
+  const offered = (plan.conversations * steps) / turnSeconds;
   const cpuRoles = ['worker', ...SERVER_ROLES] as const;
   const lines: string[] = [];
   lines.push(
@@ -75,7 +78,11 @@ export function productionMarkdown(results: ProductionResults): string {
       `${plan.turnsPerSlot} one-turn conversations in a row; a turn is ${plan.spec.chain} tool calls ` +
       `(${plan.spec.chain + 1} model calls, ${steps} steps), the scripted model answering each call after a delay ` +
       `drawn uniformly from ${plan.spec.modelDelayMs / 1000}–${(plan.spec.modelDelayMaxMs ?? plan.spec.modelDelayMs) / 1000} s. ` +
-      `The floor runs ${steps} activities per turn, every other one waiting such a delay. The contenders take turns ` +
+      `The floor runs ${steps} activities per turn, every other one waiting such a delay. Offered load: ` +
+      `${offered.toFixed(0)} steps/s per contender if nothing queued (${plan.conversations} × ${steps} steps per ` +
+      `${turnSeconds.toFixed(1)} s, the mean model time of a turn); where the measured steps/s below is lower, the ` +
+      'stack (and the machine) was saturated, turns queued, and the overhead per step is mostly that queueing: read ' +
+      'the CPU, rows, WAL and actions per step, which do not depend on it. The contenders take turns ' +
       `phase by phase (${results.phases.map((phase) => phase.contender).join(', ')}) on one stack ` +
       `(\`scripts/production-stack.mjs\`, docs/production.md), and every counter is read before a phase and ` +
       `${plan.settleMs / 1000} s after its last turn (PostgreSQL's statistics flush, activity-timeout timers fire).`,
@@ -169,6 +176,8 @@ export function productionMarkdown(results: ProductionResults): string {
     '',
     `Idle, every worker polling (${results.idle.seconds} s, CPU ms per second): ` +
       Object.entries(results.idle.cpuMsPerSecond)
+        // Runs of 2026-11-29 05:55 counted the benchmark's process with its children (the workers): not its own.
+        .filter(([name]) => name !== 'bench')
         .map(([name, ms]) => `${name} ${ms}`)
         .join(', ') +
       '.',

@@ -263,7 +263,6 @@ function cpuRoots(stack: ProductionStack, pair: RunningPair | undefined, all: Ru
   else
     for (const other of all)
       roots[`worker:${other.definition.name}`] = other.workers.flatMap((w) => (w.pid ? [w.pid] : []));
-  roots.bench = [process.pid];
   return roots;
 }
 
