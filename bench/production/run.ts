@@ -162,10 +162,9 @@ export async function runProductionBench(options: BenchOptions): Promise<void> {
     });
     const client = new Client({ connection, namespace: 'default' });
     const durableAgent = CONTENDERS.find((definition) => definition.name === 'durable-agent')!;
-    // `--experiments`: durable-agent with its heartbeats dropped beside, to see what they cost on this stack.
-    const experiments = options.values.experiments
-      ? EXPERIMENTS.filter((definition) => definition.name === 'durable-agent-no-heartbeats')
-      : [];
+    // `--experiments`: a variant of durable-agent beside (`--only` names which; default: its heartbeats dropped), to see
+    // what one cost comes to on this stack.
+    const experiments = options.values.experiments ? productionExperiments(options) : [];
     for (const definition of [FLOOR, durableAgent, ...experiments]) {
       const workers: ContenderProcess[] = [];
       pairs.push({ definition, workers, peakRssBytes: 0 });
@@ -430,9 +429,22 @@ export async function writeResults(results: ProductionResults, options: BenchOpt
   log(`wrote ${outDir}/benchmarks-production.json and its section of ${markdownPath}`);
 }
 
+/** The `--experiments` variants of a production run: those `--only` names, else `durable-agent-no-heartbeats`. */
+function productionExperiments(options: BenchOptions): ContenderDefinition[] {
+  const names = options.values.only?.split(',') ?? ['durable-agent-no-heartbeats'];
+  const chosen = EXPERIMENTS.filter((definition) => names.includes(definition.name));
+  if (chosen.length === 0) {
+    throw new Error(`--experiments --only: one of ${EXPERIMENTS.map((definition) => definition.name).join(', ')}`);
+  }
+  return chosen;
+}
+
 /** docs/, unless `--out` says otherwise; a run with `--experiments` under bench/dist/runs. */
 export function productionOutDir(options: BenchOptions): string {
-  const variant = options.values.experiments ? `${repoRoot}bench/dist/runs/production_experiments` : `${repoRoot}docs`;
+  const only = options.values.only === undefined ? '' : `_${options.values.only.replace(/,/g, '-')}`;
+  const variant = options.values.experiments
+    ? `${repoRoot}bench/dist/runs/production_experiments${only}`
+    : `${repoRoot}docs`;
   return options.values.out ?? variant;
 }
 
