@@ -95,7 +95,7 @@ export function productionMarkdown(results: ProductionResults): string {
         `${goals.serverCpuMet ? '✓' : '✗'}; billable actions per step the floor's ` +
         `${goals.extraActions >= 0 ? '+' : '−'} ${Math.abs(goals.extraActions).toFixed(3)}, goal ≤ + ` +
         `${PRODUCTION_GOALS.extraActionsPerStep} ${goals.actionsMet ? '✓' : '✗'}. docs/capacity.md turns these ` +
-        'figures into sizes and prices.',
+        'figures into sizes and prices, and measures what moves the two goals (heartbeats, the heartbeat timeout).',
       '',
     );
   }
