@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { chmodSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -214,6 +214,8 @@ export async function runProductionBench(options: BenchOptions): Promise<void> {
     await connection?.close();
     await model.close();
     await stack?.close().catch((error: unknown) => problems.push(`stack down: ${String(error)}`));
+    // A stack this run brought up is gone with its data (about half a GB after a full run), logs included.
+    if (!reuse && problems.length === 0) await rm(path.dirname(dir), { recursive: true, force: true });
   }
 
   const results: ProductionResults = {
