@@ -281,14 +281,21 @@ export async function up(dir, { port, upgrade = false }) {
   }
 }
 
-export async function status(dir) {
+/** DIR's paths and recorded state, or the usage error that says how to set a stack up there. */
+function existingStack(dir) {
   const paths = pathsOf(dir);
   const state = readState(paths);
-  if (!state)
+  if (!state) {
     throw new StackError(
       `${dir} holds no production stack (no state.json): \`up ${dir}\` sets one up.`,
       ExitCode.Usage,
     );
+  }
+  return { paths, state };
+}
+
+export async function status(dir) {
+  const { paths, state } = existingStack(dir);
   let allRunning = true;
   for (const role of ROLES) {
     const pid = rolePid(paths, state, role) ?? null;
@@ -313,13 +320,7 @@ export async function status(dir) {
 }
 
 export async function kill(dir, role) {
-  const paths = pathsOf(dir);
-  const state = readState(paths);
-  if (!state)
-    throw new StackError(
-      `${dir} holds no production stack (no state.json): \`up ${dir}\` sets one up.`,
-      ExitCode.Usage,
-    );
+  const { paths, state } = existingStack(dir);
   const release = acquireLock(paths);
   try {
     const killed = rolePid(paths, state, role);
