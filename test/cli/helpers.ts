@@ -49,6 +49,17 @@ export function spawnTracked(command: string, args: string[], env: NodeJS.Proces
   return { child, output: () => output, exited, write: (text) => child.stdin.write(text) };
 }
 
+/** `durable-agent worker` in its own process, returned once it polls (or failing with its output if it exits). */
+export async function startCliWorker(env: NodeJS.ProcessEnv): Promise<RunningProcess> {
+  const worker = spawnTracked(process.execPath, [cliPath, 'worker'], env);
+  const deadline = Date.now() + 60_000;
+  while (!worker.output().includes('Worker: polling') && worker.child.exitCode === null && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  if (!worker.output().includes('Worker: polling')) throw new Error(`The worker did not start: ${worker.output()}`);
+  return worker;
+}
+
 /** Run `durable-agent <args>` to completion; `input` is piped to its stdin (default: no stdin, /dev/null). */
 export async function runCli(
   args: string[],

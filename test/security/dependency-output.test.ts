@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { poll } from '../client/helpers.js';
-import { cliPath, killAll, runCli, spawnTracked, type RunningProcess } from '../cli/helpers.js';
+import { killAll, runCli, startCliWorker, type RunningProcess } from '../cli/helpers.js';
 import { canary, occurrences } from '../helpers/secrets.js';
 import { MACHINE_CLIENT, startProtectedMcp, type ProtectedMcp } from '../helpers/protected-mcp-server.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
@@ -59,12 +59,7 @@ beforeAll(async () => {
     OPENAI_BASE_URL: model.baseUrl,
     OPENAI_API_KEY: 'test',
   });
-  worker = spawnTracked(process.execPath, [cliPath, 'worker'], cliEnv);
-  await poll(
-    async () => worker.output(),
-    (output) => output.includes('Worker: polling') || worker.child.exitCode !== null,
-  );
-  if (!worker.output().includes('Worker: polling')) throw new Error(`The worker did not start: ${worker.output()}`);
+  worker = await startCliWorker(cliEnv);
 }, 120_000);
 
 afterAll(async () => {

@@ -12,8 +12,7 @@ import { startScriptedModel, type ScriptedModel } from '../../src/testing/script
 import type { ScriptStep, StepFunction } from '../../src/testing/scripted-model/script.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import type { StreamEvent } from '../../src/workflows/stream-events.js';
-import { cliPath, killAll, runCli, spawnTracked, type CliRun, type RunningProcess } from '../cli/helpers.js';
-import { poll } from '../client/helpers.js';
+import { killAll, runCli, startCliWorker, type CliRun, type RunningProcess } from '../cli/helpers.js';
 import { startGate, type Gate } from '../mcp/helpers.js';
 import { allText, canary, occurrences } from '../helpers/secrets.js';
 
@@ -109,12 +108,7 @@ beforeAll(async () => {
     DA_SECRET: secrets.mcpVariable,
     WAREHOUSE_PASSWORD: secrets.workerPassword,
   });
-  worker = spawnTracked(process.execPath, [cliPath, 'worker'], cliEnv);
-  await poll(
-    async () => worker.output(),
-    (output) => output.includes('Worker: polling') || worker.child.exitCode !== null,
-  );
-  if (!worker.output().includes('Worker: polling')) throw new Error(`The worker did not start: ${worker.output()}`);
+  worker = await startCliWorker(cliEnv);
 }, 120_000);
 
 afterAll(async () => {
