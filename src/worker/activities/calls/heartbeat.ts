@@ -28,10 +28,27 @@ const HEARTBEATS_PER_TIMEOUT = 3;
 export const MIN_HEARTBEAT_INTERVAL_MS = 100;
 /**
  * The longest interval, and the interval of an activity without a heartbeat timeout. A cancellation (an interrupt, the
- * turn's time limit) reaches an attempt only in the answer to a heartbeat, so this bounds how long a model or MCP
- * request runs on after the turn gave it up: 2 s, whatever the heartbeat timeout.
+ * turn's time limit) reaches an attempt only in the answer to a heartbeat, so this and the first heartbeat's delay
+ * bound how long a model or MCP request runs on after the turn gave it up: 3.6 s in a call's first seconds, 2 s after.
  */
 export const MAX_HEARTBEAT_INTERVAL_MS = 2_000;
+
+/**
+ * When the first heartbeat of a wait comes, as a share of the heartbeat timeout: 60 %, so 3.6 s for the calls' 6 s.
+ * Every recorded heartbeat is a server write and a billable action on Temporal Cloud, and most model and tool calls end
+ * within a few seconds: a call shorter than this records none. The first heartbeat must reach the server within the
+ * timeout, and it leaves 40 % of it (2.4 s) for a late one; a stall of the event loop that passed the timeout before
+ * still does, one shorter still does not (docs/capacity.md measures the trade). Later heartbeats come every
+ * {@link heartbeatIntervalMs}, which sdk-core throttles to one server write per 80 % of the timeout anyway.
+ */
+const FIRST_HEARTBEAT_SHARE = 0.6;
+
+/** How long a wait of an activity with this heartbeat timeout runs before its first heartbeat. */
+export function firstHeartbeatDelayMs(heartbeatTimeoutMs: number | undefined): number {
+  const interval = heartbeatIntervalMs(heartbeatTimeoutMs);
+  if (heartbeatTimeoutMs === undefined || !(heartbeatTimeoutMs > 0)) return interval;
+  return Math.max(interval, Math.floor(heartbeatTimeoutMs * FIRST_HEARTBEAT_SHARE));
+}
 
 /** How often an activity with this heartbeat timeout heartbeats. */
 export function heartbeatIntervalMs(heartbeatTimeoutMs: number | undefined): number {
@@ -51,6 +68,8 @@ const heartbeats = new WeakMap<Context, AttemptHeartbeat>();
 export class AttemptHeartbeat {
   /** Milliseconds between two heartbeats, from the attempt's heartbeat timeout. */
   readonly intervalMs: number;
+  /** Milliseconds from the start of a wait to its first heartbeat. */
+  readonly firstDelayMs: number;
   /** The details the activity set; undefined until it does (the earlier attempt's are carried on meanwhile). */
   private own: object | undefined;
   private failedAttempts: number;
@@ -62,6 +81,7 @@ export class AttemptHeartbeat {
 
   private constructor(private readonly context: Context) {
     this.intervalMs = heartbeatIntervalMs(context.info.heartbeatTimeoutMs);
+    this.firstDelayMs = firstHeartbeatDelayMs(context.info.heartbeatTimeoutMs);
     this.failedAttempts = failedAttemptsIn(context.info.heartbeatDetails);
   }
 
@@ -106,24 +126,37 @@ export class AttemptHeartbeat {
   }
 
   /**
-   * Heartbeat every {@link intervalMs} until `promise` settles, so Temporal does not time the attempt out meanwhile.
-   * The first heartbeat comes after an interval, not at once: most calls finish before it, and a heartbeat is a
-   * server write. Overlapping waits share one timer.
+   * Heartbeat until `promise` settles, so Temporal does not time the attempt out meanwhile: first after
+   * {@link firstDelayMs}, not at once (most calls finish before it, and a heartbeat is a server write), then every
+   * {@link intervalMs}. Overlapping waits share one timer.
    */
   async during<T>(promise: Promise<T>): Promise<T> {
-    if (this.waiting++ === 0) this.timer = setInterval(() => this.beat(), this.intervalMs);
+    if (this.waiting++ === 0) this.startBeating();
     try {
       return await promise;
     } finally {
-      if (--this.waiting === 0) clearInterval(this.timer);
+      if (--this.waiting === 0) this.stopBeating();
     }
+  }
+
+  private startBeating(): void {
+    this.timer = setTimeout(() => {
+      this.beat();
+      this.timer = setInterval(() => this.beat(), this.intervalMs);
+    }, this.firstDelayMs);
+  }
+
+  private stopBeating(): void {
+    // One timer at a time, a timeout then an interval: clearTimeout and clearInterval clear either kind.
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   /**
    * Before a step that must not run for an attempt that is over (a paid model request): make sure Temporal still
    * waits for this attempt. A heartbeat reports nothing back to the activity unless it is cancelled, and during an
-   * outage it does not reach the server at all, which then times the attempt out and runs a retry; so once an interval
-   * has passed since the last confirmation, this asks the server itself, with a heartbeat through the worker's client.
+   * outage it does not reach the server at all, which then times the attempt out and runs a retry; so once the first
+   * heartbeat's delay has passed since the last confirmation, this asks the server itself, with a heartbeat through the worker's client.
    * Throws when the attempt is over: its cancellation when Temporal cancelled it, else `CompleteAsyncError`, which
    * ends the attempt without a report (Temporal has closed it, or will time it out). Without a client (a mock
    * environment) only the cancellation and the start-to-close timeout are checked.
@@ -136,7 +169,8 @@ export class AttemptHeartbeat {
     if (info.startToCloseTimeoutMs > 0 && now - this.startedAt >= info.startToCloseTimeoutMs) {
       throw attemptOver(context, 'its start-to-close timeout has passed');
     }
-    if (now - this.confirmedAt < this.intervalMs) return;
+    // Within the first heartbeat's delay of the last confirmation, the attempt cannot have timed out.
+    if (now - this.confirmedAt < this.firstDelayMs) return;
     let client: Context['client'];
     try {
       client = context.client;
