@@ -26,7 +26,7 @@ import { checkedAnswer, finalOutput, responseFormat } from './structured-output.
 //
 // A worker that dies (SIGKILL, out of memory) is noticed only when its attempt's heartbeat timeout passes: the retry
 // starts on another worker after that timeout plus the first retry interval (1 s), at most 7 s for the 6 s below. The
-// activities heartbeat first after 3.6 s, then every 2 s (src/worker/activities/calls/heartbeat.ts), so the timeout
+// activities heartbeat first after 3 s, then every 2 s (src/worker/activities/calls/heartbeat.ts), so the timeout
 // waits for three missed heartbeats; an event loop stalled for longer than 4 to 6 s times a live attempt out
 // (docs/reliability.md). A
 // timeout here changes no command a workflow emits, only the attributes of calls scheduled from now on, so no patch.

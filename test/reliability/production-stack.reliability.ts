@@ -1,12 +1,15 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableAgentClient } from '../../src/client/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { resolveDevServer } from '../../src/temporal-servers/index.js';
 import { startScriptedModel, type ScriptedModel, type ScriptFunction } from '../../src/testing/scripted-model/index.js';
 import type { ConversationStatus } from '../../src/workflows/definitions.js';
 import {
@@ -23,6 +26,7 @@ import {
 import { stackDown, stackKill, stackStatus, stackUp, type KillReport, type StackRole } from './production-stack.js';
 import { WorkerFleet } from './worker-fleet.js';
 import type { WorkerProcess } from './helpers.js';
+import { DRAINAGE_DYNAMIC_CONFIG, runVersioningScenario } from './versioning-run.js';
 
 /**
  * Issue 41, item 2: the fault runs on the native production stack (scripts/production-stack.mjs: PostgreSQL, Temporal
@@ -315,4 +319,26 @@ describe('the production stack: one process dies in the middle of five turns', (
       });
     });
   }
+});
+
+describe('the production stack: Worker Versioning', () => {
+  it('A→B: turns in flight and approvals finish on A, next turns run on B, A drains (./versioning-run.ts)', async () => {
+    // The services read DIR/config/dynamicconfig.yaml every 10 s (docs/production.md): the drainage checks every 2 s
+    // from well before B becomes current (A's worker starts and three turns run first).
+    appendFileSync(
+      path.join(stackDir, 'config', 'dynamicconfig.yaml'),
+      Object.entries(DRAINAGE_DYNAMIC_CONFIG)
+        .map(([key, value]) => `${key}:\n  - value: ${value}\n`)
+        .join(''),
+    );
+    const server = await resolveDevServer(loadConfig());
+    if (server.kind !== 'path') throw new Error('the fault run needs the provisioned temporal CLI');
+    const env = await TestWorkflowEnvironment.createFromExistingServer({ address });
+    try {
+      const row = await runVersioningScenario({ env, temporalCli: server.path, tmp, name: 'production-versioning' });
+      rows.add({ ...row, group: `${GROUP}, then Worker Versioning on the same stack` });
+    } finally {
+      await env.teardown();
+    }
+  });
 });

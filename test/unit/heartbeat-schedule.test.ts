@@ -8,7 +8,7 @@ import {
 } from '../../src/worker/activities/calls/heartbeat.js';
 
 // Every recorded heartbeat is a write on the Temporal server and a billable action on Temporal Cloud
-// (docs/capacity.md): a wait heartbeats first at 60 % of its heartbeat timeout, then every third of it.
+// (docs/capacity.md): a wait heartbeats first at half its heartbeat timeout, then every third of it.
 
 /** Heartbeats sent while an activity with this heartbeat timeout waits `waitMs` for its call. */
 async function heartbeatsDuring(heartbeatTimeoutMs: number, waitMs: number): Promise<number[]> {
@@ -21,8 +21,8 @@ async function heartbeatsDuring(heartbeatTimeoutMs: number, waitMs: number): Pro
 }
 
 describe('the heartbeat of a waiting call', () => {
-  it("the calls' 6 s timeout: first heartbeat at 3.6 s, then every 2 s", () => {
-    expect(firstHeartbeatDelayMs(6_000)).toBe(3_600);
+  it("the calls' 6 s timeout: first heartbeat at 3 s, then every 2 s", () => {
+    expect(firstHeartbeatDelayMs(6_000)).toBe(3_000);
     expect(heartbeatIntervalMs(6_000)).toBe(2_000);
     // Without a heartbeat timeout, only cancellations need heartbeats: every 2 s from the start.
     expect(firstHeartbeatDelayMs(undefined)).toBe(2_000);
@@ -30,23 +30,23 @@ describe('the heartbeat of a waiting call', () => {
     expect(firstHeartbeatDelayMs(150)).toBe(heartbeatIntervalMs(150));
   });
 
-  it('a call that ends before 60 % of its heartbeat timeout records no heartbeat', async () => {
-    // Timeout 1 s: interval 333 ms, first heartbeat at 600 ms. A 450 ms call used to record one (at 333 ms).
-    expect(await heartbeatsDuring(1_000, 450)).toEqual([]);
+  it('a call that ends before half its heartbeat timeout records no heartbeat', async () => {
+    // Timeout 1.2 s: interval 400 ms, first heartbeat at 600 ms. A 500 ms call used to record one (at 400 ms).
+    expect(await heartbeatsDuring(1_200, 500)).toEqual([]);
   });
 
-  it('a longer call heartbeats at 60 % of the timeout and then every third of it, each within the timeout', async () => {
-    const sentAt = await heartbeatsDuring(1_000, 1_400);
+  it('a longer call heartbeats at half the timeout and then every third of it, each within the timeout', async () => {
+    const sentAt = await heartbeatsDuring(1_200, 1_500);
     expect(sentAt.length).toBeGreaterThanOrEqual(2);
     expect(sentAt[0]).toBeGreaterThanOrEqual(600);
     // The first comes before the timeout, and no two are further apart than it.
-    expect(sentAt[0]).toBeLessThan(1_000);
-    for (let i = 1; i < sentAt.length; i++) expect(sentAt[i]! - sentAt[i - 1]!).toBeLessThan(1_000);
+    expect(sentAt[0]).toBeLessThan(1_200);
+    for (let i = 1; i < sentAt.length; i++) expect(sentAt[i]! - sentAt[i - 1]!).toBeLessThan(1_200);
   });
 
   it('overlapping waits share one schedule, which stops when the last ends', async () => {
     const environment = new MockActivityEnvironment(
-      { heartbeatTimeoutMs: 1_000 },
+      { heartbeatTimeoutMs: 1_200 },
       { logger: new DefaultLogger('ERROR') },
     );
     let heartbeats = 0;

@@ -29,19 +29,20 @@ export const MIN_HEARTBEAT_INTERVAL_MS = 100;
 /**
  * The longest interval, and the interval of an activity without a heartbeat timeout. A cancellation (an interrupt, the
  * turn's time limit) reaches an attempt only in the answer to a heartbeat, so this and the first heartbeat's delay
- * bound how long a model or MCP request runs on after the turn gave it up: 3.6 s in a call's first seconds, 2 s after.
+ * bound how long a model or MCP request runs on after the turn gave it up: 3 s in a call's first seconds, 2 s after.
  */
 export const MAX_HEARTBEAT_INTERVAL_MS = 2_000;
 
 /**
- * When the first heartbeat of a wait comes, as a share of the heartbeat timeout: 60 %, so 3.6 s for the calls' 6 s.
+ * When the first heartbeat of a wait comes, as a share of the heartbeat timeout: half, so 3 s for the calls' 6 s.
  * Every recorded heartbeat is a server write and a billable action on Temporal Cloud, and most model and tool calls end
  * within a few seconds: a call shorter than this records none. The first heartbeat must reach the server within the
- * timeout, and it leaves 40 % of it (2.4 s) for a late one; a stall of the event loop that passed the timeout before
- * still does, one shorter still does not (docs/capacity.md measures the trade). Later heartbeats come every
- * {@link heartbeatIntervalMs}, which sdk-core throttles to one server write per 80 % of the timeout anyway.
+ * timeout, counted from when the server handed the attempt out, which a starved worker may start running seconds
+ * later: half the timeout is left for that lag and a late timer. (At 60 %, 2.4 s, a benchmark at a load average of 19
+ * on two cores timed out 0.5 % of its calls, which then ran twice; docs/capacity.md.) Later heartbeats come every
+ * {@link heartbeatIntervalMs}.
  */
-const FIRST_HEARTBEAT_SHARE = 0.6;
+const FIRST_HEARTBEAT_SHARE = 0.5;
 
 /** How long a wait of an activity with this heartbeat timeout runs before its first heartbeat. */
 export function firstHeartbeatDelayMs(heartbeatTimeoutMs: number | undefined): number {
