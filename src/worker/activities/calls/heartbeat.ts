@@ -38,9 +38,8 @@ export const MAX_HEARTBEAT_INTERVAL_MS = 2_000;
  * Every recorded heartbeat is a server write and a billable action on Temporal Cloud, and most model and tool calls end
  * within a few seconds: a call shorter than this records none. The first heartbeat must reach the server within the
  * timeout, counted from when the server handed the attempt out, which a starved worker may start running seconds
- * later: half the timeout is left for that lag and a late timer. (At 60 %, 2.4 s, a benchmark at a load average of 19
- * on two cores timed out 0.5 % of its calls, which then ran twice; docs/capacity.md.) Later heartbeats come every
- * {@link heartbeatIntervalMs}.
+ * later: half the timeout is left for that lag and a late timer (docs/capacity.md weighs 2 s, 3 s and 3.6 s). Later
+ * heartbeats come every {@link heartbeatIntervalMs}.
  */
 const FIRST_HEARTBEAT_SHARE = 0.5;
 
