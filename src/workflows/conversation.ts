@@ -4,6 +4,7 @@ import {
   type ContinueAsNewOptions,
   log,
   makeContinueAsNewFunc,
+  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import { handlersFinished, setConversationHandlers } from './conversation-handlers.js';
@@ -38,6 +39,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     approvalsChanged: () => publish(),
     // Waiting for a person shows in the search attribute too (`awaiting_input`), not only in the current details.
     inputsChanged: () => publish(),
+    mayDropBusyMessage: () => patched('skip-if-busy'),
   });
   const { settings } = conversation;
   // A run started from an ended conversation's state only keeps it readable: it shows in no list of its own.
