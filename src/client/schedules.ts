@@ -121,7 +121,8 @@ export class AgentSchedules {
       });
     } catch (error) {
       if (error instanceof ScheduleAlreadyRunning) throw new ScheduleExistsError(id, { cause: error });
-      if (isInvalidArgument(error)) {
+      // The SDK turns the server's "Invalid schedule spec" (INVALID_ARGUMENT) into a TypeError with its reason.
+      if (error instanceof TypeError || isInvalidArgument(error)) {
         const what = options.cron !== undefined ? `cron expression "${options.cron}"` : `interval "${options.every}"`;
         throw new InvalidScheduleError(
           id,
