@@ -15,7 +15,6 @@ export const WAIT_REASONS = {
 
 export type WaitReason = keyof typeof WAIT_REASONS;
 
-
 /** A wait that began: its span, and when it began (workflow time) for a wait whose caller keeps no time of its own. */
 interface OpenWait {
   span: Span;
