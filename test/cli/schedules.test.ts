@@ -75,6 +75,7 @@ describe('durable-agent schedule', () => {
     const answers = (await client.fullTranscript(conversationId)).filter(
       (message) => message.role === 'assistant' && message.content?.startsWith('Checked in'),
     );
+    console.log(`a schedule firing every 10 s: ${answers.length} answers in 35 s`);
     expect(answers.length).toBeGreaterThanOrEqual(2);
     const list = await cli('list');
     expect(list.stdout).toMatch(new RegExp(`Schedules \\(\\d+\\):[\\s\\S]*${id}\\s+${conversationId}\\s+every 10s`));
