@@ -34,6 +34,12 @@ const ROOT_VALUES = [
   'StreamFailureType',
   'TooManyUpdatesError',
   'UnknownApprovalError',
+  // Schedules (docs/cli.md, "Schedules").
+  'AgentSchedules',
+  'InvalidScheduleError',
+  'ScheduleError',
+  'ScheduleExistsError',
+  'ScheduleNotFoundError',
   'connectionOptions',
   'loadConfig',
   'subscribe',
@@ -105,6 +111,11 @@ const ROOT_TYPES = [
   // Structured output.
   'OutputFormat',
   'OutputRequest',
+  // Schedules.
+  'AgentScheduleSummary',
+  'ScheduleCreateOptions',
+  'ScheduledFiring',
+  'ScheduleOverlap',
 ];
 
 const WORKER_VALUES = [
@@ -241,7 +252,7 @@ const TESTING_TYPES = [
   'ToolCallsStep',
 ];
 
-const WORKFLOWS_VALUES = ['agentTurnWorkflow', 'conversationWorkflow'];
+const WORKFLOWS_VALUES = ['agentTurnWorkflow', 'conversationWorkflow', 'scheduledMessageWorkflow'];
 const WORKFLOWS_TYPES = ['AgentTurnInput'];
 
 const sorted = (names: string[]) => [...names].sort();

@@ -95,6 +95,8 @@ export async function toCliError(error: unknown, address: string): Promise<unkno
   if (error instanceof api.InvalidApprovalArgumentsError)
     return new CliError(message, ExitCode.Usage, { cause: error });
   if (error instanceof api.AskTimeoutError) return new CliError(message, ExitCode.Unavailable, { cause: error });
+  if (error instanceof api.ScheduleNotFoundError) return new CliError(message, ExitCode.NotFound, { cause: error });
+  if (error instanceof api.ScheduleError) return new CliError(message, ExitCode.Usage, { cause: error });
   // Keys that do not match the worker's (this side's or the worker's refusal): the configuration is wrong.
   const keyError = [...causeChain(error)].find(isEncryptionKeyError);
   if (keyError !== undefined) return new CliError(errorMessage(keyError), ExitCode.Usage, { cause: error });

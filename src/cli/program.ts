@@ -9,6 +9,7 @@ import { historyCommand } from './commands/history.js';
 import { answerCommand, inputsCommand } from './commands/inputs.js';
 import { interruptCommand } from './commands/interrupt.js';
 import { listCommand } from './commands/list.js';
+import { scheduleCommand } from './commands/schedule.js';
 import { sendCommand } from './commands/send.js';
 import { serveCommand } from './commands/serve.js';
 import { startCommand } from './commands/start.js';
@@ -90,6 +91,7 @@ export async function buildProgram(argv: readonly string[]): Promise<Command> {
     approveCommand(),
     denyCommand(),
     deploymentsCommand(),
+    scheduleCommand(),
     serveCommand(),
     tokenCommand(),
   ]) {

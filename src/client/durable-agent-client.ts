@@ -32,6 +32,7 @@ import {
   type ConversationHandle,
   rejectInvalidMessage,
 } from './conversation-runs.js';
+import { AgentSchedules } from './schedules.js';
 import { reportsStarted, signalWithStartReportingStart } from './signal-with-start.js';
 import { ConversationEndedError } from './errors.js';
 import { listConversations } from './list.js';
@@ -71,11 +72,14 @@ export class DurableAgentClient {
   private tracing: Tracing | undefined;
   /** Whether the server says if a signal-with-start started a run: `send` needs that to go in one call. */
   private startedReported: Promise<boolean> | undefined;
+  /** Schedules that send messages into conversations on Temporal Schedules (docs/cli.md, "Schedules"). */
+  readonly schedules: AgentSchedules;
 
   constructor(options: DurableAgentClientOptions, ownedConnection?: Connection) {
     this.client = options.client;
     this.taskQueue = options.taskQueue ?? loadConfig().taskQueue;
     this.runs = new ConversationRuns(this.client, this.taskQueue);
+    this.schedules = new AgentSchedules(this.client, this.taskQueue, this.runs);
     this.ownedConnection = ownedConnection;
   }
 
@@ -142,6 +146,7 @@ export class DurableAgentClient {
       id: options.messageId ?? randomUUID(),
       content,
       ...(options.output ? { output: await toOutputFormat(options.output) } : {}),
+      ...(options.skipIfBusy === true ? { skipIfBusy: true } : {}),
     };
     const workflowId = conversationWorkflowId(conversationId);
     return await this.runs.withTarget(

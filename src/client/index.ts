@@ -35,6 +35,9 @@ export {
   type EndedReason,
 } from './errors.js';
 export type { ConversationTranscriptPage } from './transcript.js';
+export { AgentSchedules, type AgentScheduleSummary, type ScheduleCreateOptions } from './schedules.js';
+export { ScheduleError, InvalidScheduleError, ScheduleNotFoundError, ScheduleExistsError } from './schedule-errors.js';
+export type { ScheduledFiring, ScheduleOverlap } from '../workflows/schedule-types.js';
 export {
   InputRequestNotFoundError,
   InputAlreadyAnsweredError,

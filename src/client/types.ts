@@ -64,6 +64,11 @@ export interface SendOptions {
    * `output`. Overrides the settings' `output`. Default: the settings'.
    */
   output?: OutputRequest;
+  /**
+   * Drop the message when the conversation is busy (a turn runs or a message waits) instead of queueing it; the
+   * conversation decides, so a turn that starts meanwhile drops it too. `send` only. Default false.
+   */
+  skipIfBusy?: boolean;
 }
 
 export interface SendResult {

@@ -64,7 +64,11 @@ export class Approvals implements TurnApprovals {
     this.waiting.set(pending.callId, { pending, inputSchema: tool.inputSchema });
     this.events.append({ type: 'approval_requested', ...pending });
     info('tool call awaits approval', { callId: pending.callId, tool: pending.tool, reason: pending.reason });
-    waitStarted('approval');
+    waitStarted('approval', pending.callId, {
+      'gen_ai.tool.call.id': pending.callId,
+      'gen_ai.tool.name': pending.tool,
+      'durable_agent.turn': pending.turn,
+    });
     this.changed();
   }
 
@@ -159,7 +163,7 @@ export class Approvals implements TurnApprovals {
     if (decision.always === true) this.allowed.add(pending.tool);
     this.events.append({ type: 'approval_decided', ...decision });
     info('tool call decided', { ...decision });
-    waitEnded('approval', pending.requestedAt, decision.by === 'timeout' ? 'timeout' : decision.decision);
+    waitEnded('approval', callId, pending.requestedAt, decision.by === 'timeout' ? 'timeout' : decision.decision);
     this.changed();
     return decision;
   }

@@ -36,6 +36,11 @@ export interface ConversationHooks {
   approvalsChanged?(): void;
   /** A question from an MCP server came or was answered: the phase may have changed (the workflow publishes it). */
   inputsChanged?(): void;
+  /**
+   * Whether a `skipIfBusy` message may be dropped (the workflow: `patched('skip-if-busy')`, so a history in which an
+   * older release queued such a message replays as it ran); default yes.
+   */
+  mayDropBusyMessage?(): boolean;
 }
 
 /** What the conversation hands a turn: everything in its context but the workflow's ids. */
@@ -151,7 +156,25 @@ export class ConversationCore {
       this.hooks.warn('ignored a message sent after the conversation ended', { messageId: message.id });
       return;
     }
+    if (this.dropsWhileBusy(message)) return;
     if (this.enqueue(message)) this.hooks.changed();
+  }
+
+  /**
+   * A `skipIfBusy` message that finds a turn running or a message waiting is dropped, and remembered as seen: the same
+   * message sent again (a retried firing) is still the one message, and still dropped.
+   */
+  private dropsWhileBusy(message: IncomingMessage): boolean {
+    if (message.skipIfBusy !== true || this.seen.has(message.id)) return false;
+    if (this.current === undefined && this.queue.length === 0) return false;
+    if (this.hooks.mayDropBusyMessage?.() === false) return false;
+    this.seen.add(message.id);
+    this.hooks.warn('skipped a message sent with skipIfBusy: a turn is running or a message waits', {
+      messageId: message.id,
+      runningTurn: this.current?.turn,
+      queued: this.queue.length,
+    });
+    return true;
   }
 
   /** The `ask` update's validator: rejects bad input, and new asks while ending or handing over to the next run. */

@@ -4,6 +4,7 @@ import {
   type ContinueAsNewOptions,
   log,
   makeContinueAsNewFunc,
+  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import { handlersFinished, setConversationHandlers } from './conversation-handlers.js';
@@ -17,6 +18,7 @@ import { runTurn } from './turn.js';
 import { TurnTraces } from './turn-traces.js';
 import { refuseUndecodableInput } from './undecodable-guard.js';
 import { Visibility } from './visibility.js';
+import { waitEnded, waitStarted } from './wait-metrics.js';
 
 export { DEFAULT_MAX_TURNS_PER_RUN } from './conversation-core.js';
 
@@ -38,6 +40,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     approvalsChanged: () => publish(),
     // Waiting for a person shows in the search attribute too (`awaiting_input`), not only in the current details.
     inputsChanged: () => publish(),
+    mayDropBusyMessage: () => patched('skip-if-busy'),
   });
   const { settings } = conversation;
   // A run started from an ended conversation's state only keeps it readable: it shows in no list of its own.
@@ -125,16 +128,23 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
 
   /** Continue as new on the deployment's target version (then pinned there), not on this run's version. */
   function moveToTarget(): Promise<never> {
-    return handOver(nextRunInput, { initialVersioningBehavior: 'AUTO_UPGRADE' });
+    return handOver(nextRunInput, { initialVersioningBehavior: 'AUTO_UPGRADE' }, 'new_version');
   }
 
   /**
    * Every continue-as-new goes through here: asks still waiting are refused as rolling over, the handlers finish, and
    * only then is the next run's input read (`next`), since a handler that finished meanwhile may have changed the state.
    */
-  async function handOver(next: () => ConversationInput, options?: ContinueAsNewOptions): Promise<never> {
+  async function handOver(
+    next: () => ConversationInput,
+    options?: ContinueAsNewOptions,
+    reason: 'continue_as_new' | 'new_version' = 'continue_as_new',
+  ): Promise<never> {
     conversation.handOver();
+    // The pause new asks see (refused as rolling over until the next run takes them): its span and metrics.
+    waitStarted(reason, info.runId, { 'durable_agent.turns': conversation.status().turns });
     await handlersFinished(polls);
+    waitEnded(reason, info.runId, undefined, 'continued');
     return await makeContinueAsNewFunc<typeof conversationWorkflow>(options)(next());
   }
 

@@ -43,6 +43,11 @@ export interface IncomingMessage {
   content: string;
   /** This turn's answer must be JSON matching a schema (structured output); overrides the settings' `output`. */
   output?: OutputFormat;
+  /**
+   * `userMessage` only: drop the message (it still counts as seen) when a turn runs or a message waits, instead of
+   * queueing it. A schedule with `--overlap skip` sends its messages so (docs/cli.md, "Schedules"); default false.
+   */
+  skipIfBusy?: boolean;
 }
 
 export interface ConversationSettings {

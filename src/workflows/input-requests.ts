@@ -178,7 +178,12 @@ export class InputRequests {
     this.pending.set(request.requestId, request);
     const { attempt: _attempt, ...shown } = request;
     this.events.append({ type: 'input_requested', ...shown });
-    waitStarted('question');
+    waitStarted('question', request.requestId, {
+      'durable_agent.input.request_id': request.requestId,
+      'gen_ai.tool.call.id': request.callId,
+      'gen_ai.tool.name': request.tool,
+      'durable_agent.turn': request.turn,
+    });
     this.changed();
     return request;
   }
@@ -188,7 +193,7 @@ export class InputRequests {
     if (request === undefined) return;
     this.pending.delete(answer.requestId);
     this.answered.set(answer.requestId, answer);
-    waitEnded('question', request.requestedAt, answer.action);
+    waitEnded('question', answer.requestId, request.requestedAt, answer.action);
     this.events.append({
       type: 'input_answered',
       ...answer,

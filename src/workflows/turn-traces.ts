@@ -1,6 +1,7 @@
 import { context, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import { metricMeter } from '@temporalio/workflow';
 import type { TurnResult } from './turn-result.js';
+import { setWaitParent } from './wait-metrics.js';
 
 /**
  * The `turn` span of each turn and the turn metrics (docs/observability.md). Without tracing the API is a no-op. With
@@ -45,7 +46,10 @@ export class TurnTraces {
       },
       parent,
     );
-    return { span, context: trace.setSpan(parent, span) };
+    const turnContext = trace.setSpan(parent, span);
+    // The turn's waits (approvals, questions) are its children, even those begun in an update handler.
+    setWaitParent(turnContext);
+    return { span, context: turnContext };
   }
 
   /** Run `work` with the turn's span active, so the activities it schedules are its children. */
@@ -56,6 +60,7 @@ export class TurnTraces {
   /** Close the turn's span with what stopped it, and count the turn. */
   finish(started: { span: Span }, result: TurnResult): void {
     const { span } = started;
+    setWaitParent(undefined);
     span.setAttributes({
       'durable_agent.stop_reason': result.stopReason,
       'durable_agent.rounds': result.rounds,

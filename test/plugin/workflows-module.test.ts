@@ -18,7 +18,7 @@ describe('the joined workflows module', () => {
     );
     expect(readFileSync(joined, 'utf8')).toBe(
       `export * from ${JSON.stringify(application)};\n` +
-        `export { conversationWorkflow, agentTurnWorkflow } from ${JSON.stringify(agentWorkflowsPath)};\n`,
+        `export { conversationWorkflow, agentTurnWorkflow, scheduledMessageWorkflow } from ${JSON.stringify(agentWorkflowsPath)};\n`,
     );
   });
 

@@ -42,6 +42,7 @@ const ANSWERS: Record<string, ScriptStep[]> = {
     { content: 'You are Ada.' },
   ],
   'Trace me.': [{ content: 'Traced.' }],
+  'Roll over.': [{ content: 'Rolled.' }],
 };
 
 beforeAll(async () => {
@@ -171,6 +172,22 @@ describe('worker metrics', () => {
     expect(duration.sum).toBeGreaterThanOrEqual(1);
     // The approval's wait is still counted once: a second kind does not touch the first.
     expect(latest('durable_agent.wait.duration', { kind: 'approval', outcome: 'approved' })?.value).toBe(1);
+  }, 180_000);
+
+  it('waits: a continue-as-new is a wait by its reason, counted and timed like the waits for a person', async () => {
+    const id = `rollover-${randomUUID()}`;
+    await expect(agent.ask(id, 'Roll over.', { settings: { maxTurnsPerRun: 1 } })).resolves.toMatchObject({
+      answer: 'Rolled.',
+    });
+    const duration = await until(
+      () => latest('durable_agent.wait.duration', { kind: 'continue_as_new', outcome: 'continued' }),
+      'the continue-as-new wait duration',
+      { timeoutMs: 60_000 },
+    );
+    expect(duration.value).toBe(1);
+    expect(duration.sum).toBeGreaterThanOrEqual(0);
+    await until(() => pending('continue_as_new') === 0, 'no continue-as-new pending', { timeoutMs: 60_000 });
+    expect(latest('durable_agent.waits.started', { kind: 'continue_as_new' })?.value).toBe(1);
   }, 180_000);
 
   it('logs: a workflow log line carries the trace_id and span_id of the turn it was logged in', async () => {

@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 import type { Client, WorkflowService } from '@temporalio/client';
 import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
@@ -7,8 +8,10 @@ import type { CallToolInput, ModelCallInput, ModelCallResult } from '../../share
 import { modelContextQuery, requestInputUpdate, streamSignal } from '../../workflows/definitions.js';
 import type { FindEarlierRunInput } from '../../workflows/earlier-runs.js';
 import type { ReadDeploymentRoutingInput } from '../../workflows/version-routing.js';
+import type { DeliverScheduledMessageInput } from '../../workflows/schedule-types.js';
 import { createDeploymentRoutingActivities } from './deployment-routing.js';
 import { createEarlierRunActivities } from './earlier-runs.js';
+import { createScheduleActivities, type ScheduledSend } from './scheduled-messages.js';
 import { FinishedWork, type KeepFinishedOptions } from './outages/keep-finished.js';
 import { createModelActivities, type ChatCompletionsClient } from './model/call.js';
 import type { AnthropicMessagesClient } from './model/providers/anthropic.js';
@@ -65,6 +68,11 @@ export interface ActivityDependencies {
    * (`defineSubAgent`) go here too. Default none.
    */
   tools?: ToolRegistry | readonly (FunctionTool | SubAgent)[];
+  /**
+   * How a schedule's firing sends its message (`DurableAgentClient.send` on the given task queue). The worker plugin
+   * gives it; without it, a firing fails with a message that says so.
+   */
+  sendScheduledMessage?: ScheduledSend;
 }
 
 /** A transcript source that asks the workflow run itself, by query. */
@@ -110,6 +118,7 @@ export function createActivities(dependencies: ActivityDependencies) {
       : new FinishedWork(() => workflowService.getSystemInfo({}), dependencies.temporal, dependencies.keepFinished);
   const earlierRuns = createEarlierRunActivities(dependencies.temporal);
   const routing = createDeploymentRoutingActivities(dependencies.temporal);
+  const schedules = createScheduleActivities(dependencies.temporal, dependencies.sendScheduledMessage ?? cannotSend);
   // Redacted inside `finished.run`: a result kept through an outage is delivered later as it was kept.
   return {
     callModel: (input: ModelCallInput) =>
@@ -130,10 +139,22 @@ export function createActivities(dependencies: ActivityDependencies) {
       ),
     findEarlierRun: (input: FindEarlierRunInput) => redactOutcome(secrets, () => earlierRuns.findEarlierRun(input)),
     readDeploymentRouting: (input: ReadDeploymentRoutingInput) => routing.readDeploymentRouting(input),
+    deliverScheduledMessage: (input: DeliverScheduledMessageInput) =>
+      redactOutcome(secrets, () => schedules.deliverScheduledMessage(input)),
   };
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/** A worker made without `sendScheduledMessage` cannot deliver a schedule's firing: it fails, saying why. */
+const cannotSend: ScheduledSend = () =>
+  Promise.reject(
+    ApplicationFailure.nonRetryable(
+      'This worker was created without sendScheduledMessage, so it cannot deliver scheduled messages: create it ' +
+        'with durableAgentPlugin or createAgentWorker.',
+      'ScheduledMessageUndeliverable',
+    ),
+  );
 
 /** With kept results turned off, an attempt just runs. */
 const keepingNothing: Pick<FinishedWork, 'run'> = { run: (_call, attempt) => attempt() };

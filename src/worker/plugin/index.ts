@@ -5,6 +5,7 @@ import type { BundleOptions, ReplayWorkerOptions, WorkerOptions } from '@tempora
 import { createActivities, type ActivityDependencies } from '../activities/index.js';
 import { encryptionDataConverter, failureConverterPath, workerDataConverter } from '../../codec/data-converter.js';
 import type { EncryptionKey } from '../../codec/keys.js';
+import { DurableAgentClient } from '../../client/durable-agent-client.js';
 import { McpPool } from '../mcp/pool.js';
 import { assertOneTemporalSdk } from './temporal-sdk-copies.js';
 import { agentWorkflowsPath, withAgentWorkflows } from './workflows-module.js';
@@ -56,10 +57,13 @@ export class DurableAgentPlugin extends SimplePlugin {
     assertOneTemporalSdk();
     const dataConverter = this.#dataConverter(options.dataConverter);
     const namespace = options.namespace ?? 'default';
+    const temporal = this.#activityClient({ connection: options.connection, namespace }, options.dataConverter);
     const activities = createActivities({
       ...this.#agent,
       mcp: this.#agent.mcp ?? new McpPool([]),
-      temporal: this.#activityClient({ connection: options.connection, namespace }, options.dataConverter),
+      temporal,
+      sendScheduledMessage: (taskQueue, conversationId, content, sendOptions) =>
+        new DurableAgentClient({ client: temporal, taskQueue }).send(conversationId, content, sendOptions),
       // Asked whether Temporal answers before a finished result is handed over: by default the worker's own connection.
       workerConnection: this.#agent.workerConnection ?? options.connection,
     });

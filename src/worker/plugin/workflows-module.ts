@@ -12,7 +12,7 @@ export const agentWorkflowsPath = new URL(
  * The workflow types durable-agent registers. Exported by name, not with `export *`: a name that the application's
  * module exports too would otherwise drop out of the bundle silently (ECMAScript leaves an ambiguous star export out).
  */
-export const AGENT_WORKFLOW_NAMES = ['conversationWorkflow', 'agentTurnWorkflow'] as const;
+export const AGENT_WORKFLOW_NAMES = ['conversationWorkflow', 'agentTurnWorkflow', 'scheduledMessageWorkflow'] as const;
 
 /**
  * A workflows module that exports the application's workflows and durable-agent's, for a worker that runs both.
