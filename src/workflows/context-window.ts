@@ -27,7 +27,7 @@ export interface CarriedContextWindow {
  */
 export class ContextWindow {
   /** The model the last turn used. */
-  model: string | undefined;
+  private lastModel: string | undefined;
   /** Estimated tokens of the tools the last turn offered (0 until a turn listed them). */
   toolTokens: number;
   private learned: { model: string; tokens: number } | undefined;
@@ -41,9 +41,19 @@ export class ContextWindow {
     carried: CarriedContextWindow | undefined,
     readonly offset = 0,
   ) {
-    this.model = carried?.model;
+    this.lastModel = carried?.model;
     this.learned = carried?.learned;
     this.toolTokens = carried?.toolTokens ?? 0;
+  }
+
+  get model(): string | undefined {
+    return this.lastModel;
+  }
+
+  /** A turn named its model: what a refusal taught before any turn named one (the first turn's) is its. */
+  set model(name: string | undefined) {
+    this.lastModel = name;
+    if (name !== undefined && this.learned?.model === '') this.learned = { ...this.learned, model: name };
   }
 
   /** Compaction is on unless `settings.compaction` is `false`. */
@@ -53,7 +63,7 @@ export class ContextWindow {
 
   /** The window of `model` (default the last turn's), in estimated tokens, or `undefined` when unknown. */
   windowOf(model: string | undefined): number | undefined {
-    const name = model ?? this.model ?? '';
+    const name = model ?? this.lastModel ?? '';
     const override = this.settings.contextWindow;
     const configured = typeof override === 'number' && override > 0 ? override : tableContextWindow(name);
     const learned = this.learned?.model === name ? this.learned.tokens : undefined;
@@ -63,16 +73,16 @@ export class ContextWindow {
 
   /** A refusal showed that `model`'s window is about `tokens`. */
   learn(model: string | undefined, tokens: number): void {
-    const name = model ?? this.model ?? '';
+    const name = model ?? this.lastModel ?? '';
     const known = this.learned?.model === name ? this.learned.tokens : Infinity;
     this.learned = { model: name, tokens: Math.min(known, tokens) };
   }
 
   /** What the next run starts from; `undefined` while nothing is known (a state as earlier releases wrote it). */
   carried(): CarriedContextWindow | undefined {
-    if (this.model === undefined && this.learned === undefined && this.toolTokens === 0) return undefined;
+    if (this.lastModel === undefined && this.learned === undefined && this.toolTokens === 0) return undefined;
     return {
-      ...(this.model !== undefined ? { model: this.model } : {}),
+      ...(this.lastModel !== undefined ? { model: this.lastModel } : {}),
       ...(this.learned ? { learned: this.learned } : {}),
       ...(this.toolTokens > 0 ? { toolTokens: this.toolTokens } : {}),
     };

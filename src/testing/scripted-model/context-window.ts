@@ -61,8 +61,8 @@ function stringsOf(value: unknown, into: string[] = []): string[] {
 }
 
 /**
- * The built-in summarizer, `user-lines`: the lines of the earlier summary, then each user message of the part to
- * summarize as a line `- <text>`. It forgets what the assistant and the tools said, and keeps what the person said.
+ * The built-in summarizer, `user-lines`: the lines of the earlier summary, then the first sentence of each user
+ * message of the part to summarize as a line `- <sentence>`. It forgets what the assistant and the tools said.
  */
 export function userLinesSummary(request: RecordedRequest): string {
   const text = stringsOf(request.body).find((value) => value.includes(CONVERSATION_LABEL)) ?? '';
@@ -72,9 +72,15 @@ export function userLinesSummary(request: RecordedRequest): string {
     if (line === EARLIER_SUMMARY_LABEL) inEarlier = true;
     else if (line === CONVERSATION_LABEL || line === '') inEarlier = false;
     else if (inEarlier) lines.push(line);
-    else if (line.startsWith('[user] ')) lines.push(`- ${line.slice('[user] '.length)}`);
+    else if (line.startsWith('[user] ')) lines.push(`- ${firstSentence(line.slice('[user] '.length))}`);
   }
   return lines.join('\n');
+}
+
+/** Up to the first `.`, `!` or `?` that ends a sentence, at most 300 characters. */
+function firstSentence(text: string): string {
+  const end = /[.!?](?:\s|$)/.exec(text);
+  return (end === null ? text : text.slice(0, end.index + 1)).slice(0, 300);
 }
 
 /** What the scripted model answers before its script: a refusal over the window, or a summary. */
