@@ -84,6 +84,8 @@ const ROOT_TYPES = [
   'TurnBudget',
   'TurnResult',
   'UserMessage',
+  'SystemMessage',
+  'CompactionRecord',
   // The event stream.
   'ApprovalDecidedEvent',
   'ApprovalRequestedEvent',
@@ -235,6 +237,7 @@ const TESTING_TYPES = [
   'ServedMcp',
   'StepDelivery',
   'StepFunction',
+  'SummaryAnswer',
   'TestAgent',
   'TestAgentOptions',
   'TimeSkippingEnvironmentOptions',

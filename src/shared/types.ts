@@ -65,6 +65,7 @@ export interface CompactionRecord {
    */
   from: number;
   /**
+   * The first message the model still saw verbatim when the summary was made (exclusive end of `[from, to)`).
    * @asType integer
    * @minimum 0
    */
