@@ -4,6 +4,7 @@ import { tableContextWindow } from '../shared/model-windows.js';
 export interface ContextWindowSettings {
   compaction?: boolean;
   contextWindow?: number;
+  maxInputTokens?: number;
 }
 
 /** What a conversation knows of its model's window, carried from run to run (`ConversationState.contextWindow`). */
@@ -56,9 +57,9 @@ export class ContextWindow {
     if (name !== undefined && this.learned?.model === '') this.learned = { ...this.learned, model: name };
   }
 
-  /** Compaction is on unless `settings.compaction` is `false`. */
+  /** `settings.compaction`; by default on, unless the settings chose trimming (`maxInputTokens`). */
   get enabled(): boolean {
-    return this.settings.compaction !== false;
+    return this.settings.compaction ?? this.settings.maxInputTokens === undefined;
   }
 
   /** The window of `model` (default the last turn's), in estimated tokens, or `undefined` when unknown. */

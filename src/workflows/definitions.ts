@@ -74,7 +74,8 @@ export interface ConversationSettings {
   /**
    * Compaction (docs/models.md#compaction): when a model call's input would pass 80% of the model's window, the older
    * part of the transcript is summarized by a model call of its own, down to about 50%; a context-length refusal
-   * compacts and retries once. Default true; `false` turns it off (a refusal then ends the turn).
+   * compacts and retries once. Default true, unless `maxInputTokens` is set (trimming chosen instead); `false` turns
+   * it off (a refusal then ends the turn).
    */
   compaction?: boolean;
   /**

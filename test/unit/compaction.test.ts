@@ -193,3 +193,12 @@ describe('compaction: history', () => {
     );
   });
 });
+
+describe('compaction: settings', () => {
+  it('is on by default, off with compaction: false, and off when maxInputTokens chose trimming unless asked for', () => {
+    expect(new ContextWindow({}, undefined).enabled).toBe(true);
+    expect(new ContextWindow({ compaction: false }, undefined).enabled).toBe(false);
+    expect(new ContextWindow({ maxInputTokens: 4_000 }, undefined).enabled).toBe(false);
+    expect(new ContextWindow({ maxInputTokens: 4_000, compaction: true }, undefined).enabled).toBe(true);
+  });
+});
