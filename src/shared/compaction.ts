@@ -37,7 +37,9 @@ export function summaryTokenLimit(window: number): number {
   return Math.max(256, Math.min(4_096, Math.floor(window / 10)));
 }
 
-export function isSummary(message: ChatMessage | undefined): message is SystemMessage & { compaction: CompactionRecord } {
+export function isSummary(
+  message: ChatMessage | undefined,
+): message is SystemMessage & { compaction: CompactionRecord } {
   return message?.role === 'system' && message.compaction !== undefined;
 }
 

@@ -1,4 +1,11 @@
-import { ActivityFailure, ApplicationFailure, isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  log,
+  patched,
+  proxyActivities,
+} from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { CHARS_PER_TOKEN, estimateTokens } from '../shared/context.js';
 import {

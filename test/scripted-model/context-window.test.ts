@@ -33,7 +33,10 @@ describe('scripted model: contextWindow', () => {
       { status: 400, code: 'context_length_exceeded', refusal: { limit: 1_000, requested } },
     ]);
     // The refusal took no step: the next request that fits gets the first.
-    const answer = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'Hi' }] });
+    const answer = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
     expect(answer.choices[0]?.message.content).toBe('short enough');
     expect(model.requests.map((request) => [request.status, request.stepIndex])).toEqual([
       [400, null],
@@ -70,13 +73,19 @@ describe('scripted model: summaries', () => {
     `${EARLIER_SUMMARY_LABEL}\n- The user is Ada.\n\n${CONVERSATION_LABEL}\n` +
     '[user] My cat is called Tom. He is grey.\n[assistant] Noted.\n[tool files__read] contents\n[user] I live in Oslo!';
 
-  it("answers a summary request (its key ends in /compaction-<n>) with user-lines, taking no step", async () => {
+  it('answers a summary request (its key ends in /compaction-<n>) with user-lines, taking no step', async () => {
     const model = await startModel({ script: [{ content: 'the turn answer' }], summaries: 'user-lines' });
     const client = clientFor(model);
     const key = `${keyOf('conversation-a', 3, 1)}/compaction-1`;
 
     const summary = await client.chat.completions.create(
-      { model: 'gpt-test', messages: [{ role: 'system', content: 'Summarize.' }, { role: 'user', content: summaryText }] },
+      {
+        model: 'gpt-test',
+        messages: [
+          { role: 'system', content: 'Summarize.' },
+          { role: 'user', content: summaryText },
+        ],
+      },
       withKey(key),
     );
     expect(summary.choices[0]?.message.content).toBe('- The user is Ada.\n- My cat is called Tom.\n- I live in Oslo!');

@@ -23,7 +23,13 @@ const toolRound = (label: string): ChatMessage[] => [
 ];
 /** A turn: the user's message, a tool round, the answer. */
 const turn = (label: string): ChatMessage[] => [user(label), ...toolRound(label), answer(label)];
-const record = (verbatim: number): CompactionRecord => ({ from: 1, to: 5, verbatim, reason: 'window', tokensBefore: 900 });
+const record = (verbatim: number): CompactionRecord => ({
+  from: 1,
+  to: 5,
+  verbatim,
+  reason: 'window',
+  tokensBefore: 900,
+});
 
 describe('compaction: the model view', () => {
   it('is the transcript itself while it holds no summary', () => {
@@ -71,14 +77,12 @@ describe('compaction: the plan', () => {
   it('cuts as early as brings the input to half the window', () => {
     const messages = [system, ...turn('a'), ...turn('b'), ...turn('c'), ...turn('d'), ...turn('e')];
     const plan = planCompaction(messages, { window: 4_000, toolTokens: 0 })!;
-    const after = [
-      ...messages.slice(0, 1),
-      summaryMessage('s', record(0)),
-      ...messages.slice(plan.to),
-    ];
+    const after = [...messages.slice(0, 1), summaryMessage('s', record(0)), ...messages.slice(plan.to)];
     // What stays verbatim (with the room kept for the summary) fits; one turn more would not.
     expect(viewTokens(after) + 400).toBeLessThanOrEqual(4_000 * COMPACT_TO);
-    expect(viewTokens([...after.slice(0, 2), ...messages.slice(plan.to - 4)]) + 400).toBeGreaterThan(4_000 * COMPACT_TO);
+    expect(viewTokens([...after.slice(0, 2), ...messages.slice(plan.to - 4)]) + 400).toBeGreaterThan(
+      4_000 * COMPACT_TO,
+    );
   });
 
   it('has nothing to summarize when only the newest turn is there', () => {

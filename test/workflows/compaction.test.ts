@@ -193,7 +193,9 @@ describe('compaction: a summary that fails', () => {
         ? {
             error: {
               status: 400,
-              body: { error: { message: 'Filtered.', type: 'invalid_request_error', param: null, code: 'content_filter' } },
+              body: {
+                error: { message: 'Filtered.', type: 'invalid_request_error', param: null, code: 'content_filter' },
+              },
             },
           }
         : factsModel(request, position);

@@ -17,9 +17,10 @@ export function scriptedModelCommand() {
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--verbose', 'log every request on stderr', false)
     .addOption(
-      new Option('--context-window <tokens>', "refuse requests over this many tokens with each API's own error").argParser(
-        parseWholeNumber,
-      ),
+      new Option(
+        '--context-window <tokens>',
+        "refuse requests over this many tokens with each API's own error",
+      ).argParser(parseWholeNumber),
     )
     .addOption(
       new Option('--summaries <kind>', "answer compaction's summary requests without the script").choices([

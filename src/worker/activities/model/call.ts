@@ -1,7 +1,13 @@
 import { Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import { trimToContext } from '../../../shared/context.js';
-import { isSummary, modelView, summaryMessage, summaryRequestText, SUMMARY_INSTRUCTION } from '../../../shared/compaction.js';
+import {
+  isSummary,
+  modelView,
+  summaryMessage,
+  summaryRequestText,
+  SUMMARY_INSTRUCTION,
+} from '../../../shared/compaction.js';
 import { CHARS_PER_TOKEN } from '../../../shared/context.js';
 import { selectTools } from '../../../shared/tool-patterns.js';
 import type { ChatMessage, ModelCallInput, ModelCallResult, SummaryRequest } from '../../../shared/types.js';

@@ -148,7 +148,7 @@ function classify(
       FailureType.ModelContextLengthExceeded,
       false,
       'The conversation is too long for the model, even after compaction: its newest turn alone may pass the ' +
-        'window. Set settings.contextWindow to the model\'s window, or settings.maxInputTokens below it.',
+        "window. Set settings.contextWindow to the model's window, or settings.maxInputTokens below it.",
     ];
   }
   if (code === 'content_filter' || code === 'content_policy_violation') {
