@@ -135,15 +135,16 @@ export function planCompaction(messages: readonly ChatMessage[], options: PlanOp
     position > 0 && messages[index]?.role === 'user' ? [position] : [],
   );
   if (cuts.length === 0) return undefined;
+  const previous = layout.summaryAt >= 0 ? layout.summaryAt : undefined;
+  const previousTokens = previous === undefined ? 0 : estimateTokens(messages[previous] as ChatMessage);
+  // Room for the new summary: its limit, or the earlier summary's size when that is larger (it will hold as much).
   const fixed =
     messages.slice(0, layout.systemEnd).reduce((sum, message) => sum + estimateTokens(message), 0) +
-    summaryTokenLimit(options.window) +
+    Math.max(summaryTokenLimit(options.window), previousTokens) +
     options.toolTokens;
   const target = options.window * COMPACT_TO;
   const keptFrom = (position: number) => sizes.slice(position).reduce((sum, size) => sum + size, 0);
   let chosen = cuts.find((position) => fixed + keptFrom(position) <= target) ?? cuts[cuts.length - 1]!;
-  const previous = layout.summaryAt >= 0 ? layout.summaryAt : undefined;
-  const previousTokens = previous === undefined ? 0 : estimateTokens(messages[previous] as ChatMessage);
   const replaced = (position: number) => previousTokens + sizes.slice(0, position).reduce((sum, size) => sum + size, 0);
   const budget = options.window * SUMMARY_INPUT_SHARE;
   while (replaced(chosen) > budget) {
