@@ -7,6 +7,7 @@ import { startScriptedModel } from '../../src/testing/scripted-model/index.js';
 import type { ChatMessage } from '../../src/shared/types.js';
 import { askUpdate, transcriptQuery, type ConversationSettings } from '../../src/workflows/definitions.js';
 import type { TurnResult } from '../../src/workflows/turn-result.js';
+import { TranscriptChain } from '../../src/client/transcript.js';
 
 /**
  * Compaction (docs/models.md#compaction) against the scripted model with a small window, through the real SDKs and a
@@ -125,13 +126,30 @@ describe('compaction', () => {
 
   it('carries the summary through continue-as-new: a conversation of many runs still names the first fact', async () => {
     const agent = await agentWith({ contextWindow: 3_000, summaries: 'user-lines' });
-    const { results } = await factsConversation(agent, 16, { contextWindow: 3_000, maxTurnsPerRun: 3 });
+    const { handle, results } = await factsConversation(agent, 16, { contextWindow: 3_000, maxTurnsPerRun: 3 });
 
     expect(results.map((result) => result.stopReason)).toEqual(Array(16).fill('completed'));
-    // Summarized in one run, day 1's fact reached the model of a later run only in the carried summary.
+    // Summarized in an earlier run (three turns a run: turn 16 runs alone), day 1's fact reached the last run's model
+    // only in the carried summary.
     const compactedAt = results.findIndex((result) => (result.compaction?.summaries ?? 0) > 0);
     expect(compactedAt).toBeGreaterThan(0);
-    expect(compactedAt).toBeLessThan(12);
+    expect(compactedAt + 1).toBeLessThanOrEqual(15);
+    // Read across the runs as `history` reads it: every message once, in order, the summaries where they were made.
+    const latest = env.client.workflow.getHandle(handle.workflowId);
+    const { runId } = await latest.describe();
+    const chain = new TranscriptChain(runId, (run, request) =>
+      env.client.workflow.getHandle(handle.workflowId, run).query(transcriptQuery, request),
+    );
+    const whole: ChatMessage[] = [];
+    for await (const message of chain.messages()) whole.push(message);
+    const users = whole.flatMap((message) => (message.role === 'user' ? [message.id] : []));
+    expect(users).toEqual(Array.from({ length: 16 }, (_, index) => `m${index + 1}`));
+    const summaries = whole.filter((message) => message.role === 'system' && message.compaction !== undefined);
+    expect(summaries.length).toBe(results.reduce((sum, result) => sum + (result.compaction?.summaries ?? 0), 0));
+    for (const summary of summaries) {
+      const { to } = (summary as Extract<ChatMessage, { role: 'system' }>).compaction!;
+      expect(whole[to]?.role).toBe('user');
+    }
     expect(results.at(-1)?.answer).toBe(`It was ${codeWord(1)}.`);
     expect(refusals(agent)).toHaveLength(0);
   });
