@@ -36,7 +36,7 @@ export interface WindowRunFigures {
   historyBytesPerStep: number;
   runs: number;
   largestRun: { bytes: number; events: number };
-  /** Mean wall time of an `ask`, in ms, over the first and the last `latencyTurns` turns. */
+  /** Median wall time of an `ask`, in ms, over the first and the last `latencyTurns` turns. */
   turnLatencyMs: { start: number; end: number };
   /** Summaries made (turn results' `compaction.summaries`), and the turns that made one. */
   compactions: number;
@@ -66,7 +66,11 @@ const model: ScriptFunction = (request) => {
   return { content: 'Noted; I will keep that code word together with everything else you told me so far.' };
 };
 
-const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
 
 export async function runWindowConversation(options: WindowRunOptions = {}): Promise<WindowRunFigures> {
   const turns = options.turns ?? 300;
@@ -99,8 +103,8 @@ export async function runWindowConversation(options: WindowRunOptions = {}): Pro
       runs: history.runs.length,
       largestRun: { bytes: largest.bytes, events: largest.events },
       turnLatencyMs: {
-        start: Math.round(mean(latencies.slice(0, latencyTurns))),
-        end: Math.round(mean(latencies.slice(-latencyTurns))),
+        start: Math.round(median(latencies.slice(0, latencyTurns))),
+        end: Math.round(median(latencies.slice(-latencyTurns))),
       },
       compactions: results.reduce((sum, result) => sum + (result.compaction?.summaries ?? 0), 0),
       turnsCompacting: results.filter((result) => (result.compaction?.summaries ?? 0) > 0).length,
