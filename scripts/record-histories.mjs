@@ -33,6 +33,7 @@ import { midFlightScenarios } from './history-scenarios/mid-flight.mjs';
 import { peopleScenarios } from './history-scenarios/people.mjs';
 import { scheduleScenarios } from './history-scenarios/schedules.mjs';
 import { turnScenarios } from './history-scenarios/turns.mjs';
+import { compactionScenarios } from './history-scenarios/compaction.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const releasesDirectory = path.join(root, 'test/fixtures/releases');
@@ -49,6 +50,7 @@ const scenarios = {
   ...lifecycleScenarios,
   ...midFlightScenarios,
   ...scheduleScenarios,
+  ...compactionScenarios,
 };
 
 /**
@@ -236,14 +238,20 @@ function writeCorpus(target, recorded) {
       throw new Error(`released histories would change: ${existing.map(({ file }) => file).join(', ')}`);
     manifest.workflowCode = target.release.commit;
   }
-  manifest.recordedAtCommit ??= git('rev-parse', 'HEAD');
+  // A release's corpus is recorded at one commit; a pre-release directory gathers histories over several, so there
+  // each entry says its own.
+  const commit = git('rev-parse', 'HEAD');
+  if (target.release) manifest.recordedAtCommit ??= commit;
   const kept = manifest.histories.filter((entry) => !recorded.some((item) => item.file === entry.file));
   for (const { file, history } of recorded) {
     writeFileSync(path.join(target.directory, file), `${withoutMachinePaths(historyToJSON(history), root)}\n`);
   }
-  manifest.histories = [...kept, ...recorded.map(({ file, entry }) => ({ file, ...entry }))].sort((a, b) =>
-    a.file.localeCompare(b.file),
-  );
+  const entries = recorded.map(({ file, entry }) => ({
+    file,
+    ...entry,
+    ...(target.release ? {} : { recordedAtCommit: commit }),
+  }));
+  manifest.histories = [...kept, ...entries].sort((a, b) => a.file.localeCompare(b.file));
   writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
 }
 

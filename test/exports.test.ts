@@ -90,6 +90,8 @@ const ROOT_TYPES = [
   'TurnBudget',
   'TurnResult',
   'UserMessage',
+  'SystemMessage',
+  'CompactionRecord',
   // The event stream.
   'ApprovalDecidedEvent',
   'ApprovalRequestedEvent',
@@ -246,6 +248,7 @@ const TESTING_TYPES = [
   'ServedMcp',
   'StepDelivery',
   'StepFunction',
+  'SummaryAnswer',
   'TestAgent',
   'TestAgentOptions',
   'TimeSkippingEnvironmentOptions',

@@ -64,6 +64,7 @@ const ACTIVITY_TYPES = [
   'findEarlierRun',
   'readDeploymentRouting',
   'deliverScheduledMessage',
+  'summarizeTranscript',
 ] as const;
 
 describe('what the README and docs/ say about the code', () => {

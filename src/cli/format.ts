@@ -31,8 +31,13 @@ export function formatDuration(ms: number): string {
 export function formatMessage(message: ChatMessage, index: number): string {
   const at = `[${index}]`;
   switch (message.role) {
-    case 'system':
-      return `${at} system: ${message.content}`;
+    case 'system': {
+      const summary = message.compaction;
+      if (summary === undefined) return `${at} system: ${message.content}`;
+      // What the model sees in place of messages [0, to) but the system prompt (docs/models.md#compaction).
+      const what = `messages up to [${summary.to - 1}], newly [${summary.from}]-[${summary.to - 1}]`;
+      return `${at} summary of ${what} (${summary.reason}, ~${summary.tokensBefore} tokens before): ${message.content}`;
+    }
     case 'user':
       return `${at} user: ${message.content}`;
     case 'assistant': {

@@ -66,6 +66,8 @@ export { DEFAULT_BUDGET, type TurnBudget, type BudgetLimit } from '../workflows/
 export type { ConversationBudget } from '../workflows/cost-budget.js';
 export type {
   ChatMessage,
+  SystemMessage,
+  CompactionRecord,
   UserMessage,
   AssistantMessage,
   ToolMessage,

@@ -37,10 +37,54 @@ export type ToolOutcome =
   | 'denied';
 
 export type ChatMessage =
-  | { role: 'system'; content: string }
+  | SystemMessage
   | { role: 'user'; content: string; id?: string }
   | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[]; reasoning?: ReasoningItem[] }
   | { role: 'tool'; toolCallId: string; name: string; content: string; outcome: ToolOutcome };
+
+/**
+ * A system message: the system prompt, or (with `compaction`) the summary that stands in for the conversation's older
+ * messages once its transcript outgrew the model's window (docs/models.md#compaction). A summary is appended where it
+ * was made, like any message, so positions and digests stay true; the model sees it after the system prompt, in place
+ * of the messages it summarizes (`modelView`, src/shared/compaction.ts).
+ */
+export interface SystemMessage {
+  role: 'system';
+  content: string;
+  /** Present on a summary: what it summarizes and why it was made. */
+  compaction?: CompactionRecord;
+}
+
+/** What a summary in the transcript stands for. */
+export interface CompactionRecord {
+  /**
+   * The messages this summary summarized for the first time, as whole-conversation indexes `[from, to)`: the earlier
+   * summary (if any) is folded into it, so the summary stands for everything before `to` but the system prompt.
+   * @asType integer
+   * @minimum 0
+   */
+  from: number;
+  /**
+   * The first message the model still saw verbatim when the summary was made (exclusive end of `[from, to)`).
+   * @asType integer
+   * @minimum 0
+   */
+  to: number;
+  /**
+   * How many messages just before this one the model still sees verbatim (the newest turns when it was made).
+   * @asType integer
+   * @minimum 0
+   */
+  verbatim: number;
+  /** `window`: the model's input passed the threshold of its window; `refusal`: the model refused it as too long. */
+  reason: 'window' | 'refusal';
+  /**
+   * The model input's estimated tokens when the summary was made.
+   * @asType integer
+   * @minimum 0
+   */
+  tokensBefore: number;
+}
 
 /**
  * The model's reasoning as its provider returned it, kept with the assistant message so it can be sent back in the
@@ -289,6 +333,26 @@ export interface ModelCallInput {
    * Absent: every tool but the sub-agents.
    */
   toolSelection?: string[];
+  /**
+   * A summary call (compaction, docs/models.md#compaction) instead of a turn's model call: the model summarizes these
+   * messages of the run's transcript, without tools; the answer is the summary. Absent for every other call.
+   */
+  summarize?: SummaryRequest;
+}
+
+/** What a summary call summarizes (src/shared/compaction.ts). */
+export interface SummaryRequest {
+  /** The n-th summary call of the turn, from 1: part of the call's idempotency key. */
+  index: number;
+  /** The run's messages `[from, to)` to summarize; earlier summaries among them are left out. */
+  from: number;
+  to: number;
+  /** Index of the earlier summary folded into this one. */
+  previous?: number;
+  /** What the summary's transcript message will record. */
+  record: CompactionRecord;
+  /** Estimated tokens the request's text may have. */
+  maxInputTokens: number;
 }
 
 /** A JSON Schema the model's answer must match, as the model activity sends it (in each API's own option). */

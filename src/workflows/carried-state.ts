@@ -10,13 +10,17 @@ import type { ConversationState } from './definitions.js';
  * - 1: release 0.1.0.
  * - 2: adds `formatVersion` (so that later changes can be told apart); otherwise as 1.
  * - 3: adds `cost`, what the conversation has spent (a state of format 2 has spent nothing that was priced).
+ * - 4: adds `contextWindow`, and summaries in the transcript (system messages with `compaction`, whose model view
+ *   replaces older messages): an older worker would send the model the whole transcript again. A state of format 3
+ *   has neither.
  */
-export const CARRIED_STATE_FORMAT = 3;
+export const CARRIED_STATE_FORMAT = 4;
 
 /** Each step reads a state of format `n` and returns it in format `n + 1`. */
 const upgrades: Record<number, (state: ConversationState) => ConversationState> = {
   1: (state) => ({ ...state, formatVersion: 2 }),
   2: (state) => ({ ...state, formatVersion: 3 }),
+  3: (state) => ({ ...state, formatVersion: 4 }),
 };
 
 /** A carried state in a format this code does not know: written by a newer release. */

@@ -3,7 +3,9 @@ import type { ChatMessage, ModelContextPage, ToolDefinition } from '../shared/ty
 import { Approvals } from './approvals.js';
 import { CARRIED_STATE_FORMAT, readCarriedState } from './carried-state.js';
 import { CostLedger } from './cost-budget.js';
-import { carriedResults, carriedTranscript, page, RecentIds, validateMessage } from './conversation-state.js';
+import { carriedResults, page, RecentIds, validateMessage } from './conversation-state.js';
+import { carriedWithSummary } from './carried-transcript.js';
+import { ContextWindow } from './context-window.js';
 import type {
   ConversationInput,
   ConversationOutcome,
@@ -80,6 +82,8 @@ export class ConversationCore {
   private toolsDigest: string | undefined;
   /** What the conversation's model calls cost, carried from run to run (docs/cost.md). */
   private readonly costs: CostLedger;
+  /** What the conversation knows of its model's window, carried from run to run (./compaction.ts). */
+  private readonly contextWindow: ContextWindow;
 
   constructor(
     input: ConversationInput,
@@ -101,6 +105,7 @@ export class ConversationCore {
     this.seen = new RecentIds(carried?.seenMessageIds ?? []);
     this.lastResult = carried?.lastResult;
     this.costs = new CostLedger(carried?.cost);
+    this.contextWindow = new ContextWindow(this.settings, carried?.contextWindow, this.transcriptOffset);
     this.recentResults.push(...(carried?.recentResults ?? []));
     this.events = new EventLog(carried?.streamOffset ?? 0, carried?.streamEvents);
     this.approvals = new Approvals(carried?.allowedTools, this.events, hooks);
@@ -361,6 +366,7 @@ export class ConversationCore {
       approvals: this.approvals,
       inputs: this.inputs,
       costs: this.costs,
+      contextWindow: this.contextWindow,
     };
   }
 
@@ -392,7 +398,8 @@ export class ConversationCore {
 
   /** What this run hands to the next (continue-as-new) or returns when it closes. */
   state(): ConversationState {
-    const kept = carriedTranscript(this.transcript.messages);
+    // A summary and what follows it are what the next run needs (./carried-transcript.ts).
+    const kept = carriedWithSummary(this.transcript.messages);
     // An ended conversation is never reopened: its events would only add to the history.
     const streamEvents = this.ending ? [] : this.events.carried();
     return {
@@ -409,6 +416,7 @@ export class ConversationCore {
       ...(this.ending ? { ended: true } : {}),
       ...this.approvals.carried(),
       ...(this.costs.carried() ? { cost: this.costs.carried() } : {}),
+      ...(this.contextWindow.carried() ? { contextWindow: this.contextWindow.carried() } : {}),
     };
   }
 

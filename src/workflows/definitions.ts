@@ -13,6 +13,7 @@ import type { ConversationBudget, ConversationCost } from './cost-budget.js';
 import type { InputPoll, InputPollResult } from './input-requests.js';
 import type { PollEventsRequest, PollEventsResult, StreamBatch, StreamEvent } from './stream-events.js';
 import type { TurnResult } from './turn-result.js';
+import type { CarriedContextWindow } from './context-window.js';
 import type { OutputFormat } from './structured-output.js';
 
 export type { StopReason, TurnResult } from './turn-result.js';
@@ -70,10 +71,25 @@ export interface ConversationSettings {
   maxCompletionTokens?: number;
   /**
    * Trim the model input to this many estimated tokens by dropping the oldest whole turns; default no trimming.
+   * Compaction (`compaction`) summarizes them instead; docs/models.md says which to choose.
    * @asType integer
    * @minimum 1
    */
   maxInputTokens?: number;
+  /**
+   * Compaction (docs/models.md#compaction): when a model call's input would pass 80% of the model's window, the older
+   * part of the transcript is summarized by a model call of its own, down to about 50%; a context-length refusal
+   * compacts and retries once. Default true, unless `maxInputTokens` is set (trimming chosen instead); `false` turns
+   * it off (a refusal then ends the turn).
+   */
+  compaction?: boolean;
+  /**
+   * The model's context window in tokens, for compaction; default the table of known models
+   * (`MODEL_CONTEXT_WINDOWS`), and for a model it does not know, what the first context-length refusal shows.
+   * @asType integer
+   * @minimum 1
+   */
+  contextWindow?: number;
   /** Per-turn limits; each field defaults to the values in `DEFAULT_BUDGET`. */
   budget?: Partial<TurnBudget>;
   /** Limits of the whole conversation, across its turns and runs (docs/cost.md); default none. */
@@ -296,6 +312,8 @@ export interface ConversationState {
   allowedTools?: string[];
   /** What the conversation's model calls cost so far (docs/cost.md); absent before the first priced call. */
   cost?: ConversationCost;
+  /** What the conversation knows of its model's window, for compaction (docs/models.md#compaction); absent: nothing. */
+  contextWindow?: CarriedContextWindow;
 }
 
 /** The start argument of `conversationWorkflow`. */

@@ -6,6 +6,7 @@ import type { ConversationSettings } from './definitions.js';
 import type { Transcript } from './transcript.js';
 import type { OutputFormat } from './structured-output.js';
 import type { InputRequests } from './input-requests.js';
+import type { ContextWindow } from './context-window.js';
 
 /** Live progress of a turn, read by the status query and shown in the Web UI's current details. */
 export interface TurnProgress {
@@ -93,4 +94,6 @@ export interface TurnContext {
   toolSelection?: string[];
   /** Where its MCP servers' questions go (a sub-agent's: the calling conversation); absent: this run. */
   questionsTo?: { workflowId: string; runId: string };
+  /** The conversation's model window, for compaction (docs/models.md#compaction); absent: the turn keeps its own. */
+  contextWindow?: ContextWindow;
 }

@@ -60,6 +60,26 @@ export interface TurnResult {
    * otherwise (then `error` has type `OutputInvalid` when the answer did not match).
    */
   output?: JsonValue;
+  /**
+   * What the turn did because the conversation outgrew the model's window (docs/models.md#compaction); absent when it
+   * did nothing.
+   */
+  compaction?: TurnCompactionResult;
+}
+
+/** The `compaction` of a turn's result. */
+export interface TurnCompactionResult {
+  /**
+   * Summaries made in this turn, each replacing older messages in what the model sees (`history` shows them).
+   * @asType integer
+   * @minimum 0
+   */
+  summaries: number;
+  /**
+   * Present when a summary failed (after its retries, refused by the content filter, or longer than what it
+   * replaced): the older turns were trimmed from the model's input instead, and this says why.
+   */
+  trimmed?: string;
 }
 
 /**
@@ -100,8 +120,10 @@ export function turnResult(
   budget: TurnBudget,
   now: number,
   unavailableServers: readonly UnavailableServer[] = [],
-  costs: { conversationCost?: CostSpend } = {},
+  extras: { conversationCost?: CostSpend; compaction?: TurnCompactionResult } = {},
 ): TurnResult {
+  const costs = extras;
+  const compaction = extras.compaction;
   const over = overrun(spend, budget, now);
   const error = stop.kind === 'error' || stop.kind === 'budget' ? stop.error : undefined;
   return {
@@ -122,6 +144,14 @@ export function turnResult(
     ...(unavailableServers.length > 0 ? { unavailableServers: [...unavailableServers] } : {}),
     ...((stop.kind === 'answered' || stop.kind === 'budget') && stop.output !== undefined
       ? { output: stop.output }
+      : {}),
+    ...(compaction && (compaction.summaries > 0 || compaction.trimmed !== undefined)
+      ? {
+          compaction: {
+            summaries: compaction.summaries,
+            ...(compaction.trimmed !== undefined ? { trimmed: compaction.trimmed } : {}),
+          },
+        }
       : {}),
   };
 }

@@ -2,6 +2,18 @@ import type { ToolDefinition, UnavailableServer } from '../shared/types.js';
 import type { TurnBudget, TurnSpend } from './budget.js';
 import type { OutputFormat } from './structured-output.js';
 import type { TurnContext } from './turn-context.js';
+import type { ContextWindow } from './context-window.js';
+
+/** What a turn did about its context (./compaction.ts): how many summaries it made, and why it trimmed instead. */
+export interface TurnCompaction {
+  summaries: number;
+  /** Summary calls scheduled in this turn, failed ones included (each gets its own idempotency key). */
+  calls: number;
+  /** The input limit the turn's later calls are trimmed to, once a summary failed (src/shared/context.ts). */
+  trimTo?: number;
+  /** Why the older turns were trimmed instead of summarized: said in the turn's result. */
+  trimmed?: string;
+}
 
 /** Everything a turn changes as it runs, in one object that the turn's functions share (./turn.ts, ./turn-tools.ts). */
 export interface TurnState {
@@ -29,6 +41,10 @@ export interface TurnState {
   output: OutputFormat | undefined;
   /** Answers sent back to the model because they did not match `output`. */
   corrections: number;
+  /** What the turn did about its context window (./compaction.ts). */
+  compaction: TurnCompaction;
+  /** The conversation's window (`TurnContext.contextWindow`), or the turn's own; set on first use. */
+  window?: ContextWindow;
 }
 
 /** Tell the turn's watchers how far it got (the Web UI's progress, `status`). */

@@ -16,6 +16,7 @@ import { TimeLimit } from './turn-approvals.js';
 import { report, type TurnState } from './turn-state.js';
 import { runToolCalls } from './turn-tools.js';
 import { checkedAnswer, finalOutput, responseFormat } from './structured-output.js';
+import { compactAfterRefusal, compactBeforeCall, compactionDue, lengthRefusal, noteTurnSetup } from './compaction.js';
 
 // Every Date.now() in this file (the loop's budget check, the turn's start and result) reads
 // Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
@@ -100,6 +101,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
   if (stop.kind === 'budget' && turn.output && typeof stop.answer === 'string') stop = finalOutput(turn.output, stop);
   const result = turnResult(context, stop, turn.spend, turn.budget, Date.now(), turn.unavailableServers, {
     conversationCost: context.costs.total,
+    compaction: turn.compaction,
   });
   const { stopReason, rounds, toolCalls } = result;
   log.info('turn finished', { turn: context.turn, stopReason, rounds, toolCalls });
@@ -126,6 +128,7 @@ function startTurn(context: TurnContext): TurnState {
     // Behind a patch: a turn replayed from a release before it asked for no output (docs/upgrading.md).
     output: context.output !== undefined && patched(STRUCTURED_OUTPUT_PATCH) ? context.output : undefined,
     corrections: 0,
+    compaction: { summaries: 0, calls: 0 },
   };
 }
 
@@ -147,6 +150,27 @@ function wantsFinalAnswer(turn: TurnState): boolean {
  * to how the turn stops when the call failed for good or was cancelled.
  */
 function askModel(turn: TurnState, final: boolean): Promise<ModelStep> {
+  // Only when due: a call that needs no compaction is scheduled as it always was (same commands, same await depth).
+  if (compactionDue(turn)) {
+    return compactBeforeCall(turn).then(
+      () => callModelOnce(turn, final, false),
+      (error: unknown) => stoppedBy(turn, error),
+    );
+  }
+  return callModelOnce(turn, final, false);
+}
+
+/** How the turn stops when a summary call was cancelled (interrupt, time limit); other errors are thrown on. */
+function stoppedBy(turn: TurnState, error: unknown): ModelStep {
+  if (!isCancellation(error)) throw error;
+  return turn.timedOut ? { kind: 'budget', limit: 'time' } : { kind: 'cancelled' };
+}
+
+/**
+ * The model call itself. A context-length refusal compacts (or trims) and makes the call once more, whatever the
+ * window table said (`retried` is then true: a second refusal ends the turn with it).
+ */
+function callModelOnce(turn: TurnState, final: boolean, retried: boolean): Promise<ModelStep> {
   const { context } = turn;
   const round = ++turn.round;
   const listTools = !final && !turn.toolsListed;
@@ -172,10 +196,19 @@ function askModel(turn: TurnState, final: boolean): Promise<ModelStep> {
         recordModelResult(turn, result);
         return { kind: 'reply', message: result.message };
       },
-      (error: unknown): ModelStep => {
+      (error: unknown): ModelStep | Promise<ModelStep> => {
         context.observer.modelCallFinished();
         if (isCancellation(error)) return turn.timedOut ? { kind: 'budget', limit: 'time' } : { kind: 'cancelled' };
-        return { kind: 'error', error: logRefusedPayload(describeFailure(error), `model call, round ${round}`) };
+        const failed: ModelStep = {
+          kind: 'error',
+          error: logRefusedPayload(describeFailure(error), `model call, round ${round}`),
+        };
+        const refusal = retried ? undefined : lengthRefusal(turn, error);
+        if (refusal === undefined) return failed;
+        return compactAfterRefusal(turn, refusal).then(
+          (changed) => (changed ? callModelOnce(turn, final, true) : failed),
+          (compactionError: unknown) => stoppedBy(turn, compactionError),
+        );
       },
     );
 }
@@ -206,7 +239,7 @@ function modelCallInput(
     maxCompletionTokens: final
       ? settings.maxCompletionTokens
       : completionTokenLimit(spend, budget, settings.maxCompletionTokens),
-    maxInputTokens: settings.maxInputTokens,
+    maxInputTokens: inputLimit(settings.maxInputTokens, turn.compaction.trimTo),
     toolChoice: final ? 'none' : 'auto',
     instruction: final ? FINAL_ANSWER_INSTRUCTION : undefined,
     // Only when on, so the activity input of a conversation that does not stream is unchanged.
@@ -223,11 +256,18 @@ function modelCallInput(
   };
 }
 
+/** The settings' `maxInputTokens`, lowered to the trimming a failed compaction asked for. */
+function inputLimit(configured: number | undefined, trimTo: number | undefined): number | undefined {
+  if (trimTo === undefined) return configured;
+  return configured === undefined ? trimTo : Math.min(configured, trimTo);
+}
+
 function recordModelResult(turn: TurnState, result: ModelCallResult): void {
   const { transcript, observer } = turn.context;
   if (result.turnSetup) {
     turn.toolsListed = true;
     turn.model ??= result.turnSetup.model;
+    noteTurnSetup(turn, result.turnSetup.tools);
     turn.tools = new Map(result.turnSetup.tools.map((tool) => [tool.name, tool]));
     turn.toolsDigest = digestOfTools(result.turnSetup.tools);
     observer.toolsListed(result.turnSetup.tools, turn.toolsDigest);

@@ -37,8 +37,25 @@ describe('readCarriedState', () => {
     expect(readCarriedState(state)).toEqual({ ...state, formatVersion: CARRIED_STATE_FORMAT });
   });
 
-  it('carried state: format 3 is read as it is, with what the conversation spent', () => {
+  it('carried state: format 3 (no window, no summaries) is read whole, with what the conversation spent', () => {
     const state: ConversationState = { ...releasedState(), formatVersion: 3, cost: { usd: 0.25, lastInputUsd: 0.01 } };
+
+    expect(readCarriedState(state)).toEqual({ ...state, formatVersion: CARRIED_STATE_FORMAT });
+  });
+
+  it("carried state: format 4 is read as it is, with the model's window and a summary in the transcript", () => {
+    const released = releasedState();
+    const summary: ConversationState['transcript'][number] = {
+      role: 'system',
+      content: '- The user is Ada.',
+      compaction: { from: 0, to: 2, verbatim: 0, reason: 'window', tokensBefore: 900 },
+    };
+    const state: ConversationState = {
+      ...released,
+      formatVersion: 4,
+      transcript: [summary, ...released.transcript],
+      contextWindow: { model: 'gpt-4o', learned: { model: 'gpt-4o', tokens: 6_000 }, toolTokens: 120 },
+    };
 
     expect(readCarriedState(state)).toEqual(state);
   });

@@ -1,5 +1,5 @@
 import { Command, Option } from '@commander-js/extra-typings';
-import { parsePort } from '../arguments.js';
+import { parsePort, parseWholeNumber } from '../arguments.js';
 import { waitForSignal } from '../signals.js';
 import { loadScriptFile, startScriptedModel, type RecordedRequest } from '../../testing/scripted-model/index.js';
 
@@ -16,6 +16,17 @@ export function scriptedModelCommand() {
     .addOption(new Option('--port <port>', 'port to listen on; 0 picks a free one').default(0).argParser(parsePort))
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--verbose', 'log every request on stderr', false)
+    .addOption(
+      new Option(
+        '--context-window <tokens>',
+        "refuse requests over this many tokens with each API's own error",
+      ).argParser(parseWholeNumber),
+    )
+    .addOption(
+      new Option('--summaries <kind>', "answer compaction's summary requests without the script").choices([
+        'user-lines',
+      ] as const),
+    )
     .action(async (options) => {
       const script = await loadScriptFile(options.script);
       const model = await startScriptedModel({
@@ -23,6 +34,8 @@ export function scriptedModelCommand() {
         port: options.port,
         host: options.host,
         name: options.script,
+        ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+        ...(options.summaries !== undefined ? { summaries: options.summaries } : {}),
         onRequest: (request) => {
           // Failures are always logged: a test whose client swallows the 500 should still show why.
           if (request.failure !== null) process.stderr.write(`scripted-model: ${request.failure}\n`);

@@ -14,6 +14,7 @@ import type { WireFormat } from './wire-format.js';
 import { validateScript, validateStep, type Script, type ScriptStep } from './script.js';
 import { writeEventStream } from './sse.js';
 import { errorMessage } from '../../shared/errors.js';
+import { earlyAnswer, type SummaryAnswer } from './context-window.js';
 
 export interface ScriptedModelOptions {
   /** The steps to answer with, in order, for each conversation: an array of steps, or a function. */
@@ -26,6 +27,17 @@ export interface ScriptedModelOptions {
   name?: string;
   /** Called with each chat completion request once it is answered, e.g. to log it. Default: none. */
   onRequest?: (request: RecordedRequest) => void;
+  /**
+   * Refuse every request over this many tokens (a token per 4 characters of its body) with the API's own
+   * context-length error, without taking a step of the script. Default: no limit.
+   */
+  contextWindow?: number;
+  /**
+   * Answer compaction's summary requests (their idempotency key ends in `/compaction-<n>`) without taking a step of
+   * the script: `user-lines` keeps the earlier summary and each user message as a line; a function returns the
+   * summary. Default: the script answers them like any request.
+   */
+  summaries?: SummaryAnswer;
 }
 
 export interface ScriptedModel extends AsyncDisposable {
@@ -236,6 +248,18 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     modelsSeen.add(body.model);
 
     try {
+      const early = earlyAnswer(options, recorded, text.length);
+      if (early !== undefined && 'refusal' in early) {
+        recorded.status = 400;
+        return sendJson(response, 400, early.refusal);
+      }
+      if (early !== undefined) {
+        const context = { conversation, stepIndex: -1 - recorded.sequence, model: body.model, created };
+        return await answerCompletion(response, { content: early.summary }, body, format, recorded, {
+          ...context,
+          requestLength: text.length,
+        });
+      }
       let selection;
       try {
         selection = await cursorOf(conversation).select(recorded, idempotencyKey);

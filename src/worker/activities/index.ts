@@ -4,7 +4,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import type { McpPool } from '../mcp/pool.js';
 import type { Redactor } from '../../shared/redaction.js';
-import type { CallToolInput, ModelCallInput, ModelCallResult } from '../../shared/types.js';
+import type { CallToolInput, ModelCallInput, ModelCallResult, SummaryRequest } from '../../shared/types.js';
 import { modelContextQuery, requestInputUpdate, streamSignal } from '../../workflows/definitions.js';
 import type { FindEarlierRunInput } from '../../workflows/earlier-runs.js';
 import type { ReadDeploymentRoutingInput } from '../../workflows/version-routing.js';
@@ -122,6 +122,18 @@ export function createActivities(dependencies: ActivityDependencies) {
   // Redacted inside `finished.run`: a result kept through an outage is delivered later as it was kept.
   return {
     callModel: (input: ModelCallInput) =>
+      finished.run({ size: modelResultChars, settlesRun: true, deliverFailures: true }, () =>
+        redactOutcome(
+          secrets,
+          () => pricedModelCall(prices, input, dependencies.defaultModel, () => model.callModel(input)),
+          (result) => redactModelAnswer(secrets, result),
+        ),
+      ),
+    /**
+     * A summary call of compaction (docs/models.md#compaction): a model call whose answer is the summary of the older
+     * part of the transcript. An activity of its own, so the Web UI and history tell it from the turn's rounds.
+     */
+    summarizeTranscript: (input: ModelCallInput & { summarize: SummaryRequest }) =>
       finished.run({ size: modelResultChars, settlesRun: true, deliverFailures: true }, () =>
         redactOutcome(
           secrets,

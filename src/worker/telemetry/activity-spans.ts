@@ -77,7 +77,7 @@ export function activitySpans(options: ActivitySpanOptions): (activity: Activity
         if (traced !== undefined && isSpanContextValid(traced)) {
           Object.assign(ids, { trace_id: traced.traceId, span_id: traced.spanId });
         }
-        if (activityType === 'callModel') {
+        if (activityType === 'callModel' || activityType === 'summarizeTranscript') {
           const call = input.args[0] as ModelCallInput;
           Object.assign(ids, {
             conversation_id: conversationIdOf(call.workflowId),

@@ -1,8 +1,16 @@
 import { Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import { trimToContext } from '../../../shared/context.js';
+import {
+  isSummary,
+  modelView,
+  summaryMessage,
+  summaryRequestText,
+  SUMMARY_INSTRUCTION,
+} from '../../../shared/compaction.js';
+import { CHARS_PER_TOKEN } from '../../../shared/context.js';
 import { selectTools } from '../../../shared/tool-patterns.js';
-import type { ModelCallInput, ModelCallResult } from '../../../shared/types.js';
+import type { ChatMessage, ModelCallInput, ModelCallResult, SummaryRequest } from '../../../shared/types.js';
 import { streamSignal } from '../../../workflows/definitions.js';
 import { DEFAULT_MODEL_ATTEMPTS, errorAttemptsAllowed } from '../../../workflows/attempts.js';
 import type { ToolListing } from '../../mcp/pool.js';
@@ -47,8 +55,23 @@ export interface ModelActivityDependencies extends ProviderClients {
 }
 
 /** The idempotency key of a model call: the scripted model server and providers use it to recognise a retry. */
-export function idempotencyKey(input: Pick<ModelCallInput, 'workflowId' | 'runId' | 'turn' | 'round'>): string {
-  return `${input.workflowId}/${input.runId}/turn-${input.turn}/round-${input.round}`;
+export function idempotencyKey(
+  input: Pick<ModelCallInput, 'workflowId' | 'runId' | 'turn' | 'round' | 'summarize'>,
+): string {
+  const key = `${input.workflowId}/${input.runId}/turn-${input.turn}/round-${input.round}`;
+  // A summary call is made before the round's own call: its key says which (the scripted model reads it).
+  return input.summarize ? `${key}/compaction-${input.summarize.index}` : key;
+}
+
+/** The messages of a summary call: the instruction, and the part to summarize as text (src/shared/compaction.ts). */
+function summaryRequest(messages: readonly ChatMessage[], request: SummaryRequest): ChatMessage[] {
+  const previous = request.previous === undefined ? undefined : (messages[request.previous]?.content ?? undefined);
+  const part = messages.slice(request.from, request.to).filter((message) => !isSummary(message));
+  const maxChars = request.maxInputTokens * CHARS_PER_TOKEN - SUMMARY_INSTRUCTION.length;
+  return [
+    { role: 'system', content: SUMMARY_INSTRUCTION },
+    { role: 'user', content: summaryRequestText(previous, part, maxChars) },
+  ];
 }
 
 export function createModelActivities(dependencies: ModelActivityDependencies) {
@@ -71,8 +94,10 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
             })
           : undefined,
       ]);
-      const { messages } = resolved;
-      let { tools } = resolved;
+      const { summarize } = input;
+      // The model sees the latest summary in place of what it summarized; a summary call sees its part as text.
+      const messages = summarize ? summaryRequest(resolved.messages, summarize) : modelView(resolved.messages);
+      let { tools } = summarize ? { tools: [] } : resolved;
       if (listed !== undefined) {
         tools = listed.tools;
         transcripts.rememberTools(input, listed.tools);
@@ -138,7 +163,11 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
               },
             };
       checkModelResult(full);
-      transcripts.remember(input, result.message);
+      // A summary call's answer becomes the summary message the workflow appends.
+      transcripts.remember(
+        input,
+        summarize ? summaryMessage(result.message.content ?? '', summarize.record) : result.message,
+      );
       return full;
     },
   };

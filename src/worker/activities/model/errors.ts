@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { errorMessage, expectedFailure, FailureType } from '../../../shared/errors.js';
 import type { ToolDefinition } from '../../../shared/types.js';
+import { refusalLimits } from '../../../shared/model-windows.js';
 import { providerErrors } from './provider-sdks.js';
 
 /** A tool as a model call offered it: enough to say which MCP server a `tools[N]` in an error belongs to. */
@@ -63,6 +64,8 @@ export function toModelFailure(
   return failure(type, `${detail}${advice ? ` ${advice}` : ''}`, retry, retryDelayMs(headers), {
     status,
     code,
+    // What the refusal says of the window: compaction learns it (src/shared/model-windows.ts).
+    ...(type === FailureType.ModelContextLengthExceeded ? { refusal: refusalLimits(http.message) } : {}),
     ...(rejected.length > 0
       ? { tools: rejected.map(({ index, tool }) => ({ index, name: tool.name, server: tool.server })) }
       : {}),
@@ -144,7 +147,8 @@ function classify(
     return [
       FailureType.ModelContextLengthExceeded,
       false,
-      'The conversation is too long for the model: set settings.maxInputTokens below its context window.',
+      'The conversation is too long for the model, even after compaction: its newest turn alone may pass the ' +
+        "window. Set settings.contextWindow to the model's window, or settings.maxInputTokens below it.",
     ];
   }
   if (code === 'content_filter' || code === 'content_policy_violation') {
