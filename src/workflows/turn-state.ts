@@ -29,6 +29,8 @@ export interface TurnState {
   output: OutputFormat | undefined;
   /** Answers sent back to the model because they did not match `output`. */
   corrections: number;
+  /** The MCP tasks this turn waits for or waited for, by server and task id, to the call that owns each (./tool-tasks.ts). */
+  toolTasks?: Map<string, string>;
 }
 
 /** Tell the turn's watchers how far it got (the Web UI's progress, `status`). */

@@ -1,7 +1,10 @@
 import { inWorkflowContext, log, metricMeter } from '@temporalio/workflow';
 
-/** What waits for a person: a tool call for its approval, a server's question for its answer. */
-export type PersonWait = 'approval' | 'question';
+/**
+ * What a conversation waits for: a tool call for a person's approval, a server's question for its answer, a tool
+ * call for its MCP task (docs/mcp.md, "Tasks": the server, not a person, but counted the same way).
+ */
+export type PersonWait = 'approval' | 'question' | 'task';
 
 /**
  * Metrics of what waits for a person (docs/observability.md): `durable_agent.waits.started` and `.ended` by kind (what
