@@ -6,6 +6,7 @@ import { DurableAgentClient } from '../../src/client/index.js';
 import { ExitCode } from '../../src/shared/exit-codes.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
+import type { JsonObject } from '../../src/shared/types.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import { publishedServerEntry, stdioServer } from '../mcp/helpers.js';
 import { killAll, runCli } from './helpers.js';
@@ -30,15 +31,9 @@ beforeAll(async () => {
     script: (request) => {
       const last = request.messages.at(-1);
       if (last?.role === 'tool') return { content: 'reported' };
-      const ambiguous = last?.content === 'research python';
-      return {
-        toolCalls: [
-          {
-            name: 'everything__simulate-research-query',
-            arguments: ambiguous ? { topic: 'python', ambiguous: true } : { topic: 'durable execution' },
-          },
-        ],
-      };
+      const topic =
+        last?.content === 'research python' ? { topic: 'python', ambiguous: true } : { topic: 'durable execution' };
+      return { toolCalls: [{ name: 'everything__simulate-research-query', arguments: topic as JsonObject }] };
     },
   });
   client = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue });
