@@ -56,13 +56,13 @@ const TOOLS = [
   ...['never_done', 'failing_job', 'plain_answer', 'same_id', 'forgetful'].map((name) => ({
     name,
     description: `Task test tool ${name}.`,
-    inputSchema: { type: 'object' },
+    inputSchema: { type: 'object', properties: {} },
     execution: { taskSupport: 'required' },
   })),
   {
     name: 'optional_job',
     description: 'A job that may run as a task.',
-    inputSchema: { type: 'object' },
+    inputSchema: { type: 'object', properties: {} },
     execution: { taskSupport: 'optional' },
   },
 ] as const;
