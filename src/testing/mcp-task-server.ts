@@ -91,19 +91,19 @@ class TaskServer extends Server {
 
 const TaskIdParams = z.object({ taskId: z.string() }).passthrough();
 
-function taskFields(id: string, task: TaskState) {
+function taskFields(id: string, task: TaskState, pollIntervalMs: number) {
   return {
     taskId: id,
     status: task.status,
     createdAt: task.createdAt,
     lastUpdatedAt: new Date().toISOString(),
     ttl: 24 * 60 * 60 * 1000,
-    pollInterval: TASK_SERVER_POLL_INTERVAL_MS,
+    pollInterval: pollIntervalMs,
     statusMessage: `${task.polls} of ${task.donePolls} polls`,
   };
 }
 
-function createServer(counters: TaskServerCounters, tasks: Map<string, TaskState>): Server {
+function createServer(counters: TaskServerCounters, tasks: Map<string, TaskState>, pollIntervalMs: number): Server {
   const options: ServerOptions = {
     capabilities: { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
   };
@@ -128,7 +128,7 @@ function createServer(counters: TaskServerCounters, tasks: Map<string, TaskState
       createdAt: new Date().toISOString(),
     };
     if (!tasks.has(id)) tasks.set(id, task);
-    return { task: taskFields(id, tasks.get(id)!) } as never;
+    return { task: taskFields(id, tasks.get(id)!, pollIntervalMs) } as never;
   });
   const known = (taskId: string): TaskState => {
     const task = tasks.get(taskId);
@@ -144,7 +144,7 @@ function createServer(counters: TaskServerCounters, tasks: Map<string, TaskState
     if (task.status === 'working' && task.tool !== 'never_done' && task.polls >= task.donePolls) {
       task.status = task.tool === 'failing_job' ? 'failed' : 'completed';
     }
-    return taskFields(taskId, task);
+    return taskFields(taskId, task, pollIntervalMs);
   });
   server.setRequestHandler('tasks/result', { params: TaskIdParams }, ({ taskId }) => {
     counters.results.push(taskId);
@@ -156,16 +156,20 @@ function createServer(counters: TaskServerCounters, tasks: Map<string, TaskState
     counters.cancelled.push(taskId);
     const task = known(taskId);
     if (task.status === 'working') task.status = 'cancelled';
-    return taskFields(taskId, task);
+    return taskFields(taskId, task, pollIntervalMs);
   });
   return server;
 }
 
-/** Serve the task test server over Streamable HTTP (2025-11-25 sessions) on a free port of 127.0.0.1. */
-export async function startTaskMcpServer(): Promise<RunningTaskServer> {
+/**
+ * Serve the task test server over Streamable HTTP (2025-11-25 sessions) on a free port of 127.0.0.1. `pollIntervalMs`
+ * is what its tasks suggest between polls; default {@link TASK_SERVER_POLL_INTERVAL_MS}.
+ */
+export async function startTaskMcpServer(options: { pollIntervalMs?: number } = {}): Promise<RunningTaskServer> {
+  const pollIntervalMs = options.pollIntervalMs ?? TASK_SERVER_POLL_INTERVAL_MS;
   const counters: TaskServerCounters = { calls: [], polls: new Map(), cancelled: [], results: [] };
   // Tasks per session, as server-everything keeps them: a forgotten session's tasks are gone.
-  const served: ServedMcp = await serveMcpOverHttp(() => createServer(counters, new Map()), {
+  const served: ServedMcp = await serveMcpOverHttp(() => createServer(counters, new Map(), pollIntervalMs), {
     legacyOnly: true,
   });
   return { url: served.url, counters, forgetSessions: served.forgetSessions, close: served.close };

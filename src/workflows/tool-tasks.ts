@@ -23,7 +23,7 @@ import { waitEnded, waitStarted } from './wait-metrics.js';
  */
 
 const { pollToolTask, cancelToolTask } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: '30 seconds',
   // Asking about a task has no side effect: retried, but not for ever (a server down that long is one more poll).
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
