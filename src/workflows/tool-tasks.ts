@@ -1,5 +1,5 @@
 import { ActivityFailure } from '@temporalio/common';
-import { CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { errorMessage } from '../shared/errors.js';
 import type { ToolTask, ToolTaskInput, ToolTaskOutcome, ToolTaskPoll } from '../shared/tool-tasks.js';
@@ -134,7 +134,12 @@ async function pollUntilOver(
       return TASK_RESULTS.tooLong(call, task, maxWaitMs);
     }
     report(turn, taskWaitText(call.name, task.taskId, polls, status));
-    await sleep(nextPollDelay(task.pollIntervalMs, waited, maxWaitMs - waited));
+    // A timer, which `end` cuts short: a conversation that closes after this turn no longer needs the task.
+    const ending = () => turn.context.observer.ending?.() === true;
+    if (await condition(ending, nextPollDelay(task.pollIntervalMs, waited, maxWaitMs - waited))) {
+      await cancelToolTask(input).catch(() => undefined);
+      return TASK_RESULTS.ended(call, task.taskId);
+    }
     polls++;
     const poll = await pollOnce(turn, call, input, polls);
     if (poll.kind === 'gone') return TASK_RESULTS.gone(call, task, poll.reason);
@@ -233,6 +238,13 @@ export const TASK_RESULTS = {
       `Error: task ${task.taskId} of ${call.name} was still ${task.status} after ${Math.round(maxWaitMs / 1000)} s, ` +
         "the longest a call may wait for its task (the conversation's maxTaskWaitMs); it was cancelled and has no " +
         'result. It may have taken part of its effect.',
+    ),
+  ended: (call: ToolCall, taskId: string) =>
+    toolMessage(
+      call,
+      'cancelled',
+      `The conversation was ended while this call waited for its task ${taskId}; the task was cancelled and there ` +
+        'is no result.',
     ),
   interrupted: (call: ToolCall, taskId: string) =>
     toolMessage(

@@ -159,6 +159,22 @@ describe('a tool call answered with a task waits on durable timers, not in an ac
     expect(tools[0]!.content).toContain('interrupted the turn while this call waited for its task');
   });
 
+  it('`end` while the task works sends tasks/cancel; the turn ends with the call cancelled', async () => {
+    const id = randomUUID();
+    const handle = await agent.startConversation(id, { messages: [{ id: 'm1', content: 'never' }] });
+    for (let attempt = 0; attempt < 300; attempt++) {
+      if ((await client.status(id)).currentTurn?.activity?.startsWith('waiting for task')) break;
+      await sleep(100);
+    }
+    const before = server.counters.cancelled.length;
+    await client.end(id);
+    await handle.result();
+    expect(server.counters.cancelled.length).toBe(before + 1);
+    const tools = (await client.fullTranscript(id)).filter((message) => message.role === 'tool');
+    expect(tools).toMatchObject([{ outcome: 'cancelled' }]);
+    expect(tools[0]!.content).toContain('The conversation was ended while this call waited for its task');
+  });
+
   it('taskSupport optional: a plain call by default, a task with the server’s optionalTasks', async () => {
     const calls = () => server.counters.calls.filter((call) => call.tool === 'optional_job');
     const plain = await run(agent, 'optional');
