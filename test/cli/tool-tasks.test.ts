@@ -74,6 +74,12 @@ describe('server-everything simulate-research-query, a tool that requires a task
       return current?.startsWith('waiting for task') ? current : undefined;
     });
     expect(activity).toMatch(/^waiting for task \w+ of everything__simulate-research-query \(\d+ polls?, last status /);
+    // The Web UI's current details show it too.
+    const details = await until('the wait in the Web UI details', async () => {
+      const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+      return metadata.currentDetails?.includes('waiting for task') ? metadata.currentDetails : undefined;
+    });
+    expect(details).toMatch(/\*\*Turn 1\*\* · waiting for task \w+ of everything__simulate-research-query/);
     const report = await until('the report', async () => reachedTheModel(id));
     expect(report).toContain('# Research Report: durable execution');
     expect(report).toContain('Stage 4: Generating report ✓');
