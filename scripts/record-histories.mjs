@@ -34,6 +34,8 @@ import { peopleScenarios } from './history-scenarios/people.mjs';
 import { scheduleScenarios } from './history-scenarios/schedules.mjs';
 import { turnScenarios } from './history-scenarios/turns.mjs';
 import { compactionScenarios } from './history-scenarios/compaction.mjs';
+import { taskScenarios } from './history-scenarios/tasks.mjs';
+import { startTaskMcpServer } from '../dist/testing/mcp-task-server.js';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const releasesDirectory = path.join(root, 'test/fixtures/releases');
@@ -51,6 +53,7 @@ const scenarios = {
   ...midFlightScenarios,
   ...scheduleScenarios,
   ...compactionScenarios,
+  ...taskScenarios,
 };
 
 /**
@@ -268,7 +271,24 @@ async function main(argv) {
   });
   /** A worker, a client and a durable-agent client per kind of payload: `plain` and `encrypted` (the fixture key). */
   const agents = {};
+  // Only the scenarios that say `agent: 'tasks'` see the task test server, so the other scenarios' tool lists stay.
+  const taskServer = await startTaskMcpServer({ pollIntervalMs: 1000 });
   try {
+    const tasksAgent = await startTestAgent({
+      env,
+      model,
+      mcpServers: [
+        testServer,
+        { name: 'tasks', transport: 'http', url: taskServer.url, headers: {}, allowTools: undefined, denyTools: [] },
+      ].map((server) => ({ timeoutMs: 60_000, disabled: false, ...server })),
+      taskQueue: `record-histories-tasks-${process.pid}`,
+    });
+    agents.tasks = {
+      agent: tasksAgent,
+      temporal: env.client,
+      taskQueue: tasksAgent.taskQueue,
+      client: new DurableAgentClient({ client: env.client, taskQueue: tasksAgent.taskQueue }),
+    };
     for (const encrypted of [false, true]) {
       const keys = encrypted ? [FIXTURE_KEY] : undefined;
       const agent = await startTestAgent({
@@ -288,7 +308,11 @@ async function main(argv) {
     for (const name of names) {
       const started = Date.now();
       const scenario = scenarios[name];
-      const files = await recordScenario(name, scenario, agents[scenario.encrypted ? 'encrypted' : 'plain']);
+      const files = await recordScenario(
+        name,
+        scenario,
+        agents[scenario.agent ?? (scenario.encrypted ? 'encrypted' : 'plain')],
+      );
       recorded.push(...files);
       for (const { file, entry } of files) console.log(`${file}: ${entry.state}, ${entry.events} events`);
       console.log(`${name}: recorded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -297,6 +321,7 @@ async function main(argv) {
     console.log(`${recorded.length} histories written to ${path.relative(root, target.directory)}`);
   } finally {
     for (const { agent } of Object.values(agents)) await agent.close();
+    await taskServer.close();
     await model.close();
     await env.teardown();
   }

@@ -65,6 +65,9 @@ const ACTIVITY_TYPES = [
   'readDeploymentRouting',
   'deliverScheduledMessage',
   'summarizeTranscript',
+  'pollToolTask',
+  'toolTaskResult',
+  'cancelToolTask',
 ] as const;
 
 describe('what the README and docs/ say about the code', () => {

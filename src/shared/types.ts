@@ -154,6 +154,12 @@ export interface ToolDefinition {
    * docs/embedding.md); `server` is then `agent`.
    */
   agent?: SubAgentSettings;
+  /**
+   * Called as an MCP task (docs/mcp.md, "Tasks"): `required` when the server's `execution.taskSupport` says so,
+   * `optional` when it allows it and the server's `optionalTasks` setting asks for it. Absent for every other tool, so
+   * tool lists without tasks are recorded as before.
+   */
+  task?: 'required' | 'optional';
 }
 
 /** What a sub-agent runs with: plain data, recorded with the turn's tools. */
@@ -244,6 +250,8 @@ export interface CallToolInput {
    * the run that scheduled the call.
    */
   questionsTo?: { workflowId: string; runId: string };
+  /** Call it as an MCP task: the server answers with a task (`outcome: 'task'`), polled by the workflow. */
+  task?: true;
 }
 
 /** A question a 2026-07-28 server asked by answering a tool call `input_required` (docs/mcp.md). */

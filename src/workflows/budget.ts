@@ -33,7 +33,17 @@ export interface TurnBudget {
    * @minimum 0
    */
   maxCostUsd?: number;
+  /**
+   * Workflow time one tool call may wait for its MCP task (docs/mcp.md, "Tasks"), in milliseconds; the wait does not
+   * count against `maxDurationMs`. Default {@link DEFAULT_MAX_TASK_WAIT_MS} (6 hours). A task still working then is
+   * cancelled and the model reads that it took too long.
+   * @asType integer
+   * @minimum 0
+   */
+  maxTaskWaitMs?: number;
 }
+
+export const DEFAULT_MAX_TASK_WAIT_MS = 6 * 60 * 60 * 1000;
 
 export const DEFAULT_MAX_ROUNDS = 20;
 export const DEFAULT_MAX_TOOL_CALLS = 50;
@@ -78,6 +88,8 @@ export function resolveBudget(overrides: Partial<TurnBudget> | undefined): TurnB
   }
   // No default: a turn has a cost limit only when its settings give one.
   if (overrides?.maxCostUsd !== undefined) budget.maxCostUsd = overrides.maxCostUsd;
+  // Only when set, so the budget a turn records is as before for conversations that do not set it.
+  if (overrides?.maxTaskWaitMs !== undefined) budget.maxTaskWaitMs = overrides.maxTaskWaitMs;
   return budget;
 }
 

@@ -358,6 +358,7 @@ export class ConversationCore {
         events: this.events,
         inputs: this.inputs,
         changed: () => this.hooks.changed(),
+        ending: () => this.ending,
         toolsListed: (tools, digest) => {
           this.tools = tools;
           this.toolsDigest = digest;

@@ -22,6 +22,8 @@ export interface TurnReports {
   changed(): void;
   /** The turn listed its tools (the `modelContext` query hands them to the model activity). */
   toolsListed(tools: ToolDefinition[], digest: string | undefined): void;
+  /** The conversation was ended: what the turn still waits for that nobody will need is given up (./tool-tasks.ts). */
+  ending?(): boolean;
 }
 
 /** What the running turn reports: its stream events, its progress and its tools. */
@@ -43,5 +45,6 @@ export function observeTurn(running: RunningTurn, reports: TurnReports): TurnObs
       events.finishToolCall(turn, message, durationMs);
     },
     interrupted: () => running.interrupted,
+    ending: () => reports.ending?.() ?? false,
   };
 }

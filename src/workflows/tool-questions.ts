@@ -9,6 +9,7 @@ import type {
   ToolQuestion,
   ToolQuestionAnswer,
 } from '../shared/types.js';
+import type { CallToolTaskCreated } from '../shared/tool-tasks.js';
 import { toolMessage } from './tool-calls.js';
 import type { TimeLimit } from './turn-approvals.js';
 import type { TurnContext } from './turn-context.js';
@@ -33,7 +34,7 @@ export const MAX_QUESTION_ROUNDS = 10;
 export type SendAgain = (
   again:
     (Required<Pick<CallToolInput, 'inputRound'>> & Pick<CallToolInput, 'inputResponses' | 'requestState'>) | undefined,
-) => Promise<CallToolResult | CallToolInputRequired>;
+) => Promise<CallToolResult | CallToolInputRequired | CallToolTaskCreated>;
 
 /** Ask the person each round's questions and send the call again until the server answers it (or a limit ends it). */
 export async function answerServerQuestions(
@@ -42,7 +43,7 @@ export async function answerServerQuestions(
   { call, tool }: { call: ToolCall; tool: ToolDefinition },
   first: CallToolInputRequired,
   sendAgain: SendAgain,
-): Promise<CallToolResult | ToolMessage> {
+): Promise<CallToolResult | CallToolTaskCreated | ToolMessage> {
   let asked = first;
   for (let round = 1; ; round++) {
     if (round > MAX_QUESTION_ROUNDS) return QUESTION_RESULTS.tooManyRounds(call, tool);

@@ -35,6 +35,8 @@ export interface TurnObserver {
   toolFinished(message: ToolMessage, durationMs: number): void;
   /** Whether the user interrupted this turn. */
   interrupted(): boolean;
+  /** Whether the conversation was ended (`end`): it closes after this turn. Absent: never (an agent turn). */
+  ending?(): boolean;
 }
 
 /** The conversation's approvals, as a turn uses them (docs/approvals.md; the conversation's `Approvals`). */

@@ -45,6 +45,8 @@ export interface TurnState {
   compaction: TurnCompaction;
   /** The conversation's window (`TurnContext.contextWindow`), or the turn's own; set on first use. */
   window?: ContextWindow;
+  /** The MCP tasks this turn waits for or waited for, by server and task id, to the call that owns each (./tool-tasks.ts). */
+  toolTasks?: Map<string, string>;
 }
 
 /** Tell the turn's watchers how far it got (the Web UI's progress, `status`). */

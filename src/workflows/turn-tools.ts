@@ -1,8 +1,10 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { approvalReason } from '../shared/approval-policy.js';
 import { FailureType } from '../shared/errors.js';
 import type { CallToolInputRequired, CallToolResult, ToolCall, ToolMessage } from '../shared/types.js';
+import type { CallToolTaskCreated } from '../shared/tool-tasks.js';
+import { awaitToolTask } from './tool-tasks.js';
 import { DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
 import { toolCallsAllowed } from './budget.js';
 import { runSubAgent } from './sub-agents.js';
@@ -95,6 +97,8 @@ async function dispatchToolCall(
   if (tool.source === 'agent') return runSubAgent(turn, call, tool, toolArguments, limit);
   const toolAttempts = errorAttemptsAllowed(turn.context.settings.toolAttempts, DEFAULT_TOOL_ATTEMPTS);
   const lastAttempt = maximumAttempts(toolAttempts);
+  // An MCP task (./tool-tasks.ts); no history recorded before tasks has a tool with `task`.
+  const asTask = tool.task !== undefined && patched('mcp-tool-tasks');
   const send: SendAgain = (again) =>
     callTool.executeWithOptions(
       {
@@ -103,12 +107,22 @@ async function dispatchToolCall(
         startToCloseTimeout: tool.timeoutMs + (tool.elicitationTimeoutMs ?? 0) + 10_000,
         retry: { maximumAttempts: lastAttempt },
       },
-      [{ ...callToolInput(call, tool, toolArguments, toolAttempts, turn.context.questionsTo), ...again }],
+      [
+        {
+          ...callToolInput(call, tool, toolArguments, toolAttempts, turn.context.questionsTo),
+          ...again,
+          ...(asTask ? { task: true as const } : {}),
+        },
+      ],
     );
   try {
-    let result: CallToolResult | CallToolInputRequired | ToolMessage = await send(undefined);
+    let result: CallToolResult | CallToolInputRequired | CallToolTaskCreated | ToolMessage = await send(undefined);
     if (result.outcome === 'input_required') {
       result = await answerServerQuestions(turn.context, limit, { call, tool }, result, send);
+      if ('role' in result) return result;
+    }
+    if (result.outcome === 'task') {
+      result = await awaitToolTask(turn, limit, { call, tool }, result.task);
       if ('role' in result) return result;
     }
     return { role: 'tool', toolCallId: call.id, name: call.name, outcome: result.outcome, content: result.content };

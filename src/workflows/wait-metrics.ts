@@ -3,14 +3,14 @@ import { inWorkflowContext, log, metricMeter, workflowInfo } from '@temporalio/w
 
 /**
  * Why a conversation pauses: what its wait spans and wait metrics name (docs/observability.md, "Waits"). A new kind of
- * wait is one line here and a `waitStarted` / `waitEnded` pair where it begins and ends; the wait for an MCP task's
- * result is `task: "a tool call waits for an MCP task's result"`.
+ * wait is one line here and a `waitStarted` / `waitEnded` pair where it begins and ends.
  */
 export const WAIT_REASONS = {
   approval: "a tool call waits for a person's approval",
   question: "an MCP server's question waits for a person's answer",
   continue_as_new: 'the run hands over to the next run (continue-as-new): new asks wait for it',
   new_version: 'the run moves to the current Worker Deployment Version (continue-as-new onto it)',
+  task: 'a tool call waits for an MCP task\'s result (docs/mcp.md, "Tasks")',
 } as const;
 
 export type WaitReason = keyof typeof WAIT_REASONS;

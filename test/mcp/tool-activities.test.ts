@@ -52,6 +52,7 @@ function answeredOnly(all: ToolActivities) {
     callTool: async (input: CallToolInput): Promise<CallToolResult> => {
       const result = await all.callTool(input);
       if (result.outcome === 'input_required') throw new Error('the legacy test server answered input_required');
+      if (result.outcome === 'task') throw new Error('the test server answered a call without `task` with a task');
       return result;
     },
   };

@@ -78,4 +78,19 @@ describe('routeElicitation', () => {
     );
     expect(result).toEqual({ action: 'accept', content: { name: 'John Doe', age: 41, verified: true } });
   });
+
+  it('a task’s question names its task: it goes to that task’s request, whatever else runs on the session', async () => {
+    const asked: string[] = [];
+    const signal = new AbortController().signal;
+    const task = { ...call('task', asked), taskId: 't-1' };
+    const question = { ...params, _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't-1' } } };
+    const calls = new Set([call('a', asked), task, call('b', asked)]);
+    expect(await routeElicitation(calls, question, signal, () => undefined)).toEqual({
+      action: 'accept',
+      content: { name: 'task' },
+    });
+    const other = { ...params, _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't-2' } } };
+    expect(await routeElicitation(calls, other, signal, () => undefined)).toEqual({ action: 'cancel' });
+    expect(asked).toEqual(['task: Who are you?']);
+  });
 });

@@ -17,6 +17,9 @@ import { createModelActivities, type ChatCompletionsClient } from './model/call.
 import type { AnthropicMessagesClient } from './model/providers/anthropic.js';
 import { redactModelAnswer, redactOutcome, workerSecrets } from './calls/outbound.js';
 import { createToolActivities, isSafeToRepeat } from './tool-calls/call.js';
+import { createTaskActivities } from './tool-calls/task-calls.js';
+import type { InputPoller } from './tool-calls/input-requests.js';
+import type { ToolTaskInput } from '../../shared/tool-tasks.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { FunctionTool } from '../tools/define-tool.js';
 import type { SubAgent } from '../tools/define-sub-agent.js';
@@ -35,7 +38,7 @@ export interface ActivityDependencies {
   /** Model used when a conversation names none. */
   defaultModel: string;
   /** The worker's MCP connection pool. */
-  mcp: Pick<McpPool, 'listTools' | 'callTool'>;
+  mcp: Pick<McpPool, 'listTools' | 'callTool'> & Partial<Pick<McpPool, 'tasks'>>;
   /** Used to read a transcript the worker has not cached from its workflow. */
   temporal: Client;
   /** Longest tool result passed to the model, in characters. Default 20,000. */
@@ -95,10 +98,12 @@ export function createActivities(dependencies: ActivityDependencies) {
     secrets,
     functionTools:
       dependencies.tools instanceof ToolRegistry ? dependencies.tools : new ToolRegistry(dependencies.tools ?? []),
-    askInput: ({ workflowId, runId }, poll, signal) =>
-      dependencies.temporal.withAbortSignal(signal, () =>
-        dependencies.temporal.workflow.getHandle(workflowId, runId).executeUpdate(requestInputUpdate, { args: [poll] }),
-      ),
+    askInput: askInputOf(dependencies.temporal),
+  });
+  const taskCalls = createTaskActivities({
+    pool: dependencies.mcp,
+    maxResultChars: dependencies.toolResultMaxChars,
+    askInput: askInputOf(dependencies.temporal),
   });
   const model = createModelActivities({
     openai: dependencies.openai,
@@ -149,6 +154,9 @@ export function createActivities(dependencies: ActivityDependencies) {
         },
         () => redactOutcome(secrets, () => tools.callTool(input)),
       ),
+    pollToolTask: (input: ToolTaskInput) => redactOutcome(secrets, () => taskCalls.pollToolTask(input)),
+    toolTaskResult: (input: ToolTaskInput) => redactOutcome(secrets, () => taskCalls.toolTaskResult(input)),
+    cancelToolTask: (input: ToolTaskInput) => redactOutcome(secrets, () => taskCalls.cancelToolTask(input)),
     findEarlierRun: (input: FindEarlierRunInput) => redactOutcome(secrets, () => earlierRuns.findEarlierRun(input)),
     readDeploymentRouting: (input: ReadDeploymentRoutingInput) => routing.readDeploymentRouting(input),
     deliverScheduledMessage: (input: DeliverScheduledMessageInput) =>
@@ -167,6 +175,13 @@ const cannotSend: ScheduledSend = () =>
       'ScheduledMessageUndeliverable',
     ),
   );
+/** A server's question goes to the conversation's run by the internal `requestInput` update (docs/mcp.md). */
+function askInputOf(temporal: Client): InputPoller {
+  return ({ workflowId, runId }, poll, signal) =>
+    temporal.withAbortSignal(signal, () =>
+      temporal.workflow.getHandle(workflowId, runId).executeUpdate(requestInputUpdate, { args: [poll] }),
+    );
+}
 
 /** With kept results turned off, an attempt just runs. */
 const keepingNothing: Pick<FinishedWork, 'run'> = { run: (_call, attempt) => attempt() };

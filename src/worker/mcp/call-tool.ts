@@ -19,6 +19,8 @@ import {
   rejectionText,
 } from './errors.js';
 import { stderrHint, type ServerConnection, type Session } from './server-connection.js';
+import type { ToolTask } from '../../shared/tool-tasks.js';
+import { sendTaskCall } from './tasks.js';
 
 /** A tool to call: a definition from `McpPool.listTools`, or the workflow's recorded copy of one. */
 export type McpToolTarget = Pick<ToolDefinition, 'server' | 'originalName'> & Partial<ToolDefinition>;
@@ -49,6 +51,11 @@ export interface McpCallOptions {
    * answers and the server's state. Without it, such questions go to `onElicitation` inside the call.
    */
   rounds?: McpInputRounds;
+  /**
+   * Call it as an MCP task (`tools/call` with `task`, ./tasks.ts): the server answers with a task, which comes back as
+   * `{ task }`, and the result later. A server that answers with a plain result anyway gets that result back.
+   */
+  task?: true;
 }
 
 /** The answers of an earlier round of a multi round-trip call (2026-07-28), sent with the call again. */
@@ -68,7 +75,7 @@ export async function callServerTool(
   target: McpToolTarget,
   args: JsonObject,
   options: McpCallOptions,
-): Promise<CallToolResult | InputRequiredResult> {
+): Promise<CallToolResult | InputRequiredResult | { task: ToolTask }> {
   const { config } = server;
   const tool = target.originalName;
   if (!isToolAllowed(config, tool)) {
@@ -106,7 +113,12 @@ export async function callServerTool(
     // Progress comes through the session's own routes, not the SDK's handler, which can lose the last notifications.
     const progress = options.onProgress && session.progress.open(options.onProgress);
     try {
-      return await session.client.callTool(callParams(tool, args, options.rounds, progress?.token), {
+      const params = callParams(tool, args, options.rounds, progress?.token);
+      if (options.task) {
+        const signal = link.signal === undefined ? deadline.signal : AbortSignal.any([link.signal, deadline.signal]);
+        return await sendTaskCall(session, params, { signal, timeout: NO_SDK_TIMEOUT_MS });
+      }
+      return await session.client.callTool(params, {
         signal: link.signal === undefined ? deadline.signal : AbortSignal.any([link.signal, deadline.signal]),
         // Never by the SDK: the deadline above is the call's timeout.
         timeout: NO_SDK_TIMEOUT_MS,

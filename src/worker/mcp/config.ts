@@ -72,6 +72,11 @@ interface CommonServerConfig {
    * HTTP servers 2026-07-28 when they offer it, else 2025-11-25 (src/worker/mcp/protocol-era.ts).
    */
   protocolVersion?: McpProtocolVersion;
+  /**
+   * Call the tools whose `execution.taskSupport` is `optional` as MCP tasks too (docs/mcp.md, "Tasks"). Default false:
+   * only tools that require a task are called as one.
+   */
+  optionalTasks?: boolean;
 }
 
 /** A server the worker starts as a child process and talks to over stdin/stdout. */
@@ -124,6 +129,7 @@ const SERVER_KEYS = {
     'elicitationTimeoutMs',
     'secrets',
     'protocolVersion',
+    'optionalTasks',
   ],
   stdio: ['command', 'args', 'env', 'cwd'],
   http: ['url', 'headers', 'oauth'],
@@ -225,6 +231,7 @@ function parseServer(where: Where, value: unknown, env: Env, baseDirectory: stri
     ...(value.protocolVersion === undefined
       ? {}
       : { protocolVersion: parseProtocolVersion(where, value.protocolVersion) }),
+    ...(value.optionalTasks === undefined ? {} : { optionalTasks: optionalBoolean(where, value, 'optionalTasks') }),
   };
   const variables: Record<string, string> = {};
   const expand = (text: string, key: string) => expandVariables(text, env, where, key, variables);

@@ -36,6 +36,8 @@ export type ElicitationHandler = (
 
 /** One tool call in flight on a session, as far as questions are concerned. */
 export interface CallInFlight {
+  /** Set for a task's `tasks/result` (./tasks.ts): the questions that name this task in `_meta` are its own. */
+  taskId?: string;
   /** Answers a question of this call (the call's own wait bound and timeout pause are applied by it). */
   ask(request: ElicitationRequest, signal: AbortSignal): Promise<ElicitationAnswer>;
 }
@@ -53,6 +55,9 @@ export async function routeElicitation(
   signal: AbortSignal,
   warn: (message: string) => void,
 ): Promise<ElicitResult> {
+  // A task's question names its task (2025-11-25 `related-task`), so it goes to that task's request whatever else runs.
+  const taskId = relatedTaskId(params);
+  if (taskId !== undefined) calls = new Set([...calls].filter((call) => call.taskId === taskId));
   if (calls.size !== 1) {
     warn(
       calls.size === 0
@@ -78,6 +83,14 @@ export async function routeElicitation(
     return CANCEL;
   }
 }
+
+function relatedTaskId(params: ElicitRequest['params']): string | undefined {
+  const related = (params._meta)?.[RELATED_TASK];
+  const taskId = related !== null && typeof related === 'object' ? (related as { taskId?: unknown }).taskId : undefined;
+  return typeof taskId === 'string' ? taskId : undefined;
+}
+
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 /** A question as plain JSON: the same shape whether it came as `elicitation/create` or inside `input_required`. */
 export function toRequest(params: ElicitRequest['params']): ElicitationRequest {

@@ -9,6 +9,8 @@ import { DEFAULT_OUTAGE_BACKOFF_MS, DEFAULT_OUTAGE_MAX_BACKOFF_MS } from './outa
 import { Redactor } from '../../shared/redaction.js';
 import { ServerConnection, type ConnectionSettings, type McpLogger } from './server-connection.js';
 import { toToolDefinitions } from './tool-definitions.js';
+import type { ToolTask } from '../../shared/tool-tasks.js';
+import { cancelTask, getTask, taskResult, type TaskPayload, type TaskRef } from './tasks.js';
 
 export type { McpCallOptions, McpInputRounds, McpLogger, McpToolTarget };
 
@@ -165,11 +167,50 @@ export class McpPool {
     args: JsonObject,
     options: McpCallOptions & { rounds: McpInputRounds },
   ): Promise<CallToolResult | InputRequiredResult>;
+  /** With `task`, the server's task comes back as `{ task }` (./tasks.ts); the workflow asks about it later. */
+  callTool(
+    target: McpToolTarget,
+    args: JsonObject,
+    options: McpCallOptions & { task: true },
+  ): Promise<CallToolResult | InputRequiredResult | { task: ToolTask }>;
   async callTool(
     target: McpToolTarget,
     args: JsonObject,
     options: McpCallOptions = {},
-  ): Promise<CallToolResult | InputRequiredResult> {
+  ): Promise<CallToolResult | InputRequiredResult | { task: ToolTask }> {
+    const server = this.serverOf(target);
+    try {
+      return await callServerTool(server, target, args, options);
+    } catch (error) {
+      throw server.redactor.error(error);
+    }
+  }
+
+  /**
+   * Requests about a task that a call with `task` created (docs/mcp.md, "Tasks"), sent to the session it lives in:
+   * `tasks/get`, `tasks/result` (which also carries the task's questions to `onElicitation`), `tasks/cancel`. They
+   * throw `TaskRefusedError` when the server does not know the task, and a retryable {@link McpTransportError} when it
+   * could not be asked.
+   */
+  readonly tasks = {
+    get: (target: McpToolTarget, task: TaskRef, timeoutMs?: number): Promise<ToolTask> =>
+      this.redacted(target, (server) => getTask(server, task, timeoutMs ?? server.config.timeoutMs)),
+    result: (target: McpToolTarget, task: TaskRef, options: Parameters<typeof taskResult>[2]): Promise<TaskPayload> =>
+      this.redacted(target, (server) => taskResult(server, task, options)),
+    cancel: (target: McpToolTarget, task: TaskRef, timeoutMs?: number): Promise<void> =>
+      this.redacted(target, (server) => cancelTask(server, task, timeoutMs ?? server.config.timeoutMs)),
+  };
+
+  private async redacted<T>(target: McpToolTarget, request: (server: ServerConnection) => Promise<T>): Promise<T> {
+    const server = this.serverOf(target);
+    try {
+      return await request(server);
+    } catch (error) {
+      throw server.redactor.error(error);
+    }
+  }
+
+  private serverOf(target: McpToolTarget): ServerConnection {
     const server = this.servers.get(target.server);
     if (server === undefined || server.config.disabled) {
       throw new McpToolNotConfiguredError(
@@ -179,11 +220,7 @@ export class McpPool {
         target.originalName,
       );
     }
-    try {
-      return await callServerTool(server, target, args, options);
-    } catch (error) {
-      throw server.redactor.error(error);
-    }
+    return server;
   }
 
   /** Per-server connection state, for diagnostics and tests. */

@@ -21,6 +21,9 @@ import { readMissingResultTypeAsComplete } from './result-type.js';
 import { listAllTools } from './tool-definitions.js';
 import { StandaloneStream } from './standalone-stream.js';
 
+/** A session resumed by id has been initialized already (the 2025-11-25 `initialize` session). */
+const LEGACY: PriorDiscovery = { kind: 'legacy' };
+
 /** Lines of a stdio server's stderr kept to explain why it failed to start or died. */
 const STDERR_TAIL_LINES = 20;
 
@@ -228,6 +231,19 @@ export class ServerConnection {
     return promise;
   }
 
+  /**
+   * A 2025-11-25 HTTP session the server still keeps, by its id: another worker's, or this one's before it restarted.
+   * An MCP task lives in the session that created it (./tasks.ts), so requests about it go there. No `initialize`: the
+   * session has had one; closing it does not end the session on the server (`close` of the SDK sends no DELETE).
+   */
+  async resumeSession(sessionId: string): Promise<Session> {
+    if (this.config.transport !== 'http') throw new Error(`MCP server "${this.config.name}" has no HTTP sessions`);
+    const session = this.createSession({ sessionId });
+    await session.client.connect(session.transport, { timeout: this.settings.connectTimeoutMs, prior: LEGACY });
+    (session.transport as StreamableHTTPClientTransport).setProtocolVersion('2025-11-25');
+    return session;
+  }
+
   /** Forget a broken session (if it is still the current one) and close it in the background. */
   discard(session: Session, reason: string): void {
     if (this.session === session) {
@@ -303,12 +319,12 @@ export class ServerConnection {
     return session;
   }
 
-  private createSession(): Session {
+  private createSession(resume?: { sessionId: string }): Session {
     const { config, settings, log } = this;
     const client = new Client(settings.clientInfo, {
       capabilities: { elicitation: ELICITATION_CAPABILITY },
       // The server's `protocolVersion`, else the session over stdio and the probe over HTTP (./protocol-era.ts).
-      versionNegotiation: versionNegotiationFor(config),
+      versionNegotiation: resume ? { mode: 'legacy' } : versionNegotiationFor(config),
       // `notifications/tools/list_changed` of a 2025-11-25 session, or of the `subscriptions/listen` stream the SDK
       // opens to a 2026-07-28 server that offers it: the next use lists the tools again.
       listChanged: {
@@ -322,7 +338,7 @@ export class ServerConnection {
         },
       },
     });
-    const standalone = config.transport === 'http' ? new StandaloneStream(config.url) : undefined;
+    const standalone = config.transport === 'http' && !resume ? new StandaloneStream(config.url) : undefined;
     const transport =
       config.transport === 'stdio'
         ? new InPlaceStdioClientTransport({
@@ -334,6 +350,7 @@ export class ServerConnection {
           })
         : new StreamableHTTPClientTransport(new URL(config.url), {
             requestInit: { headers: config.headers },
+            ...(resume && { sessionId: resume.sessionId }),
             ...(standalone && { fetch: standalone.observe(this.oauth?.observingFetch()) }),
             ...(this.oauth && { authProvider: this.oauth }),
           });

@@ -32,7 +32,19 @@ function toToolDefinition(name: string, config: McpServerConfig, tool: Tool): To
     // Only when required, so the tool lists (and their digests) of servers without approvals are as before.
     ...(approval !== undefined ? { approval } : {}),
     elicitationTimeoutMs: config.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS,
+    ...taskCall(config, tool),
   };
+}
+
+/**
+ * Whether the tool is called as an MCP task (docs/mcp.md, "Tasks"): when its server says it must be, or may be and the
+ * server's `optionalTasks` asks for it; only when the server declares task-augmented tool calls at all.
+ */
+function taskCall(config: McpServerConfig, tool: Tool): Pick<ToolDefinition, 'task'> {
+  const support = tool.execution?.taskSupport;
+  if (support === 'required') return { task: 'required' };
+  if (support === 'optional' && config.optionalTasks === true) return { task: 'optional' };
+  return {};
 }
 
 /** All of a server's tools, page by page. */

@@ -3,10 +3,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureType, errorMessage } from '../../../shared/errors.js';
 import { isInputRequiredResult, type InputRequiredResult } from '@modelcontextprotocol/client';
 import type { CallToolInput, CallToolInputRequired, CallToolResult, ToolDefinition } from '../../../shared/types.js';
+import type { CallToolTaskCreated, ToolTask } from '../../../shared/tool-tasks.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../../mcp/content.js';
 import { McpProtocolError, McpToolNotConfiguredError, McpTransportError } from '../../mcp/errors.js';
 import { readInputRequired } from '../../mcp/input-required.js';
-import type { McpPool, ToolListing } from '../../mcp/pool.js';
+import type { McpCallOptions, McpInputRounds, McpPool, ToolListing } from '../../mcp/pool.js';
 import type { Redactor } from '../../../shared/redaction.js';
 import { formatBytes, MAX_PART_BYTES } from '../../../shared/payload-limits.js';
 import { DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed } from '../../../workflows/attempts.js';
@@ -70,7 +71,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
      * that needs answers first ends the activity with its questions (`input_required`): the workflow asks the person
      * and sends the call again as a new activity.
      */
-    callTool: async (input: CallToolInput): Promise<CallToolResult | CallToolInputRequired> => {
+    callTool: async (input: CallToolInput): Promise<CallToolResult | CallToolInputRequired | CallToolTaskCreated> => {
       const context = Context.current();
       const { tool } = input;
       if (context.info.attempt > 1 && !isSafeToRepeat(tool.annotations) && !previousAttemptNotSent(context.info)) {
@@ -90,7 +91,7 @@ export function createToolActivities(deps: ToolActivityDependencies) {
       // The conversation's run: a server's question goes to it (./input-requests.ts), a sub-agent's to its caller's.
       const run = input.questionsTo ?? context.info.workflowExecution;
       try {
-        const calling = deps.pool.callTool(input.tool, input.arguments, {
+        const options: McpCallOptions & { rounds: McpInputRounds } = {
           signal: context.cancellationSignal,
           timeoutMs: tool.timeoutMs,
           // The workflow answers a 2026-07-28 server's questions, durably, with no activity open meanwhile.
@@ -113,8 +114,13 @@ export function createToolActivities(deps: ToolActivityDependencies) {
               attempt: context.info.attempt,
               cancelled: context.cancellationSignal,
             }),
-        });
+        };
+        // An MCP task: the server answers with the task, which the workflow asks about later (./task-calls.ts).
+        const calling = input.task
+          ? deps.pool.callTool(input.tool, input.arguments, { ...options, task: true })
+          : deps.pool.callTool(input.tool, input.arguments, options);
         const result = await heartbeat.during(calling);
+        if (isTaskCreated(result)) return { outcome: 'task', task: result.task };
         if (isInputRequiredResult(result)) return questionsOf(result, tool);
         // Cut to the setting and, whatever the setting, to what a Temporal payload may carry (src/shared/payload-limits.ts).
         const { text, truncated, limitedBy } = toolResultToText(result, maxResultChars);
@@ -160,6 +166,10 @@ function questionsOf(
     questions: reading.questions,
     ...(result.requestState !== undefined ? { requestState: result.requestState } : {}),
   };
+}
+
+function isTaskCreated(result: object): result is { task: ToolTask } {
+  return 'task' in result && !('content' in result);
 }
 
 /** The rule lives with the workflow's, which must agree with it (src/workflows/tool-calls.ts). */
