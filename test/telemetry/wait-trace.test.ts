@@ -185,6 +185,6 @@ describe("a conversation's pauses", () => {
   }, 180_000);
 
   it('waits: every reason has a description (the one place a new kind of wait is added)', () => {
-    expect(Object.keys(WAIT_REASONS)).toEqual(['approval', 'question', 'continue_as_new', 'new_version']);
+    expect(Object.keys(WAIT_REASONS)).toEqual(['approval', 'question', 'continue_as_new', 'new_version', 'task']);
   });
 });
