@@ -289,6 +289,11 @@ export interface ModelCallInput {
    * Absent: every tool but the sub-agents.
    */
   toolSelection?: string[];
+  /**
+   * With `listTools`: the digest of the tool list the conversation recorded last. When the listing has this digest,
+   * the result names it (`turnSetup.toolsDigest`) instead of recording the list again. Absent: the list is returned.
+   */
+  knownToolsDigest?: string;
 }
 
 /** A JSON Schema the model's answer must match, as the model activity sends it (in each API's own option). */
@@ -300,8 +305,13 @@ export interface ResponseFormat {
 
 /** What the turn's first model call found: recorded once per turn, used by every later call of the turn. */
 export interface TurnSetup {
-  /** The tools the model may call in this turn. */
-  tools: ToolDefinition[];
+  /** The tools the model may call in this turn; absent when `toolsDigest` names the list the call knew. */
+  tools?: ToolDefinition[];
+  /**
+   * Instead of `tools`: the listing is the one the call named in `knownToolsDigest` (recorded by an earlier turn), so
+   * it is not recorded again.
+   */
+  toolsDigest?: string;
   /** The model that answers when the conversation names none (the worker's default). */
   model: string;
   /** MCP servers left out of this turn's tools because they could not be listed; absent when none were. */

@@ -338,6 +338,9 @@ export class ConversationCore {
       approvals: this.approvals,
       inputs: this.inputs,
       costs: this.costs,
+      ...(this.tools !== undefined && this.toolsDigest !== undefined
+        ? { knownTools: { tools: this.tools, digest: this.toolsDigest } }
+        : {}),
     };
   }
 

@@ -2,6 +2,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { approvalReason } from '../shared/approval-policy.js';
 import { FailureType } from '../shared/errors.js';
+import { toolResultMessage } from '../shared/tool-messages.js';
 import type { CallToolInputRequired, CallToolResult, ToolCall, ToolMessage } from '../shared/types.js';
 import { DEFAULT_TOOL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
 import { toolCallsAllowed } from './budget.js';
@@ -111,7 +112,7 @@ async function dispatchToolCall(
       result = await answerServerQuestions(turn.context, limit, { call, tool }, result, send);
       if ('role' in result) return result;
     }
-    return { role: 'tool', toolCallId: call.id, name: call.name, outcome: result.outcome, content: result.content };
+    return toolResultMessage(call, result);
   } catch (error) {
     return toolFailureMessage(turn.timedOut, call, tool, error, lastAttempt);
   }

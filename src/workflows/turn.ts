@@ -15,6 +15,7 @@ import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAn
 import { TimeLimit } from './turn-approvals.js';
 import { report, type TurnState } from './turn-state.js';
 import { runToolCalls } from './turn-tools.js';
+import { knownToolList, listedTools, nameToolResults } from './recorded-once.js';
 import { checkedAnswer, finalOutput, responseFormat } from './structured-output.js';
 
 // Every Date.now() in this file (the loop's budget check, the turn's start and result) reads
@@ -83,6 +84,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
           return answered ?? { kind: 'answered', answer: step.message.content };
         }
         context.transcript.append(...(await runToolCalls(turn, calls, clock)));
+        nameToolResults(context.transcript);
         report(turn, 'thinking');
         if (context.observer.interrupted()) return { kind: 'cancelled' };
         if (turn.timedOut) return { kind: 'budget', limit: 'time' };
@@ -119,6 +121,7 @@ function startTurn(context: TurnContext): TurnState {
     tools: new Map(),
     toolsDigest: undefined,
     toolsListed: false,
+    knownTools: knownToolList(context.knownTools),
     unavailableServers: [],
     timedOut: false,
     costLimited: hasCostBudget(budget, context.settings.conversationBudget) && patched(COST_BUDGET_PATCH),
@@ -212,6 +215,7 @@ function modelCallInput(
     ...(stream ? { stream } : {}),
     ...(listTools ? { listTools } : {}),
     ...(listTools && context.toolSelection ? { toolSelection: context.toolSelection } : {}),
+    ...(listTools && turn.knownTools ? { knownToolsDigest: turn.knownTools.digest } : {}),
     // Only when set, likewise.
     ...(settings.thinking ? { thinking: settings.thinking } : {}),
     // Only when limited, likewise: the worker then refuses to call a model it cannot price.
@@ -227,9 +231,10 @@ function recordModelResult(turn: TurnState, result: ModelCallResult): void {
   if (result.turnSetup) {
     turn.toolsListed = true;
     turn.model ??= result.turnSetup.model;
-    turn.tools = new Map(result.turnSetup.tools.map((tool) => [tool.name, tool]));
-    turn.toolsDigest = digestOfTools(result.turnSetup.tools);
-    observer.toolsListed(result.turnSetup.tools, turn.toolsDigest);
+    const tools = listedTools(result.turnSetup, turn.knownTools);
+    turn.tools = new Map(tools.map((tool) => [tool.name, tool]));
+    turn.toolsDigest = result.turnSetup.toolsDigest ?? digestOfTools(tools);
+    observer.toolsListed(tools, turn.toolsDigest);
     turn.unavailableServers = result.turnSetup.unavailableServers ?? [];
     if (turn.unavailableServers.length > 0) observer.serversUnavailable(turn.unavailableServers);
   }

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type OpenAI from 'openai';
 import { trimToContext } from '../../../shared/context.js';
+import { toolsDigest } from '../../../shared/digest.js';
 import { selectTools } from '../../../shared/tool-patterns.js';
 import type { ModelCallInput, ModelCallResult } from '../../../shared/types.js';
 import { streamSignal } from '../../../workflows/definitions.js';
@@ -132,7 +133,10 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
           : {
               ...result,
               turnSetup: {
-                tools: listed.tools,
+                // The list the conversation recorded last is named, not recorded again (docs/architecture.md).
+                ...(input.knownToolsDigest !== undefined && toolsDigest(listed.tools) === input.knownToolsDigest
+                  ? { toolsDigest: input.knownToolsDigest }
+                  : { tools: listed.tools }),
                 model: defaultModel,
                 ...(listed.unavailable.length > 0 ? { unavailableServers: listed.unavailable } : {}),
               },
