@@ -31,6 +31,7 @@ import { conversationWorkflowId } from '../dist/workflows/definitions.js';
 import { lifecycleScenarios } from './history-scenarios/lifecycle.mjs';
 import { midFlightScenarios } from './history-scenarios/mid-flight.mjs';
 import { peopleScenarios } from './history-scenarios/people.mjs';
+import { recordedOnceScenarios } from './history-scenarios/recorded-once.mjs';
 import { turnScenarios } from './history-scenarios/turns.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -42,7 +43,13 @@ const releasesDirectory = path.join(root, 'test/fixtures/releases');
  * called `context.record(...firstRunIds)` (whole runs, state `finished`) or `context.capture(state, ready)` (the
  * latest run's history as it is once `ready(history)` holds).
  */
-const scenarios = { ...turnScenarios, ...peopleScenarios, ...lifecycleScenarios, ...midFlightScenarios };
+const scenarios = {
+  ...turnScenarios,
+  ...peopleScenarios,
+  ...lifecycleScenarios,
+  ...midFlightScenarios,
+  ...recordedOnceScenarios,
+};
 
 /**
  * The key of the encrypted histories: the one of test/codec/fixture-key.ts (a TypeScript module this script cannot
