@@ -1,4 +1,4 @@
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -9,9 +9,11 @@ import { startScriptedModel } from '../../src/testing/scripted-model/index.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import { log } from '../log.js';
 import { repoRoot, type BenchOptions } from '../options.js';
+import { formatMarkdown } from '../output.js';
 import { round } from '../stats.js';
 import { baselineCli } from './baseline-worker.js';
 import { conversationRuns } from './history.js';
+import { longMarkdown, spliceLongSection, type LongResults } from './report.js';
 import type { LongRun, LongRunFigures } from './run.js';
 import { LONG_RUNS } from './runs.js';
 import { WorkerProcess } from './worker-process.js';
@@ -25,9 +27,15 @@ const EDGE_TURNS = 5;
 /**
  * `npm run bench -- --long`: each run of ./runs.ts (`--only a,b` keeps some) on the built worker (`npm run build`), and
  * with `--baseline <ref>` on that commit's worker too, one after the other on one dev server. Prints the figures and
- * writes bench/dist/runs/long/long.json; docs/benchmarks.md ("Long conversations") quotes them.
+ * writes docs/benchmarks-long.json and the "Long conversations" section of docs/benchmarks.md (`--out DIR`: there).
  */
 export async function runLongBench(options: BenchOptions): Promise<void> {
+  if (options.values.render) {
+    // `--long --render`: the section again from benchmarks-long.json, measuring nothing.
+    const outDir = options.values.out ?? `${repoRoot}docs`;
+    const results = JSON.parse(await readFile(path.join(outDir, 'benchmarks-long.json'), 'utf8')) as LongResults;
+    return writeLongResults(results, options.values.out);
+  }
   const only = options.values.only?.split(',');
   const runs = LONG_RUNS.filter((run) => only === undefined || only.includes(run.name));
   if (runs.length === 0) {
@@ -70,10 +78,25 @@ export async function runLongBench(options: BenchOptions): Promise<void> {
     await env.teardown();
     await model.close();
   }
-  const outDir = options.values.out ?? `${repoRoot}bench/dist/runs/long`;
+  await writeLongResults({ date: new Date().toISOString().slice(0, 10), figures }, options.values.out);
+}
+
+/**
+ * benchmarks-long.json into `out` (default docs/), and its section into the benchmarks.md there when there is one: a
+ * run of `--long --only` writes under bench/dist/runs/long instead, so the published figures are always whole.
+ */
+async function writeLongResults(results: LongResults, out: string | undefined): Promise<void> {
+  const outDir = out ?? `${repoRoot}docs`;
   await mkdir(outDir, { recursive: true });
-  await writeFile(path.join(outDir, 'long.json'), JSON.stringify({ figures }, null, 2) + '\n');
-  log(`wrote ${path.join(outDir, 'long.json')}`);
+  await writeFile(path.join(outDir, 'benchmarks-long.json'), JSON.stringify(results, null, 2) + '\n');
+  const page = path.join(outDir, 'benchmarks.md');
+  const markdown = await readFile(page, 'utf8').catch(() => undefined);
+  if (markdown !== undefined) {
+    await writeFile(page, await formatMarkdown(spliceLongSection(markdown, longMarkdown(results)), page));
+  }
+  log(
+    `wrote ${path.join(outDir, 'benchmarks-long.json')}${markdown === undefined ? '' : ' and its section of benchmarks.md'}`,
+  );
 }
 
 async function measureRun(

@@ -10,6 +10,12 @@ const TURNS = 50;
 const FILES_PER_TURN = 20;
 /** 50 KB of text per file. */
 const FILE_CHARS = 51_200;
+/**
+ * A model with a window of 200,000 tokens: the oldest turns are trimmed from its input. A turn's files are about
+ * 256,000 estimated tokens (kept whole: the current turn always is), so the turn's token budget is raised to let its
+ * two model calls through.
+ */
+const SETTINGS = { maxInputTokens: 200_000, budget: { maxTokens: 2_000_000 } };
 
 /**
  * The issue's run, as a new user would meet it: a conversation of 50 turns, each reading 20 files of 50 KB with
@@ -62,7 +68,7 @@ export const readFiles: LongRun = {
     const conversationId = `long-read-files-${randomUUID()}`;
     for (let turn = 1; turn <= TURNS; turn++) {
       const result = await bench.turn(() =>
-        bench.client.ask(conversationId, `Read the ${FILES_PER_TURN} files (turn ${turn}).`),
+        bench.client.ask(conversationId, `Read the ${FILES_PER_TURN} files (turn ${turn}).`, { settings: SETTINGS }),
       );
       if (result.stopReason !== 'completed' || result.toolCalls !== FILES_PER_TURN) {
         throw new Error(

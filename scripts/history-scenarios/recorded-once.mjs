@@ -1,4 +1,4 @@
-// Each byte once in history (docs/architecture.md, "History"): the tool results a round returned are named by the
+// Each byte once in history (docs/architecture.md, "Each byte once in history"): the tool results a round returned are named by the
 // next model call instead of carried in it, and a later turn's listing names the tool list recorded before. Every
 // scenario records whole runs (state `finished`).
 import { ask, call, endAndRecord } from './drive.mjs';

@@ -2,7 +2,7 @@ import { patched } from '@temporalio/workflow';
 import type { ToolDefinition, TurnSetup } from '../shared/types.js';
 import type { Transcript } from './transcript.js';
 
-// Each byte once in history (docs/architecture.md, "History"): a tool result is recorded as its callTool activity's
+// Each byte once in history (docs/architecture.md, "Each byte once in history"): a tool result is recorded as its callTool activity's
 // result, and the tool list by the first turn that lists it; the model calls after that name them instead of
 // carrying them again. Behind patches: release 0.1.0's turns carried both, and replay must schedule the same calls.
 

@@ -27,7 +27,11 @@ function querySource(transcript: Transcript): TranscriptSource & { asked: { from
 const RUN = 'wf-1/run-1';
 const calls = ['c1', 'c2', 'c3'].map((id) => ({ id, name: 'files__read', arguments: `{"path":"${id}"}` }));
 const asking: ChatMessage = { role: 'assistant', content: null, toolCalls: calls };
-const resultOf = (id: string) => ({ outcome: 'ok' as const, content: `contents of ${id} `.repeat(100), truncated: false });
+const resultOf = (id: string) => ({
+  outcome: 'ok' as const,
+  content: `contents of ${id} `.repeat(100),
+  truncated: false,
+});
 
 /**
  * A turn's first round on one worker: the model asked for three calls, the worker ran `ranHere` of them and kept their

@@ -11,7 +11,7 @@ import { askUpdate, endSignal } from '../../src/workflows/definitions.js';
 import { httpServer } from '../mcp/helpers.js';
 
 /**
- * Each byte once in history (docs/architecture.md, "History"): a tool result is recorded as its call's activity result
+ * Each byte once in history (docs/architecture.md, "Each byte once in history"): a tool result is recorded as its call's activity result
  * and nowhere else, and the tool list only when it changed since the conversation recorded it. On the dev server, with
  * our test MCP server's `big` tool, as a conversation with large tool results runs.
  */
@@ -87,7 +87,10 @@ function payloadsOf(history: temporal.api.history.v1.IHistory, activity: string,
     JSON.parse(Buffer.from(payloads!.payloads![0]!.data!).toString('utf8'));
   for (const event of history.events ?? []) {
     const attributes = event.activityTaskScheduledEventAttributes;
-    if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && attributes?.activityType?.name === activity) {
+    if (
+      event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+      attributes?.activityType?.name === activity
+    ) {
       scheduled.set(String(event.eventId), attributes.input);
       if (what === 'input') found.push(decode(attributes.input));
     }

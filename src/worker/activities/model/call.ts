@@ -133,7 +133,8 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
           : {
               ...result,
               turnSetup: {
-                // The list the conversation recorded last is named, not recorded again (docs/architecture.md).
+                // The list the conversation recorded last is named, not recorded again (docs/architecture.md, "Each
+                // byte once in history").
                 ...(input.knownToolsDigest !== undefined && toolsDigest(listed.tools) === input.knownToolsDigest
                   ? { toolsDigest: input.knownToolsDigest }
                   : { tools: listed.tools }),
