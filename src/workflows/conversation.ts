@@ -17,6 +17,7 @@ import { runTurn } from './turn.js';
 import { TurnTraces } from './turn-traces.js';
 import { refuseUndecodableInput } from './undecodable-guard.js';
 import { Visibility } from './visibility.js';
+import { runHistoryFull } from './run-size.js';
 
 export { DEFAULT_MAX_TURNS_PER_RUN } from './conversation-core.js';
 
@@ -104,6 +105,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     );
     traces.finish(traced, result);
     conversation.finishTurn(result);
+    if (runHistoryFull()) conversation.historyPassedShare();
     publish();
     // Nothing queued: move now rather than at the next message, so the old version drains.
     if (conversation.queued === 0 && targetMayHaveChanged() && (await targetChanged(conversationId)))

@@ -8,6 +8,8 @@ import { createLocalEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import type { ScriptStep } from '../../src/testing/scripted-model/index.js';
 import { askUpdate, endSignal } from '../../src/workflows/definitions.js';
+import { MAX_CARRIED_TRANSCRIPT_CHARS } from '../../src/workflows/conversation-state.js';
+import { RUN_HISTORY_BYTES } from '../../src/workflows/run-size.js';
 import { httpServer } from '../mcp/helpers.js';
 
 /**
@@ -161,5 +163,40 @@ describe('each byte once in history', () => {
       setups[1]!.toolsDigest,
       setups[1]!.toolsDigest,
     ]);
+  });
+
+  it('a run continues as new between turns once its history passes 1 MB, so every run stays under 5% of 50 MB', async () => {
+    const turns = 9;
+    const agent = await startTestAgent({
+      env,
+      script: Array.from({ length: turns }, () => bigTurn(RESULT_CHARS)).flat(),
+      mcpServers: [httpServer('test', mcp.url)],
+      workerOptions: { toolResultMaxChars: 60_000 },
+    });
+    try {
+      const handle = await agent.startConversation(randomUUID(), { settings: { stream: false } });
+      for (let turn = 1; turn <= turns; turn++) {
+        const result = await handle.executeUpdate(askUpdate, { args: [{ id: `m-${turn}`, content: `turn ${turn}` }] });
+        expect(result.stopReason).toBe('completed');
+      }
+      const sizes: number[] = [];
+      let runId: string | undefined = (await handle.describe()).runId;
+      while (runId) {
+        const history = await env.client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
+        sizes.unshift(
+          temporal.api.history.v1.History.encode(temporal.api.history.v1.History.fromObject(history)).finish().length,
+        );
+        runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
+      }
+      console.log(`history bytes of each run of a ${turns}-turn conversation: ${sizes.join(', ')}`);
+      // About 205 KB a turn: the first run rolled over after the turn that took it past its share, carrying the
+      // newest turns' transcript to the next.
+      expect(sizes.length).toBeGreaterThanOrEqual(2);
+      expect(sizes[0]).toBeGreaterThan(RUN_HISTORY_BYTES);
+      const bound = RUN_HISTORY_BYTES + MAX_CARRIED_TRANSCRIPT_CHARS + 2 * CALLS * RESULT_CHARS;
+      for (const size of sizes) expect(size).toBeLessThan(bound);
+    } finally {
+      await agent.close();
+    }
   });
 });
