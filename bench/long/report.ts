@@ -21,11 +21,11 @@ export function longMarkdown(results: LongResults): string {
     '',
     '## Long conversations',
     '',
-    `\`npm run bench -- --long\` (${results.date}): one conversation per run and build, driven through ` +
-      '`DurableAgentClient.ask` against the `durable-agent worker` command in a process of its own (its CPU read from ' +
-      '/proc), on the dev server. A step is one tool call and its result; history counts every run of the ' +
-      'conversation (continue-as-new included), as Temporal stores it. The goal of issue 43: at most 1.15x the ' +
-      "result per step, and every run under 5% of Temporal's 50 MB and 51,200 events.",
+    `\`npm run bench -- --long\` (${results.date}): one conversation per run and build, driven through`,
+    '`DurableAgentClient.ask` against the `durable-agent worker` command in a process of its own (its CPU read from',
+    '/proc), on the dev server. A step is one tool call and its result; history counts every run of the conversation',
+    '(continue-as-new included), as Temporal stores it. The goal of issue 43: at most 1.15x the result per step, and',
+    'every run under 5% of Temporal\'s 50 MB and 51,200 events. See the notes, "Each byte once in history".',
     '',
     '| Run | Build | Steps (turns) | History per step | × result | Runs | Largest run | Events (largest run) | ' +
       'Carried state | Turn latency, start → end | Worker CPU per step | Compactions |',
