@@ -29,6 +29,12 @@ async function main(): Promise<void> {
     await (options.values.render ? renderProduction(options) : runProductionBench(options));
     return;
   }
+  if (options.values.long) {
+    // Its own run: long conversations, one at a time, on the built worker (bench/long/).
+    const { runLongBench } = await import('./long/index.js');
+    await runLongBench(options);
+    return;
+  }
   if (options.values.render) {
     // Redraw the table and the chart of an earlier run (e.g. after editing bench/notes.md), measuring nothing.
     const results = JSON.parse(await readFile(`${options.outDir}/benchmarks.json`, 'utf8')) as Results;

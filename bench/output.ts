@@ -6,6 +6,7 @@ import { log } from './log.js';
 import type { Machine } from './machine.js';
 import { repoRoot } from './options.js';
 import type { Plan } from './plan.js';
+import { withLongSection } from './long/report.js';
 import { withProductionSection } from './production/report.js';
 import { renderMarkdown } from './report.js';
 import type {
@@ -71,7 +72,9 @@ export async function writeOutputs(results: Results, outDir: string): Promise<vo
   await mkdir(outDir, { recursive: true });
   // The production stack's section (`--stack production`, its own run) stays, from its own JSON.
   const withProduction = await withProductionSection(renderMarkdown(results), outDir);
-  const markdown = await formatMarkdown(withProduction, `${outDir}/benchmarks.md`);
+  // So does the long conversations' (`--long`).
+  const withLong = await withLongSection(withProduction, outDir);
+  const markdown = await formatMarkdown(withLong, `${outDir}/benchmarks.md`);
   await writeFile(`${outDir}/benchmarks.json`, `${JSON.stringify(results, null, 2)}\n`);
   if (results.quick) {
     process.stdout.write(markdown);

@@ -32,6 +32,7 @@ import { lifecycleScenarios } from './history-scenarios/lifecycle.mjs';
 import { midFlightScenarios } from './history-scenarios/mid-flight.mjs';
 import { peopleScenarios } from './history-scenarios/people.mjs';
 import { scheduleScenarios } from './history-scenarios/schedules.mjs';
+import { recordedOnceScenarios } from './history-scenarios/recorded-once.mjs';
 import { turnScenarios } from './history-scenarios/turns.mjs';
 import { compactionScenarios } from './history-scenarios/compaction.mjs';
 import { taskScenarios } from './history-scenarios/tasks.mjs';
@@ -54,6 +55,7 @@ const scenarios = {
   ...scheduleScenarios,
   ...compactionScenarios,
   ...taskScenarios,
+  ...recordedOnceScenarios,
 };
 
 /**

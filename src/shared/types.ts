@@ -342,6 +342,11 @@ export interface ModelCallInput {
    */
   toolSelection?: string[];
   /**
+   * With `listTools`: the digest of the tool list the conversation recorded last. When the listing has this digest,
+   * the result names it (`turnSetup.toolsDigest`) instead of recording the list again. Absent: the list is returned.
+   */
+  knownToolsDigest?: string;
+  /**
    * A summary call (compaction, docs/models.md#compaction) instead of a turn's model call: the model summarizes these
    * messages of the run's transcript, without tools; the answer is the summary. Absent for every other call.
    */
@@ -372,8 +377,13 @@ export interface ResponseFormat {
 
 /** What the turn's first model call found: recorded once per turn, used by every later call of the turn. */
 export interface TurnSetup {
-  /** The tools the model may call in this turn. */
-  tools: ToolDefinition[];
+  /** The tools the model may call in this turn; absent when `toolsDigest` names the list the call knew. */
+  tools?: ToolDefinition[];
+  /**
+   * Instead of `tools`: the listing is the one the call named in `knownToolsDigest` (recorded by an earlier turn), so
+   * it is not recorded again.
+   */
+  toolsDigest?: string;
   /** The model that answers when the conversation names none (the worker's default). */
   model: string;
   /** MCP servers left out of this turn's tools because they could not be listed; absent when none were. */

@@ -79,6 +79,7 @@ export class ConversationCore {
   /** Messages whose `ask` update waits for an answer from this run. */
   private readonly waitingAsks = new Set<string>();
   private tools: ToolDefinition[] | undefined;
+  private historyFull = false;
   private toolsDigest: string | undefined;
   /** What the conversation's model calls cost, carried from run to run (docs/cost.md). */
   private readonly costs: CostLedger;
@@ -130,10 +131,15 @@ export class ConversationCore {
     return this.queue.length;
   }
 
-  /** Continue as new: Temporal suggests it, or this run answered `maxTurnsPerRun` turns. */
+  /** Continue as new: Temporal suggests it, this run answered `maxTurnsPerRun` turns, or its history is full. */
   get rollingOver(): boolean {
     const maxTurns = this.settings.maxTurnsPerRun ?? DEFAULT_MAX_TURNS_PER_RUN;
-    return this.hooks.continueAsNewSuggested() || this.turnsThisRun >= maxTurns;
+    return this.hooks.continueAsNewSuggested() || this.turnsThisRun >= maxTurns || this.historyFull;
+  }
+
+  /** This run's history passed its share of Temporal's limits (./run-size.ts): roll over before the next turn. */
+  historyPassedShare(): void {
+    this.historyFull = true;
   }
 
   /** The main loop has something to do: a message, the end, or a rollover. */
@@ -368,6 +374,9 @@ export class ConversationCore {
       inputs: this.inputs,
       costs: this.costs,
       contextWindow: this.contextWindow,
+      ...(this.tools !== undefined && this.toolsDigest !== undefined
+        ? { knownTools: { tools: this.tools, digest: this.toolsDigest } }
+        : {}),
     };
   }
 

@@ -19,6 +19,7 @@ import { TurnTraces } from './turn-traces.js';
 import { refuseUndecodableInput } from './undecodable-guard.js';
 import { Visibility } from './visibility.js';
 import { waitEnded, waitStarted } from './wait-metrics.js';
+import { runHistoryFull } from './run-size.js';
 
 export { DEFAULT_MAX_TURNS_PER_RUN } from './conversation-core.js';
 
@@ -107,6 +108,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
     );
     traces.finish(traced, result);
     conversation.finishTurn(result);
+    if (runHistoryFull()) conversation.historyPassedShare();
     publish();
     // Nothing queued: move now rather than at the next message, so the old version drains.
     if (conversation.queued === 0 && targetMayHaveChanged() && (await targetChanged(conversationId)))

@@ -55,4 +55,13 @@ export class Transcript {
   markShared(count: number): void {
     this.sharedCount = count;
   }
+
+  /**
+   * The messages up to `count` are in history already (a round's tool results, each its activity's result): the next
+   * model call names them as part of its prefix instead of carrying them again. A worker that did not run those calls
+   * reads them by query, which adds nothing to history.
+   */
+  markRecorded(count: number): void {
+    this.sharedCount = Math.max(this.sharedCount, count);
+  }
 }

@@ -7,6 +7,7 @@ import type { Transcript } from './transcript.js';
 import type { OutputFormat } from './structured-output.js';
 import type { InputRequests } from './input-requests.js';
 import type { ContextWindow } from './context-window.js';
+import type { RecordedTools } from './recorded-once.js';
 
 /** Live progress of a turn, read by the status query and shown in the Web UI's current details. */
 export interface TurnProgress {
@@ -94,6 +95,8 @@ export interface TurnContext {
   subAgents?: SubAgentApprovals;
   /** The tools the turn may call, by name or pattern (an agent turn's selection); absent: every tool listed. */
   toolSelection?: string[];
+  /** The tool list the conversation recorded last: a listing that finds it again names it (./recorded-once.ts). */
+  knownTools?: RecordedTools;
   /** Where its MCP servers' questions go (a sub-agent's: the calling conversation); absent: this run. */
   questionsTo?: { workflowId: string; runId: string };
   /** The conversation's model window, for compaction (docs/models.md#compaction); absent: the turn keeps its own. */

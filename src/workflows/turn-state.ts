@@ -1,6 +1,7 @@
 import type { ToolDefinition, UnavailableServer } from '../shared/types.js';
 import type { TurnBudget, TurnSpend } from './budget.js';
 import type { OutputFormat } from './structured-output.js';
+import type { RecordedTools } from './recorded-once.js';
 import type { TurnContext } from './turn-context.js';
 import type { ContextWindow } from './context-window.js';
 
@@ -31,6 +32,8 @@ export interface TurnState {
   tools: ReadonlyMap<string, ToolDefinition>;
   toolsDigest: string | undefined;
   toolsListed: boolean;
+  /** The list the turn's listing may name by digest instead of recording it (the patch applied); else undefined. */
+  knownTools: RecordedTools | undefined;
   /** MCP servers the listing left out: the turn goes on without their tools. */
   unavailableServers: UnavailableServer[];
   /** The time limit fired: what was in flight was cancelled by the budget, not by the user. */

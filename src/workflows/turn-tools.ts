@@ -2,6 +2,7 @@ import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { approvalReason } from '../shared/approval-policy.js';
 import { FailureType } from '../shared/errors.js';
+import { toolResultMessage } from '../shared/tool-messages.js';
 import type { CallToolInputRequired, CallToolResult, ToolCall, ToolMessage } from '../shared/types.js';
 import type { CallToolTaskCreated } from '../shared/tool-tasks.js';
 import { awaitToolTask } from './tool-tasks.js';
@@ -125,7 +126,7 @@ async function dispatchToolCall(
       result = await awaitToolTask(turn, limit, { call, tool }, result.task);
       if ('role' in result) return result;
     }
-    return { role: 'tool', toolCallId: call.id, name: call.name, outcome: result.outcome, content: result.content };
+    return toolResultMessage(call, result);
   } catch (error) {
     return toolFailureMessage(turn.timedOut, call, tool, error, lastAttempt);
   }

@@ -15,6 +15,7 @@ import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAn
 import { TimeLimit } from './turn-approvals.js';
 import { report, type TurnState } from './turn-state.js';
 import { runToolCalls } from './turn-tools.js';
+import { knownToolList, listedTools, nameToolResults } from './recorded-once.js';
 import { checkedAnswer, finalOutput, responseFormat } from './structured-output.js';
 import { compactAfterRefusal, compactBeforeCall, compactionDue, lengthRefusal, noteTurnSetup } from './compaction.js';
 
@@ -85,6 +86,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
           return answered ?? { kind: 'answered', answer: step.message.content };
         }
         context.transcript.append(...(await runToolCalls(turn, calls, clock)));
+        nameToolResults(context.transcript);
         report(turn, 'thinking');
         if (context.observer.interrupted()) return { kind: 'cancelled' };
         if (turn.timedOut) return { kind: 'budget', limit: 'time' };
@@ -122,6 +124,7 @@ function startTurn(context: TurnContext): TurnState {
     tools: new Map(),
     toolsDigest: undefined,
     toolsListed: false,
+    knownTools: knownToolList(context.knownTools),
     unavailableServers: [],
     timedOut: false,
     costLimited: hasCostBudget(budget, context.settings.conversationBudget) && patched(COST_BUDGET_PATCH),
@@ -246,6 +249,7 @@ function modelCallInput(
     ...(stream ? { stream } : {}),
     ...(listTools ? { listTools } : {}),
     ...(listTools && context.toolSelection ? { toolSelection: context.toolSelection } : {}),
+    ...(listTools && turn.knownTools ? { knownToolsDigest: turn.knownTools.digest } : {}),
     // Only when set, likewise.
     ...(settings.thinking ? { thinking: settings.thinking } : {}),
     // Only when limited, likewise: the worker then refuses to call a model it cannot price.
@@ -267,10 +271,11 @@ function recordModelResult(turn: TurnState, result: ModelCallResult): void {
   if (result.turnSetup) {
     turn.toolsListed = true;
     turn.model ??= result.turnSetup.model;
-    noteTurnSetup(turn, result.turnSetup.tools);
-    turn.tools = new Map(result.turnSetup.tools.map((tool) => [tool.name, tool]));
-    turn.toolsDigest = digestOfTools(result.turnSetup.tools);
-    observer.toolsListed(result.turnSetup.tools, turn.toolsDigest);
+    const tools = listedTools(result.turnSetup, turn.knownTools);
+    noteTurnSetup(turn, tools);
+    turn.tools = new Map(tools.map((tool) => [tool.name, tool]));
+    turn.toolsDigest = result.turnSetup.toolsDigest ?? digestOfTools(tools);
+    observer.toolsListed(tools, turn.toolsDigest);
     turn.unavailableServers = result.turnSetup.unavailableServers ?? [];
     if (turn.unavailableServers.length > 0) observer.serversUnavailable(turn.unavailableServers);
   }

@@ -156,7 +156,7 @@ describe('TranscriptCache: hits and misses', () => {
       { run: 'wf-1/run-1', from: 6, limit: 1 },
     ]);
     expect(resolved.messages).toEqual(run.transcript.messages);
-    expect(cache.stats).toEqual({ hits: 0, misses: 1, pagesFetched: 3 });
+    expect(cache.stats).toEqual({ hits: 0, misses: 1, pagesFetched: 3, heldToolResults: 0 });
   });
 
   it('transcript cache: a miss that gets more messages than the prefix keeps only the prefix', async () => {

@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
 import type { Client, WorkflowService } from '@temporalio/client';
 import type Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
@@ -20,6 +21,7 @@ import { createToolActivities, isSafeToRepeat } from './tool-calls/call.js';
 import { createTaskActivities } from './tool-calls/task-calls.js';
 import type { InputPoller } from './tool-calls/input-requests.js';
 import type { ToolTaskInput } from '../../shared/tool-tasks.js';
+import { RecentToolResults, type RecentToolResultsOptions } from './tool-calls/recent-results.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { FunctionTool } from '../tools/define-tool.js';
 import type { SubAgent } from '../tools/define-sub-agent.js';
@@ -44,6 +46,12 @@ export interface ActivityDependencies {
   /** Longest tool result passed to the model, in characters. Default 20,000. */
   toolResultMaxChars?: number;
   transcriptCache?: TranscriptCacheOptions;
+  /**
+   * The tool results kept for the next model call on this worker (each is recorded once in history, as its call's
+   * result); `false` keeps none, so every model call reads a round's results from the workflow by query (the cost of
+   * a model call on another worker than the tool calls'). Default: up to 64 million characters.
+   */
+  toolResults?: RecentToolResultsOptions | false;
   /**
    * The worker's own connection (its `NativeConnection`): activity completions go through it, so it is the one asked
    * whether Temporal answers before a finished result is handed to the worker. Default: `temporal`'s connection.
@@ -87,9 +95,12 @@ export function queryTranscriptSource(client: Client): TranscriptSource {
 }
 
 export function createActivities(dependencies: ActivityDependencies) {
+  const toolResults =
+    dependencies.toolResults === false ? undefined : new RecentToolResults(dependencies.toolResults ?? {});
   const transcripts = new TranscriptCache(
     queryTranscriptSource(dependencies.temporal),
     dependencies.transcriptCache ?? {},
+    toolResults,
   );
   const secrets = workerSecrets(dependencies);
   const tools = createToolActivities({
@@ -152,10 +163,26 @@ export function createActivities(dependencies: ActivityDependencies) {
           size: (result) => ('content' in result ? result.content.length : JSON.stringify(result).length) + 100,
           unsafeToRepeat: !isSafeToRepeat(input.tool.annotations),
         },
-        () => redactOutcome(secrets, () => tools.callTool(input)),
+        () =>
+          redactOutcome(secrets, () => tools.callTool(input)).then((result) => {
+            // As the workflow will append it: redacted (and cut) as delivered.
+            const run = toolResults === undefined ? undefined : currentRunKey();
+            if (run !== undefined && result.outcome !== 'input_required' && result.outcome !== 'task') {
+              toolResults?.remember(run, input, result);
+            }
+            return result;
+          }),
       ),
     pollToolTask: (input: ToolTaskInput) => redactOutcome(secrets, () => taskCalls.pollToolTask(input)),
-    toolTaskResult: (input: ToolTaskInput) => redactOutcome(secrets, () => taskCalls.toolTaskResult(input)),
+    toolTaskResult: (input: ToolTaskInput) =>
+      redactOutcome(secrets, () => taskCalls.toolTaskResult(input)).then((result) => {
+        // A task's result reaches the next model call as a call's does: from this worker, else by query.
+        const run = toolResults === undefined ? undefined : currentRunKey();
+        if (run !== undefined && result.kind === 'result') {
+          toolResults?.remember(run, input, result.result);
+        }
+        return result;
+      }),
     cancelToolTask: (input: ToolTaskInput) => redactOutcome(secrets, () => taskCalls.cancelToolTask(input)),
     findEarlierRun: (input: FindEarlierRunInput) => redactOutcome(secrets, () => earlierRuns.findEarlierRun(input)),
     readDeploymentRouting: (input: ReadDeploymentRoutingInput) => routing.readDeploymentRouting(input),
@@ -181,6 +208,12 @@ function askInputOf(temporal: Client): InputPoller {
     temporal.withAbortSignal(signal, () =>
       temporal.workflow.getHandle(workflowId, runId).executeUpdate(requestInputUpdate, { args: [poll] }),
     );
+}
+
+/** `workflowId/runId` of the workflow run this activity works for, as the transcript cache keys its runs. */
+function currentRunKey(): string | undefined {
+  const execution = Context.current().info.workflowExecution;
+  return execution === undefined ? undefined : `${execution.workflowId}/${execution.runId}`;
 }
 
 /** With kept results turned off, an attempt just runs. */

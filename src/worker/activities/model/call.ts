@@ -9,6 +9,7 @@ import {
   SUMMARY_INSTRUCTION,
 } from '../../../shared/compaction.js';
 import { CHARS_PER_TOKEN } from '../../../shared/context.js';
+import { toolsDigest } from '../../../shared/digest.js';
 import { selectTools } from '../../../shared/tool-patterns.js';
 import type { ChatMessage, ModelCallInput, ModelCallResult, SummaryRequest } from '../../../shared/types.js';
 import { streamSignal } from '../../../workflows/definitions.js';
@@ -157,7 +158,11 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
           : {
               ...result,
               turnSetup: {
-                tools: listed.tools,
+                // The list the conversation recorded last is named, not recorded again (docs/architecture.md, "Each
+                // byte once in history").
+                ...(input.knownToolsDigest !== undefined && toolsDigest(listed.tools) === input.knownToolsDigest
+                  ? { toolsDigest: input.knownToolsDigest }
+                  : { tools: listed.tools }),
                 model: defaultModel,
                 ...(listed.unavailable.length > 0 ? { unavailableServers: listed.unavailable } : {}),
               },

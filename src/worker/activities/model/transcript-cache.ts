@@ -2,6 +2,7 @@ import type { ApplicationFailure } from '@temporalio/common';
 import { chainDigest, EMPTY_DIGEST, toolsDigest } from '../../../shared/digest.js';
 import { expectedFailure, FailureType } from '../../../shared/errors.js';
 import type { ChatMessage, ModelCallInput, ModelContextPage, ToolDefinition } from '../../../shared/types.js';
+import type { RecentToolResults } from '../tool-calls/recent-results.js';
 
 /** Where a worker reads a transcript it has not cached: the workflow, by query. */
 export interface TranscriptSource {
@@ -16,6 +17,9 @@ export interface TranscriptCacheOptions {
   /** Messages asked for per query page on a miss. Default 500. */
   pageSize?: number;
 }
+
+/** A message this worker holds outside the cache, by its transcript position (a tool result it returned). */
+type HeldMessage = (position: number) => ChatMessage | undefined;
 
 interface Entry {
   messages: ChatMessage[];
@@ -38,11 +42,16 @@ export class TranscriptCache {
   private readonly maxChars: number;
   private readonly pageSize: number;
   /** Counters for tests and benchmarks. */
-  readonly stats = { hits: 0, misses: 0, pagesFetched: 0 };
+  readonly stats = { hits: 0, misses: 0, pagesFetched: 0, heldToolResults: 0 };
 
+  /**
+   * @param toolResults the tool results this worker returned lately: a model call's prefix names a round's results
+   *   (recorded once, as the tool calls' activity results), and those this worker ran are taken from here, not read.
+   */
   constructor(
     private readonly source: TranscriptSource,
     options: TranscriptCacheOptions = {},
+    private readonly toolResults?: RecentToolResults,
   ) {
     this.maxRuns = options.maxRuns ?? 1_000;
     this.maxChars = options.maxChars ?? 256_000_000;
@@ -58,8 +67,9 @@ export class TranscriptCache {
       this.stats.hits++;
       this.truncate(entry, count);
     } else if (entry !== undefined && entry.messages.length < count && (await this.extend(entry, input, key))) {
-      // The prefix goes past what this worker holds: messages too large to send with the input (see
-      // Transcript.nextModelInput) or a round another worker ran. Only those were read.
+      // The prefix goes past what this worker holds: a round's tool results (recorded once, by their calls), messages
+      // too large to send with the input (see Transcript.nextModelInput) or a round another worker ran. Those this
+      // worker returned were taken from it; only the others were read.
       this.stats.misses++;
     } else {
       this.stats.misses++;
@@ -112,13 +122,42 @@ export class TranscriptCache {
    */
   private async extend(entry: Entry, input: ModelCallInput, key: string): Promise<boolean> {
     const cached = entry.messages.length;
-    try {
-      await this.fill(entry, input, key);
-      return true;
-    } catch {
-      this.truncate(entry, cached);
-      return false;
+    const held = this.heldToolResults(entry, key);
+    // With the tool results this worker returned, then by query alone: a result the workflow changed before it
+    // appended it (a person's edited arguments noted before it) fails the digest, and is read as it was appended.
+    for (const attempt of held === undefined ? [undefined] : [held, undefined]) {
+      try {
+        await this.fill(entry, input, key, attempt);
+        if (attempt !== undefined) this.forgetHeld(entry, cached, key);
+        return true;
+      } catch {
+        this.truncate(entry, cached);
+      }
     }
+    return false;
+  }
+
+  /**
+   * The results of the tool calls of the cached transcript's last message, by position: they follow it in the order
+   * of its calls. Undefined when it asked for none, or this worker keeps no results.
+   */
+  private heldToolResults(entry: Entry, key: string): HeldMessage | undefined {
+    const base = entry.messages.length;
+    const last = entry.messages[base - 1];
+    const results = this.toolResults;
+    if (results === undefined || last?.role !== 'assistant' || !last.toolCalls?.length) return undefined;
+    const calls = last.toolCalls;
+    return (position) => {
+      const call = calls[position - base];
+      return call === undefined ? undefined : results.get(key, call.id);
+    };
+  }
+
+  /** The cache holds the tool results it took from now on. */
+  private forgetHeld(entry: Entry, from: number, key: string): void {
+    const asked = entry.messages[from - 1];
+    if (asked?.role !== 'assistant') return;
+    for (const call of asked.toolCalls ?? []) this.toolResults?.taken(key, call.id);
   }
 
   private async fetch(input: ModelCallInput, key: string): Promise<Entry> {
@@ -137,16 +176,25 @@ export class TranscriptCache {
     }
   }
 
-  private async fill(entry: Entry, input: ModelCallInput, key: string): Promise<Entry> {
+  private async fill(entry: Entry, input: ModelCallInput, key: string, held?: HeldMessage): Promise<Entry> {
     const { count, digest } = input.prefix;
     while (entry.messages.length < count) {
-      const limit = Math.min(this.pageSize, count - entry.messages.length);
-      const page = await this.source.page(input.workflowId, input.runId, entry.messages.length, limit);
+      const from = entry.messages.length;
+      const message = held?.(from);
+      if (message !== undefined) {
+        this.appendTo(entry, [message]);
+        this.stats.heldToolResults++;
+        continue;
+      }
+      // The messages up to the next one held here, in one page.
+      let limit = 1;
+      while (limit < Math.min(this.pageSize, count - from) && held?.(from + limit) === undefined) limit++;
+      const page = await this.source.page(input.workflowId, input.runId, from, limit);
       this.stats.pagesFetched++;
       if (page.messages.length === 0) {
         throw unavailable(`the workflow has ${page.total} messages, fewer than the ${count} this call names`);
       }
-      this.appendTo(entry, page.messages.slice(0, count - entry.messages.length));
+      this.appendTo(entry, page.messages.slice(0, limit));
       if (input.toolsDigest !== undefined && page.toolsDigest === input.toolsDigest) {
         this.acceptTools(entry, page, input.toolsDigest);
       }
