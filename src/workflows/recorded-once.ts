@@ -1,16 +1,12 @@
-import { patched } from '@temporalio/workflow';
 import type { ToolDefinition, TurnSetup } from '../shared/types.js';
 import type { Transcript } from './transcript.js';
 
-// Each byte once in history (docs/architecture.md, "Each byte once in history"): a tool result is recorded as its callTool activity's
-// result, and the tool list by the first turn that lists it; the model calls after that name them instead of
-// carrying them again. Behind patches: release 0.1.0's turns carried both, and replay must schedule the same calls.
-
-/** The patch after which a round's tool results join the next model call's prefix instead of its new messages. */
-export const TOOL_RESULTS_ONCE_PATCH = 'tool-results-once';
-
-/** The patch after which a turn's listing names the tool list by digest when it is the one recorded last. */
-export const TOOL_LIST_ONCE_PATCH = 'tool-list-once';
+// Each byte once in history (docs/architecture.md, "Each byte once in history"): a tool result is recorded as its
+// callTool activity's result, and the tool list by the first turn that lists it; the model calls after that name them
+// instead of carrying them again. No patch: this changes the inputs of the calls a workflow schedules, never which calls
+// it schedules, and replay compares the calls (their types and ids), not their inputs; release 0.1.0's histories
+// replay on it (test/replay). A patch would also cost every run a search-attribute upsert (sdk-core records the
+// patch in `TemporalChangeVersion`), a visibility write and a billable action, for nothing replay needs.
 
 /** A tool list the conversation recorded, and its digest. */
 export interface RecordedTools {
@@ -24,13 +20,12 @@ export interface RecordedTools {
  * query (src/worker/activities/model/transcript-cache.ts).
  */
 export function nameToolResults(transcript: Transcript): void {
-  if (patched(TOOL_RESULTS_ONCE_PATCH)) transcript.markRecorded(transcript.length);
+  transcript.markRecorded(transcript.length);
 }
 
 /** The list a turn's listing may name instead of recording it again: the one the conversation recorded last. */
 export function knownToolList(recorded: RecordedTools | undefined): RecordedTools | undefined {
-  // Asked only when there is one, so a conversation's first turn records no marker and replays as it always did.
-  return recorded !== undefined && patched(TOOL_LIST_ONCE_PATCH) ? recorded : undefined;
+  return recorded;
 }
 
 /**
