@@ -50,8 +50,12 @@ describe('the built package', () => {
     expect(exportsUnderNode('durable-agent/testing').sort()).toEqual(Object.keys(source).sort());
   });
 
-  it('durable-agent/workflows loads under plain Node and exports the conversation and agent-turn workflows', () => {
-    expect(exportsUnderNode('durable-agent/workflows').sort()).toEqual(['agentTurnWorkflow', 'conversationWorkflow']);
+  it('durable-agent/workflows loads under plain Node and exports the conversation, agent-turn and schedule workflows', () => {
+    expect(exportsUnderNode('durable-agent/workflows').sort()).toEqual([
+      'agentTurnWorkflow',
+      'conversationWorkflow',
+      'scheduledMessageWorkflow',
+    ]);
   });
 
   it('ships the JSON Schemas: npm pack includes every schemas/*.schema.json', () => {
