@@ -12,7 +12,7 @@ export interface LongRunHistory {
   events: number;
   /** Bytes of the run's start event: the carried state, for a run that continued from another. */
   startBytes: number;
-  /** Activities whose summary (the Web UI's label) names a compaction. */
+  /** Summary calls (`summarizeTranscript`, compaction's activity). */
   compactions: number;
 }
 
@@ -33,7 +33,7 @@ export async function conversationRuns(client: Client, workflowId: string): Prom
       compactions: events.filter(
         (event) =>
           event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
-          /compact/i.test(Buffer.from(event.userMetadata?.summary?.data ?? []).toString('utf8')),
+          event.activityTaskScheduledEventAttributes?.activityType?.name === 'summarizeTranscript',
       ).length,
     });
     runId = started?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;

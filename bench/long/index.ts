@@ -16,11 +16,14 @@ import { conversationRuns } from './history.js';
 import { longMarkdown, spliceLongSection, type LongResults } from './report.js';
 import type { LongRun, LongRunFigures } from './run.js';
 import { LONG_RUNS } from './runs.js';
+import { runWindowConversation, type WindowRunFigures } from './window-run.js';
 import { WorkerProcess } from './worker-process.js';
 
 /** Temporal's limits on one run's history (the defaults of the server and of Temporal Cloud). */
 const HISTORY_LIMIT_BYTES = 50 * 1024 * 1024;
 const HISTORY_LIMIT_EVENTS = 51_200;
+/** The name `--only` knows the conversation past a small window by. */
+const WINDOW_RUN = 'window';
 /** Turns averaged for the latency at the start and at the end of a conversation. */
 const EDGE_TURNS = 5;
 
@@ -38,8 +41,11 @@ export async function runLongBench(options: BenchOptions): Promise<void> {
   }
   const only = options.values.only?.split(',');
   const runs = LONG_RUNS.filter((run) => only === undefined || only.includes(run.name));
-  if (runs.length === 0) {
-    throw new Error(`--long --only: no such run; runs: ${LONG_RUNS.map((run) => run.name).join(', ')}`);
+  // The conversation past a small window (compaction's), run in the bench's process on the same dev server.
+  const withWindow = only === undefined || only.includes(WINDOW_RUN);
+  if (runs.length === 0 && !withWindow) {
+    const names = [...LONG_RUNS.map((run) => run.name), WINDOW_RUN];
+    throw new Error(`--long --only: no such run; runs: ${names.join(', ')}`);
   }
   const builds = [{ build: 'current', cli: `${repoRoot}dist/cli/index.js` }];
   for (const ref of options.values.baseline?.split(',') ?? []) builds.push(await baselineCli(repoRoot, ref));
@@ -54,6 +60,7 @@ export async function runLongBench(options: BenchOptions): Promise<void> {
     channelArgs: { 'grpc.max_receive_message_length': 512 * 1024 * 1024 },
   });
   const figures: LongRunFigures[] = [];
+  let window: WindowRunFigures | undefined;
   try {
     const context = {
       address: env.address,
@@ -73,12 +80,17 @@ export async function runLongBench(options: BenchOptions): Promise<void> {
         }
       }
     }
+    if (withWindow) {
+      window = await runWindowConversation({ env });
+      log(`window: ${JSON.stringify(window)}`);
+    }
   } finally {
     await connection.close();
     await env.teardown();
     await model.close();
   }
-  await writeLongResults({ date: new Date().toISOString().slice(0, 10), figures }, options.values.out);
+  const date = new Date().toISOString().slice(0, 10);
+  await writeLongResults({ date, figures, ...(window ? { window } : {}) }, options.values.out);
 }
 
 /**
