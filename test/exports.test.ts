@@ -30,12 +30,16 @@ const ROOT_VALUES = [
   'InputAlreadyAnsweredError',
   'InputRequestNotFoundError',
   'InvalidInputError',
+  'InvalidTenantError',
   'MessageRejectedError',
   'StreamFailureType',
+  'TenantMismatchError',
   'TooManyUpdatesError',
   'UnknownApprovalError',
   'connectionOptions',
   'loadConfig',
+  'loadTenants',
+  'parseTenants',
   'subscribe',
 ];
 
@@ -102,6 +106,9 @@ const ROOT_TYPES = [
   'Config',
   'TemporalConfig',
   'EncryptionKey',
+  // Tenants (docs/tenants.md).
+  'TenantsConfig',
+  'TenantPolicy',
   // Structured output.
   'OutputFormat',
   'OutputRequest',

@@ -3,6 +3,7 @@ import { Client, type Connection } from '@temporalio/client';
 import { encryptionDataConverter } from '../codec/data-converter.js';
 import { keyRefusalInterceptor } from './key-refusals.js';
 import { loadConfig, readEncryptionKeys } from '../config/index.js';
+import { readTenants } from '../config/tenants.js';
 import { clientTelemetryInterceptors } from './telemetry/client-telemetry.js';
 import { startTelemetry } from './telemetry/telemetry.js';
 import type { Tracing } from './telemetry/tracing.js';
@@ -75,7 +76,7 @@ export class DurableAgentClient {
   constructor(options: DurableAgentClientOptions, ownedConnection?: Connection) {
     this.client = options.client;
     this.taskQueue = options.taskQueue ?? loadConfig().taskQueue;
-    this.runs = new ConversationRuns(this.client, this.taskQueue);
+    this.runs = new ConversationRuns(this.client, this.taskQueue, options.tenants ?? readTenants());
     this.ownedConnection = ownedConnection;
   }
 
@@ -84,6 +85,8 @@ export class DurableAgentClient {
     const config = options.temporal === undefined || options.taskQueue === undefined ? loadConfig() : undefined;
     const temporal = options.temporal ?? (config as NonNullable<typeof config>).temporal;
     const keys = options.encryptionKeys ?? config?.encryptionKeys ?? readEncryptionKeys();
+    // Before connecting: a bad tenants file is the configuration's error, whatever the cluster's state.
+    const tenants = options.tenants ?? readTenants();
     const telemetry = startTelemetry();
     const connection = await connectTemporal(temporal);
     const client = new Client({
@@ -93,7 +96,7 @@ export class DurableAgentClient {
       interceptors: { workflow: [keyRefusalInterceptor(), ...clientTelemetryInterceptors(telemetry)] },
     });
     const agentClient = new DurableAgentClient(
-      { client, taskQueue: options.taskQueue ?? config?.taskQueue },
+      { client, taskQueue: options.taskQueue ?? config?.taskQueue, tenants },
       connection,
     );
     agentClient.tracing = telemetry?.tracing;
@@ -262,6 +265,14 @@ export class DurableAgentClient {
    * Conversations, newest first, one entry each (its latest run), filtered by state through the search attributes.
    * Visibility is eventually consistent: a conversation changed a moment ago may show its previous state.
    */
+  /**
+   * The conversation's tenant (its `DurableAgentTenant` search attribute, docs/tenants.md); undefined for one without.
+   * Raises `ConversationNotFoundError` when it does not exist.
+   */
+  async tenantOf(conversationId: string): Promise<string | undefined> {
+    return await this.runs.tenantOf(conversationId);
+  }
+
   async list(options: ListOptions = {}): Promise<ConversationSummary[]> {
     return await listConversations(this.client, options);
   }

@@ -32,6 +32,8 @@ export {
   UnknownApprovalError,
   ApprovalAlreadyDecidedError,
   InvalidApprovalArgumentsError,
+  InvalidTenantError,
+  TenantMismatchError,
   type EndedReason,
 } from './errors.js';
 export type { ConversationTranscriptPage } from './transcript.js';
