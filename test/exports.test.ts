@@ -109,6 +109,8 @@ const ROOT_TYPES = [
   // Tenants (docs/tenants.md).
   'TenantsConfig',
   'TenantPolicy',
+  'SpendOptions',
+  'SpendTotals',
   // Structured output.
   'OutputFormat',
   'OutputRequest',
@@ -248,7 +250,7 @@ const TESTING_TYPES = [
   'ToolCallsStep',
 ];
 
-const WORKFLOWS_VALUES = ['agentTurnWorkflow', 'conversationWorkflow'];
+const WORKFLOWS_VALUES = ['agentTurnWorkflow', 'conversationWorkflow', 'spendLedgerWorkflow'];
 const WORKFLOWS_TYPES = ['AgentTurnInput'];
 
 const sorted = (names: string[]) => [...names].sort();

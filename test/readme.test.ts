@@ -58,7 +58,7 @@ const pages = () => [
 const quotedNames = (text: string) => [...text.matchAll(/`([\w-]+)/g)].map(([, name]) => name!);
 
 /** The worker's activity types; the compiler checks that they are exactly those `createActivities` returns. */
-const ACTIVITY_TYPES = ['callModel', 'callTool', 'findEarlierRun', 'readDeploymentRouting'] as const;
+const ACTIVITY_TYPES = ['callModel', 'callTool', 'findEarlierRun', 'readDeploymentRouting', 'recordSpend'] as const;
 
 describe('what the README and docs/ say about the code', () => {
   it("every list of the DurableAgentStatus search attribute's values is the code's list of phases", () => {

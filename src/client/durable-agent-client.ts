@@ -36,6 +36,8 @@ import {
 import { reportsStarted, signalWithStartReportingStart } from './signal-with-start.js';
 import { ConversationEndedError } from './errors.js';
 import { listConversations } from './list.js';
+import { tenantSpend, type SpendOptions } from './spend.js';
+import type { SpendTotals } from '../shared/spend.js';
 import { queryRun } from './run-queries.js';
 import { conversationStatus } from './status.js';
 import { TranscriptChain, type ConversationTranscriptPage } from './transcript.js';
@@ -271,6 +273,14 @@ export class DurableAgentClient {
    */
   async tenantOf(conversationId: string): Promise<string | undefined> {
     return await this.runs.tenantOf(conversationId);
+  }
+
+  /**
+   * What each tenant spent each UTC day: dollars, unpriced calls, tokens, turns and conversations, counted once per
+   * model call (docs/tenants.md). Sorted by day, then tenant.
+   */
+  async spend(options: SpendOptions = {}): Promise<SpendTotals[]> {
+    return await tenantSpend(this.client, options);
   }
 
   async list(options: ListOptions = {}): Promise<ConversationSummary[]> {

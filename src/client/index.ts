@@ -37,6 +37,8 @@ export {
   type EndedReason,
 } from './errors.js';
 export type { ConversationTranscriptPage } from './transcript.js';
+export type { SpendOptions } from './spend.js';
+export type { SpendTotals } from '../shared/spend.js';
 export {
   InputRequestNotFoundError,
   InputAlreadyAnsweredError,

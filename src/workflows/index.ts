@@ -1,2 +1,3 @@
 export { conversationWorkflow } from './conversation.js';
 export { agentTurnWorkflow, type AgentTurnInput } from './agent-turn.js';
+export { spendLedgerWorkflow } from './spend-ledger.js';

@@ -29,6 +29,8 @@ export interface TurnState {
   output: OutputFormat | undefined;
   /** Answers sent back to the model because they did not match `output`. */
   corrections: number;
+  /** Each model call's cost goes to the tenant's ledger (a tenant's turn, with its patch applied). */
+  ledgered: boolean;
 }
 
 /** Tell the turn's watchers how far it got (the Web UI's progress, `status`). */

@@ -2,6 +2,7 @@ import { isCancellation, log, patched, proxyActivities } from '@temporalio/workf
 import type { Activities } from '../worker/activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { FailureType } from '../shared/errors.js';
+import { utcDay } from '../shared/tenants.js';
 import type { ModelCallInput, ModelCallResult } from '../shared/types.js';
 import { ZERO_COST, ZERO_USAGE } from '../shared/types.js';
 import { addUsage, completionTokenLimit, exhaustedLimit, resolveBudget } from './budget.js';
@@ -40,6 +41,19 @@ const { callModel } = proxyActivities<Activities>({
     nonRetryableErrorTypes: [FailureType.PayloadsTooLarge],
   },
 });
+
+// A ledger write retries until it succeeds (no maximumAttempts): the call's result is recorded already, and its cost
+// must reach the tenant's ledger once (docs/tenants.md).
+const { recordSpend } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/**
+ * The patch of the tenants' spend ledgers (docs/tenants.md): a tenant's turn sends each model call's cost to its
+ * ledger. Asked only in a tenant's turns, so turns without a tenant replay as recorded.
+ */
+export const SPEND_LEDGER_PATCH = 'tenant-spend-ledger';
 
 /** The patch that turns on structured output (docs/upgrading.md): release 0.1.0's turns never asked for it. */
 export const STRUCTURED_OUTPUT_PATCH = 'structured-output';
@@ -125,6 +139,7 @@ function startTurn(context: TurnContext): TurnState {
     // Behind a patch: a turn replayed from a release before it asked for no output (docs/upgrading.md).
     output: context.output !== undefined && patched(STRUCTURED_OUTPUT_PATCH) ? context.output : undefined,
     corrections: 0,
+    ledgered: context.settings.tenant !== undefined && patched(SPEND_LEDGER_PATCH),
   };
 }
 
@@ -165,11 +180,13 @@ function askModel(turn: TurnState, final: boolean): Promise<ModelStep> {
       [input],
     )
     .then(
-      (result): ModelStep => {
+      (result): ModelStep | Promise<ModelStep> => {
         // A streamed answer's last batch comes with the result (see EventLog.finishModelCall).
         context.observer.modelCallFinished(stream ? result.message.content : undefined);
         recordModelResult(turn, result);
-        return { kind: 'reply', message: result.message };
+        const step: ModelStep = { kind: 'reply', message: result.message };
+        // Before the next call: a conversation's calls reach the ledger in order (spend-ledger.ts counts each once).
+        return turn.ledgered ? toLedger(turn, round, result).then(() => step) : step;
       },
       (error: unknown): ModelStep => {
         context.observer.modelCallFinished();
@@ -177,6 +194,22 @@ function askModel(turn: TurnState, final: boolean): Promise<ModelStep> {
         return { kind: 'error', error: logRefusedPayload(describeFailure(error), `model call, round ${round}`) };
       },
     );
+}
+
+/** Add a recorded call's cost to the tenant's ledger of the day (workflow time: the same day on replay). */
+async function toLedger(turn: TurnState, round: number, result: ModelCallResult): Promise<void> {
+  const { context } = turn;
+  const tenant = context.settings.tenant!;
+  const entry = {
+    conversationId: context.conversationId,
+    turn: context.turn,
+    round,
+    usd: result.cost?.priced === true ? result.cost.usd : null,
+    usage: result.usage,
+  };
+  await recordSpend.executeWithOptions({ summary: `spend · ${tenant} · turn ${context.turn} round ${round}` }, [
+    { tenant, day: utcDay(Date.now()), entry },
+  ]);
 }
 
 /** ` · without files, search` when the listing left servers out, so the Web UI shows it on every later model call. */

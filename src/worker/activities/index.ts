@@ -20,6 +20,7 @@ import type { SubAgent } from '../tools/define-sub-agent.js';
 import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './model/transcript-cache.js';
 import { pricedModelCall } from './model/pricing.js';
 import { PriceTable } from '../pricing/price-table.js';
+import { createSpendActivities } from './spend.js';
 
 export interface ActivityDependencies {
   /** An OpenAI client (created with `maxRetries: 0`: Temporal owns retries) or anything with the same `chat.completions.create`. */
@@ -130,10 +131,12 @@ export function createActivities(dependencies: ActivityDependencies) {
       ),
     findEarlierRun: (input: FindEarlierRunInput) => redactOutcome(secrets, () => earlierRuns.findEarlierRun(input)),
     readDeploymentRouting: (input: ReadDeploymentRoutingInput) => routing.readDeploymentRouting(input),
+    ...createSpendActivities(dependencies.temporal),
   };
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+export type { RecordSpendResult } from './spend.js';
 
 /** With kept results turned off, an attempt just runs. */
 const keepingNothing: Pick<FinishedWork, 'run'> = { run: (_call, attempt) => attempt() };
