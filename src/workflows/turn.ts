@@ -1,4 +1,4 @@
-import { isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { FailureType } from '../shared/errors.js';
@@ -176,6 +176,8 @@ function askModel(turn: TurnState, final: boolean): Promise<ModelStep> {
           (final ? ' · final answer' : listTools ? ' · lists tools' : '') +
           withoutServers(turn),
         retry: { maximumAttempts: maximumAttempts(modelAttempts(context.settings)) },
+        // A tenant's call names its fairness key itself (Temporal would inherit it), so the worker sees it too.
+        ...(turn.ledgered ? { priority: workflowInfo().priority } : {}),
       },
       [input],
     )

@@ -42,6 +42,7 @@ const ANSWERS: Record<string, ScriptStep[]> = {
     { content: 'You are Ada.' },
   ],
   'Trace me.': [{ content: 'Traced.' }],
+  'Count me for acme.': [{ content: 'Counted.' }],
 };
 
 beforeAll(async () => {
@@ -172,6 +173,17 @@ describe('worker metrics', () => {
     // The approval's wait is still counted once: a second kind does not touch the first.
     expect(latest('durable_agent.wait.duration', { kind: 'approval', outcome: 'approved' })?.value).toBe(1);
   }, 180_000);
+
+  it("tenants: a tenant's model calls carry durable_agent.tenant in their metrics", async () => {
+    await agent.ask(`tenant-${randomUUID()}`, 'Count me for acme.', { settings: { tenant: 'acme' } });
+    await until(
+      () => latest('gen_ai.client.operation.duration', { 'durable_agent.tenant': 'acme', outcome: 'ok' }) !== undefined,
+      'a model call duration of tenant acme',
+    );
+    expect(
+      latest('gen_ai.client.token.usage', { 'durable_agent.tenant': 'acme', 'gen_ai.token.type': 'input' }),
+    ).toBeDefined();
+  });
 
   it('logs: a workflow log line carries the trace_id and span_id of the turn it was logged in', async () => {
     const id = `traced-${randomUUID()}`;
