@@ -37,6 +37,8 @@ function parseValues(args: string[]) {
       out: { type: 'string' },
       // `--stack production`: durable-agent and the floor on scripts/production-stack.mjs (bench/production/run.ts).
       stack: { type: 'string' },
+      // `--tenants`: the noisy-neighbour benchmark alone (bench/tenants/run.ts).
+      tenants: { type: 'boolean', default: false },
       'stack-dir': { type: 'string' },
       conversations: { type: 'string' },
       chain: { type: 'string' },

@@ -18,6 +18,7 @@ import type {
 } from './results.js';
 import { round } from './stats.js';
 import { CHAIN_LENGTH, stepsOf } from './workload.js';
+import { withTenantsSection } from './tenants/run.js';
 
 export interface RunRecord {
   quick: boolean;
@@ -70,7 +71,8 @@ export function assembleResults(record: RunRecord): Results {
 export async function writeOutputs(results: Results, outDir: string): Promise<void> {
   await mkdir(outDir, { recursive: true });
   // The production stack's section (`--stack production`, its own run) stays, from its own JSON.
-  const withProduction = await withProductionSection(renderMarkdown(results), outDir);
+  // And the noisy neighbour's (`--tenants`, its own run too).
+  const withProduction = await withTenantsSection(await withProductionSection(renderMarkdown(results), outDir), outDir);
   const markdown = await formatMarkdown(withProduction, `${outDir}/benchmarks.md`);
   await writeFile(`${outDir}/benchmarks.json`, `${JSON.stringify(results, null, 2)}\n`);
   if (results.quick) {

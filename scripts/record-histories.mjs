@@ -32,6 +32,7 @@ import { lifecycleScenarios } from './history-scenarios/lifecycle.mjs';
 import { midFlightScenarios } from './history-scenarios/mid-flight.mjs';
 import { peopleScenarios } from './history-scenarios/people.mjs';
 import { turnScenarios } from './history-scenarios/turns.mjs';
+import { tenantScenarios } from './history-scenarios/tenants.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const releasesDirectory = path.join(root, 'test/fixtures/releases');
@@ -42,7 +43,13 @@ const releasesDirectory = path.join(root, 'test/fixtures/releases');
  * called `context.record(...firstRunIds)` (whole runs, state `finished`) or `context.capture(state, ready)` (the
  * latest run's history as it is once `ready(history)` holds).
  */
-const scenarios = { ...turnScenarios, ...peopleScenarios, ...lifecycleScenarios, ...midFlightScenarios };
+const scenarios = {
+  ...turnScenarios,
+  ...peopleScenarios,
+  ...lifecycleScenarios,
+  ...midFlightScenarios,
+  ...tenantScenarios,
+};
 
 /**
  * The key of the encrypted histories: the one of test/codec/fixture-key.ts (a TypeScript module this script cannot
