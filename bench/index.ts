@@ -35,6 +35,12 @@ async function main(): Promise<void> {
     await runLongBench(options);
     return;
   }
+  if (options.values.tenants) {
+    // Its own run: the noisy neighbour, fairness on and off (bench/tenants/run.ts).
+    const { runTenantsBench } = await import('./tenants/run.js');
+    await runTenantsBench(options);
+    return;
+  }
   if (options.values.render) {
     // Redraw the table and the chart of an earlier run (e.g. after editing bench/notes.md), measuring nothing.
     const results = JSON.parse(await readFile(`${options.outDir}/benchmarks.json`, 'utf8')) as Results;

@@ -39,6 +39,8 @@ function parseValues(args: string[]) {
       stack: { type: 'string' },
       // `--long`: conversations of a thousand steps, a run of their own (bench/long/).
       long: { type: 'boolean', default: false },
+      // `--tenants`: the noisy-neighbour benchmark alone (bench/tenants/run.ts).
+      tenants: { type: 'boolean', default: false },
       'stack-dir': { type: 'string' },
       conversations: { type: 'string' },
       chain: { type: 'string' },

@@ -19,6 +19,7 @@ import type {
 } from './results.js';
 import { round } from './stats.js';
 import { CHAIN_LENGTH, stepsOf } from './workload.js';
+import { withTenantsSection } from './tenants/run.js';
 
 export interface RunRecord {
   quick: boolean;
@@ -74,7 +75,9 @@ export async function writeOutputs(results: Results, outDir: string): Promise<vo
   const withProduction = await withProductionSection(renderMarkdown(results), outDir);
   // So does the long conversations' (`--long`).
   const withLong = await withLongSection(withProduction, outDir);
-  const markdown = await formatMarkdown(withLong, `${outDir}/benchmarks.md`);
+  // And the noisy neighbour's (`--tenants`, its own run too).
+  const withTenants = await withTenantsSection(withLong, outDir);
+  const markdown = await formatMarkdown(withTenants, `${outDir}/benchmarks.md`);
   await writeFile(`${outDir}/benchmarks.json`, `${JSON.stringify(results, null, 2)}\n`);
   if (results.quick) {
     process.stdout.write(markdown);

@@ -37,6 +37,7 @@ import { turnScenarios } from './history-scenarios/turns.mjs';
 import { compactionScenarios } from './history-scenarios/compaction.mjs';
 import { taskScenarios } from './history-scenarios/tasks.mjs';
 import { startTaskMcpServer } from '../dist/testing/mcp-task-server.js';
+import { tenantScenarios } from './history-scenarios/tenants.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const releasesDirectory = path.join(root, 'test/fixtures/releases');
@@ -55,6 +56,7 @@ const scenarios = {
   ...scheduleScenarios,
   ...compactionScenarios,
   ...taskScenarios,
+  ...tenantScenarios,
   ...recordedOnceScenarios,
 };
 

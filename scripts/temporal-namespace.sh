@@ -11,7 +11,7 @@
 set -eu
 : "${TEMPORAL_ADDRESS:?TEMPORAL_ADDRESS names the Temporal frontend, host:port}"
 namespace="${TEMPORAL_NAMESPACE:-default}"
-attributes='DurableAgentStatus=Keyword DurableAgentTurns=Int DurableAgentConversationId=Keyword'
+attributes='DurableAgentStatus=Keyword DurableAgentTurns=Int DurableAgentConversationId=Keyword DurableAgentTenant=Keyword'
 
 # Two minutes for the cluster to come up; a job that waited forever would hide a server that never starts.
 attempt=0

@@ -8,5 +8,6 @@
 export * from './client/index.js';
 export type { EncryptionKey } from './codec/keys.js';
 export { loadConfig, ConfigError, type Config, type TemporalConfig } from './config/index.js';
+export { loadTenants, parseTenants, type TenantsConfig, type TenantPolicy } from './config/tenants.js';
 // The base of every error durable-agent throws on purpose: `instanceof DurableAgentError` catches them all.
 export { DurableAgentError, FailureType } from './shared/errors.js';

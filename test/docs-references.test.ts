@@ -42,7 +42,6 @@ const fileNames = new Set([
 const FOREIGN = new Map([
   ['OTEL_METRICS_EXPORTER', 'OpenTelemetry: the SDK environment variable (read as `OTEL_${signal}_EXPORTER`)'],
   ['HTTPS_PROXY', 'the proxy variable of curl, pip and Go, which Node ignores (docs/servers.md)'],
-  ['enableFairness', 'Temporal server: the dynamic config key matching.enableFairness (docs/production.md)'],
 ]);
 
 const PATH =

@@ -30,8 +30,10 @@ const ROOT_VALUES = [
   'InputAlreadyAnsweredError',
   'InputRequestNotFoundError',
   'InvalidInputError',
+  'InvalidTenantError',
   'MessageRejectedError',
   'StreamFailureType',
+  'TenantMismatchError',
   'TooManyUpdatesError',
   'UnknownApprovalError',
   // Schedules (docs/cli.md, "Schedules").
@@ -42,6 +44,8 @@ const ROOT_VALUES = [
   'ScheduleNotFoundError',
   'connectionOptions',
   'loadConfig',
+  'loadTenants',
+  'parseTenants',
   'subscribe',
 ];
 
@@ -110,6 +114,11 @@ const ROOT_TYPES = [
   'Config',
   'TemporalConfig',
   'EncryptionKey',
+  // Tenants (docs/tenants.md).
+  'TenantsConfig',
+  'TenantPolicy',
+  'SpendOptions',
+  'SpendTotals',
   // Structured output.
   'OutputFormat',
   'OutputRequest',
@@ -255,7 +264,12 @@ const TESTING_TYPES = [
   'ToolCallsStep',
 ];
 
-const WORKFLOWS_VALUES = ['agentTurnWorkflow', 'conversationWorkflow', 'scheduledMessageWorkflow'];
+const WORKFLOWS_VALUES = [
+  'agentTurnWorkflow',
+  'conversationWorkflow',
+  'scheduledMessageWorkflow',
+  'spendLedgerWorkflow',
+];
 const WORKFLOWS_TYPES = ['AgentTurnInput'];
 
 const sorted = (names: string[]) => [...names].sort();

@@ -68,6 +68,7 @@ const ACTIVITY_TYPES = [
   'pollToolTask',
   'toolTaskResult',
   'cancelToolTask',
+  'recordSpend',
 ] as const;
 
 describe('what the README and docs/ say about the code', () => {

@@ -17,6 +17,19 @@ export interface AuthenticationOptions {
   secret?: string;
 }
 
+/**
+ * A conversation's tenant, for the tokens that act for one: the tenant, `undefined` for a conversation without one, or
+ * `null` when the conversation does not exist (yet).
+ */
+export type TenantLookup = (conversationId: string) => Promise<string | undefined | null>;
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** The tenant of the signed token that let the request in: a conversation it creates belongs to it. */
+    durableAgentTenant: string | undefined;
+  }
+}
+
 /** Whether requests need a token: when either an operator token or a secret is configured. */
 export function authenticationEnabled(options: AuthenticationOptions): boolean {
   return options.token !== undefined || options.secret !== undefined;
@@ -41,7 +54,7 @@ interface Presented {
  * otherwise every request but public reads needs the operator token or a signed token whose scope covers the
  * conversation (and writes, for a write).
  */
-export function authentication(options: AuthenticationOptions): MiddlewareHandler {
+export function authentication(options: AuthenticationOptions, tenantOf?: TenantLookup): MiddlewareHandler {
   checkAuthenticationOptions(options);
   if (!authenticationEnabled(options)) return async (_c, next) => next();
   const operator = options.token === undefined ? undefined : digest(options.token);
@@ -95,6 +108,20 @@ export function authentication(options: AuthenticationOptions): MiddlewareHandle
         ServeErrorType.ReadOnlyToken,
         'The token is read-only; this request needs a read+write token.',
       );
+    }
+    if (grant.tenant !== undefined && tenantOf !== undefined) {
+      const tenant = await tenantOf(target.conversationId);
+      if (tenant !== null && tenant !== grant.tenant) {
+        const owner = tenant === undefined ? 'no tenant' : 'another tenant';
+        return refuse(
+          c,
+          403,
+          ServeErrorType.OtherTenant,
+          `The token acts for tenant ${JSON.stringify(grant.tenant)}; conversation ` +
+            `${JSON.stringify(target.conversationId)} belongs to ${owner}.`,
+        );
+      }
+      c.set('durableAgentTenant', grant.tenant);
     }
     return next();
   };

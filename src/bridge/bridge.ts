@@ -1,4 +1,6 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { DURABLE_AGENT_SEARCH_ATTRIBUTES } from '../shared/search-attributes.js';
+import { conversationWorkflowId } from '../workflows/definitions.js';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { subscribe } from '../client/stream.js';
@@ -8,7 +10,12 @@ import { SubscriptionHub, type SubscriptionHubOptions } from './hub.js';
 import { addInputRoute, type InputAnsweringClient } from './input-route.js';
 import { isEncryptionKeyError } from '../shared/encryption-errors.js';
 import { causeChain, errorMessage } from '../shared/errors.js';
-import { authentication, authenticationEnabled, type AuthenticationOptions } from './authentication.js';
+import {
+  authentication,
+  authenticationEnabled,
+  type AuthenticationOptions,
+  type TenantLookup,
+} from './authentication.js';
 import { browserSafety, type BrowserSafetyOptions } from './browser-safety.js';
 import { clientRefusal, problem, ServeErrorType } from './http-errors.js';
 import { temporalReadiness } from './readiness.js';
@@ -22,7 +29,7 @@ export interface BridgeAgentClient extends ApprovalDeciding, InputAnsweringClien
   send(
     conversationId: string,
     content: string,
-    options?: { messageId?: string },
+    options?: { messageId?: string; settings?: { tenant?: string } },
   ): Promise<{ conversationId: string; messageId: string; runId: string; created: boolean; reopened: boolean }>;
 }
 
@@ -83,7 +90,7 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
   // Every route, by rule (src/bridge/routes.ts): routes added below are covered without a word of their own.
   if (options.log !== undefined) app.use(requestLog(options.log));
   for (const middleware of browserSafety({ ...options, allowedOrigins: allowedOrigins(options) })) app.use(middleware);
-  app.use(authentication(options));
+  app.use(authentication(options, conversationTenant(agent.client)));
 
   app.get('/healthz', (c) => c.json({ ok: true, subscriptions: hub.subscriptions }));
   mountChatPage(app);
@@ -159,7 +166,12 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
       return c.json(problem(ServeErrorType.InvalidBody, 'Expected {"content": string, "id"?: string}.'), 400);
     }
     try {
-      const sent = await agent.send(conversationId, content, id === undefined ? {} : { messageId: id });
+      // A token that acts for a tenant creates its conversations for that tenant (a running one keeps its own).
+      const tenant = c.get('durableAgentTenant');
+      const sent = await agent.send(conversationId, content, {
+        ...(id === undefined ? {} : { messageId: id }),
+        ...(tenant === undefined ? {} : { settings: { tenant } }),
+      });
       return c.json(sent, 202);
     } catch (error) {
       return clientRefusal(c, error, errorStatus);
@@ -181,6 +193,19 @@ export function createStreamingBridge(options: StreamingBridgeOptions): Streamin
     await hub.close();
   };
   return { app, hub, close };
+}
+
+/** The tenant of a conversation's latest run (`DurableAgentTenant`), or null when it has none yet. */
+function conversationTenant(client: Client): TenantLookup {
+  return async (conversationId) => {
+    try {
+      const description = await client.workflow.getHandle(conversationWorkflowId(conversationId)).describe();
+      return description.typedSearchAttributes.get(DURABLE_AGENT_SEARCH_ATTRIBUTES.tenant);
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return null;
+      throw error;
+    }
+  };
 }
 
 /** The origins browsers may call from; `*` only where requests need a token. */

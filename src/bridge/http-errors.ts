@@ -16,6 +16,8 @@ export const ServeErrorType = {
   TokenExpired: 'TokenExpired',
   /** 403: a valid token that does not open this conversation, or this route. */
   OutsideTokenScope: 'OutsideTokenScope',
+  /** 403: a token for one tenant on a conversation of another (or of none; docs/tenants.md). */
+  OtherTenant: 'OtherTenant',
   /** 403: a read-only token on a write. */
   ReadOnlyToken: 'ReadOnlyToken',
   /** 403: a browser request from an origin that is not this server's nor a configured one. */

@@ -1,6 +1,7 @@
 import { errors, jwtVerify, SignJWT } from 'jose';
 import { DurableAgentError } from '../shared/errors.js';
 import { ExitCode } from '../shared/exit-codes.js';
+import { tenantProblem, TENANT_SHAPE } from '../shared/tenants.js';
 
 /**
  * Signed tokens for `durable-agent serve` (docs/streaming.md, "Tokens"): a product's backend, which knows its users,
@@ -31,6 +32,11 @@ export interface ServeTokenOptions {
   ttl?: number | string;
   /** Who the token is for (the JWT `sub`), for the product's own records; optional. */
   subject?: string;
+  /**
+   * The tenant the token acts for (docs/tenants.md): it opens only that tenant's conversations, and a conversation it
+   * creates belongs to that tenant. Default none: the conversations' tenants are not checked.
+   */
+  tenant?: string;
 }
 
 /** What a valid token allows. */
@@ -39,6 +45,8 @@ export interface ServeGrant {
   write: boolean;
   expiresAt: Date;
   subject?: string;
+  /** The tenant the token acts for; absent on a token without one. */
+  tenant?: string;
 }
 
 /**
@@ -78,10 +86,18 @@ export async function createServeToken(options: ServeTokenOptions): Promise<stri
   if (conversations.length === 0 || conversations.some((id) => typeof id !== 'string' || id === '')) {
     throw new ServeConfigError('A serve token needs at least one conversation id, none of them empty.');
   }
+  if (options.tenant !== undefined) {
+    const problem = tenantProblem(options.tenant);
+    if (problem !== undefined) {
+      throw new ServeConfigError(
+        `The token's tenant ${JSON.stringify(options.tenant)} is not valid (${problem}); expected ${TENANT_SHAPE}.`,
+      );
+    }
+  }
   const seconds = ttlSeconds(options.ttl ?? DEFAULT_SERVE_TOKEN_TTL);
   const scope: ServeTokenScope = options.write === true ? 'read+write' : 'read';
   const now = Math.floor(Date.now() / 1000);
-  const jwt = new SignJWT({ conversations, scope })
+  const jwt = new SignJWT({ conversations, scope, ...(options.tenant === undefined ? {} : { tenant: options.tenant }) })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
@@ -105,8 +121,9 @@ export async function verifyServeToken(token: string, key: Uint8Array): Promise<
       'The token is not valid here (malformed, or not signed by this server).',
     );
   }
-  const { conversations, scope, exp, sub } = payload;
+  const { conversations, scope, exp, sub, tenant } = payload;
   const valid =
+    (tenant === undefined || typeof tenant === 'string') &&
     Array.isArray(conversations) &&
     conversations.every((id) => typeof id === 'string') &&
     (scope === 'read' || scope === 'read+write') &&
@@ -117,6 +134,7 @@ export async function verifyServeToken(token: string, key: Uint8Array): Promise<
     write: scope === 'read+write',
     expiresAt: new Date(exp * 1000),
     ...(sub !== undefined ? { subject: sub } : {}),
+    ...(typeof tenant === 'string' ? { tenant } : {}),
   };
 }
 

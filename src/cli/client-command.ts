@@ -44,12 +44,14 @@ export function printJson(value: unknown): void {
  * `durable-agent dev` serves), run `action`, close. Client errors become exit codes.
  */
 export async function withClient<T>(action: (client: DurableAgentClient) => Promise<T>): Promise<T> {
-  const [{ checkConfigFiles, loadConfig }, api] = await Promise.all([
+  const [{ checkConfigFiles, loadConfig }, { readTenants }, api] = await Promise.all([
     import('../config/index.js'),
+    import('../config/tenants.js'),
     import('../client/index.js'),
   ]);
   const config = loadConfig();
   checkConfigFiles(config);
+  const tenants = readTenants();
   const address = config.temporal.address ?? api.DEFAULT_TEMPORAL_ADDRESS;
   let client: DurableAgentClient;
   try {
@@ -57,6 +59,7 @@ export async function withClient<T>(action: (client: DurableAgentClient) => Prom
       temporal: config.temporal,
       taskQueue: config.taskQueue,
       encryptionKeys: config.encryptionKeys,
+      tenants,
     });
   } catch (error) {
     throw unreachable(address, error);

@@ -14,6 +14,7 @@ import { sendCommand } from './commands/send.js';
 import { serveCommand } from './commands/serve.js';
 import { startCommand } from './commands/start.js';
 import { tokenCommand } from './commands/token.js';
+import { spendCommand } from './commands/spend.js';
 import { packageVersion } from '../node/package-version.js';
 
 /**
@@ -83,6 +84,7 @@ export async function buildProgram(argv: readonly string[]): Promise<Command> {
     chatCommand(),
     historyCommand(),
     listCommand(),
+    spendCommand(),
     interruptCommand(),
     inputsCommand(),
     answerCommand(),

@@ -18,6 +18,9 @@ export function addSettingsOptions<Args extends unknown[], Opts extends OptionVa
       ),
     )
     .addOption(
+      new Option('--tenant <id>', 'tenant of a new conversation: its fair share and its spend (docs/tenants.md)'),
+    )
+    .addOption(
       new Option('--settings <json>', 'more ConversationSettings of a new conversation, as JSON').argParser(
         parseSettings,
       ),
@@ -29,6 +32,7 @@ export interface SettingsFlags {
   model?: string;
   systemPrompt?: string;
   idleTimeout?: number;
+  tenant?: string;
   settings?: ConversationSettings;
 }
 
@@ -38,6 +42,7 @@ export function settingsFrom(flags: SettingsFlags): ConversationSettings | undef
   if (flags.model !== undefined) settings.model = flags.model;
   if (flags.systemPrompt !== undefined) settings.systemPrompt = flags.systemPrompt;
   if (flags.idleTimeout !== undefined) settings.idleTimeoutMs = Math.round(flags.idleTimeout * 1000);
+  if (flags.tenant !== undefined) settings.tenant = flags.tenant;
   return Object.keys(settings).length > 0 ? settings : undefined;
 }
 

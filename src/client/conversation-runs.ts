@@ -6,7 +6,11 @@ import {
   type WorkflowHandle,
   type WorkflowIdReusePolicy,
 } from '@temporalio/client';
+import type { Priority, SearchAttributePair } from '@temporalio/common';
+import { tenantPriority, type TenantsConfig } from '../config/tenants.js';
 import { errorMessage } from '../shared/errors.js';
+import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../shared/search-attributes.js';
+import { tenantProblem } from '../shared/tenants.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
 import { validateMessage } from '../workflows/conversation-state.js';
 import {
@@ -16,7 +20,13 @@ import {
   type ConversationSettings,
   type IncomingMessage,
 } from '../workflows/definitions.js';
-import { ConversationEndedError, ConversationNotFoundError, MessageRejectedError, type EndedReason } from './errors.js';
+import {
+  ConversationEndedError,
+  ConversationNotFoundError,
+  InvalidTenantError,
+  MessageRejectedError,
+  type EndedReason,
+} from './errors.js';
 
 /**
  * The conversation workflow's registered name (the workflow function's name).
@@ -48,6 +58,10 @@ export interface WithStartOptions {
   args: [ConversationInput];
   workflowIdReusePolicy: WorkflowIdReusePolicy;
   workflowIdConflictPolicy: 'USE_EXISTING';
+  /** A tenant's conversation: the tenant as fairness key (docs/tenants.md). Absent without a tenant. */
+  priority?: Priority;
+  /** A tenant's conversation: its `DurableAgentTenant` search attribute. Absent without a tenant. */
+  typedSearchAttributes?: SearchAttributePair[];
 }
 
 /** Temporal's status of a closed run, as the reason the conversation takes no more messages. */
@@ -67,6 +81,8 @@ export class ConversationRuns {
   constructor(
     readonly client: Client,
     readonly taskQueue: string,
+    /** The operator's tenants file (`DURABLE_AGENT_TENANTS`): the fairness weights of tenants' conversations. */
+    readonly tenants?: TenantsConfig,
   ) {}
 
   /**
@@ -83,6 +99,7 @@ export class ConversationRuns {
     call: (target: Target, start: WithStartOptions) => Promise<T>,
     options: { mustExist?: boolean; tryFirst?: boolean } = {},
   ): Promise<T> {
+    checkTenant(conversationId, settings);
     if (options.tryFirst && !options.mustExist) {
       const target: Target = { kind: 'open-or-new', input: newInput(conversationId, settings) };
       try {
@@ -139,6 +156,17 @@ export class ConversationRuns {
     }
   }
 
+  /** The conversation's tenant, from its latest run's search attributes; undefined for a conversation without one. */
+  async tenantOf(conversationId: string): Promise<string | undefined> {
+    try {
+      const description = await this.handle(conversationId).describe();
+      return description.typedSearchAttributes.get(SearchAttribute.tenant);
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(conversationId, { cause: error });
+      throw error;
+    }
+  }
+
   /** What a completed run returned: why it closed and the state it hands on. */
   async outcome(conversationId: string, runId: string): Promise<ConversationOutcome> {
     const handle = this.client.workflow.getHandle<typeof conversationWorkflow>(
@@ -161,6 +189,19 @@ export class ConversationRuns {
       // Never start an empty conversation over closed runs: a closed one is reopened with its state (or is ended).
       workflowIdReusePolicy: target.kind === 'reopen' ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
       workflowIdConflictPolicy: 'USE_EXISTING',
+      ...this.tenantOptions(target.input.settings?.tenant),
+    };
+  }
+
+  /**
+   * A tenant's conversation starts with the tenant as its fairness key, which its activities and child workflows
+   * inherit (and its later runs: continue-as-new keeps a run's priority and search attributes).
+   */
+  private tenantOptions(tenant: string | undefined): Pick<WithStartOptions, 'priority' | 'typedSearchAttributes'> {
+    if (tenant === undefined) return {};
+    return {
+      priority: tenantPriority(tenant, this.tenants),
+      typedSearchAttributes: [{ key: SearchAttribute.tenant, value: tenant }],
     };
   }
 
@@ -189,6 +230,14 @@ export class ConversationRuns {
       },
     };
   }
+}
+
+/** Refuses settings whose tenant cannot be a fairness key or a search attribute value, before anything is sent. */
+function checkTenant(conversationId: string, settings: ConversationSettings | undefined): void {
+  const tenant = settings?.tenant;
+  if (tenant === undefined) return;
+  const problem = tenantProblem(tenant);
+  if (problem !== undefined) throw new InvalidTenantError(conversationId, String(tenant), problem);
 }
 
 /** A with-start call that found the conversation's runs closed, or its run closing under it. */

@@ -3,6 +3,7 @@ import { Client, type Connection } from '@temporalio/client';
 import { encryptionDataConverter } from '../codec/data-converter.js';
 import { keyRefusalInterceptor } from './key-refusals.js';
 import { loadConfig, readEncryptionKeys } from '../config/index.js';
+import { readTenants } from '../config/tenants.js';
 import { clientTelemetryInterceptors } from './telemetry/client-telemetry.js';
 import { startTelemetry } from './telemetry/telemetry.js';
 import type { Tracing } from './telemetry/tracing.js';
@@ -36,6 +37,8 @@ import { AgentSchedules } from './schedules.js';
 import { reportsStarted, signalWithStartReportingStart } from './signal-with-start.js';
 import { ConversationEndedError } from './errors.js';
 import { listConversations } from './list.js';
+import { tenantSpend, type SpendOptions } from './spend.js';
+import type { SpendTotals } from '../shared/spend.js';
 import { queryRun } from './run-queries.js';
 import { conversationStatus } from './status.js';
 import { TranscriptChain, type ConversationTranscriptPage } from './transcript.js';
@@ -78,7 +81,7 @@ export class DurableAgentClient {
   constructor(options: DurableAgentClientOptions, ownedConnection?: Connection) {
     this.client = options.client;
     this.taskQueue = options.taskQueue ?? loadConfig().taskQueue;
-    this.runs = new ConversationRuns(this.client, this.taskQueue);
+    this.runs = new ConversationRuns(this.client, this.taskQueue, options.tenants ?? readTenants());
     this.schedules = new AgentSchedules(this.client, this.taskQueue, this.runs);
     this.ownedConnection = ownedConnection;
   }
@@ -88,6 +91,8 @@ export class DurableAgentClient {
     const config = options.temporal === undefined || options.taskQueue === undefined ? loadConfig() : undefined;
     const temporal = options.temporal ?? (config as NonNullable<typeof config>).temporal;
     const keys = options.encryptionKeys ?? config?.encryptionKeys ?? readEncryptionKeys();
+    // Before connecting: a bad tenants file is the configuration's error, whatever the cluster's state.
+    const tenants = options.tenants ?? readTenants();
     const telemetry = startTelemetry();
     const connection = await connectTemporal(temporal);
     const client = new Client({
@@ -97,7 +102,7 @@ export class DurableAgentClient {
       interceptors: { workflow: [keyRefusalInterceptor(), ...clientTelemetryInterceptors(telemetry)] },
     });
     const agentClient = new DurableAgentClient(
-      { client, taskQueue: options.taskQueue ?? config?.taskQueue },
+      { client, taskQueue: options.taskQueue ?? config?.taskQueue, tenants },
       connection,
     );
     agentClient.tracing = telemetry?.tracing;
@@ -267,6 +272,22 @@ export class DurableAgentClient {
    * Conversations, newest first, one entry each (its latest run), filtered by state through the search attributes.
    * Visibility is eventually consistent: a conversation changed a moment ago may show its previous state.
    */
+  /**
+   * The conversation's tenant (its `DurableAgentTenant` search attribute, docs/tenants.md); undefined for one without.
+   * Raises `ConversationNotFoundError` when it does not exist.
+   */
+  async tenantOf(conversationId: string): Promise<string | undefined> {
+    return await this.runs.tenantOf(conversationId);
+  }
+
+  /**
+   * What each tenant spent each UTC day: dollars, unpriced calls, tokens, turns and conversations, counted once per
+   * model call (docs/tenants.md). Sorted by day, then tenant.
+   */
+  async spend(options: SpendOptions = {}): Promise<SpendTotals[]> {
+    return await tenantSpend(this.client, options);
+  }
+
   async list(options: ListOptions = {}): Promise<ConversationSummary[]> {
     return await listConversations(this.client, options);
   }

@@ -4,6 +4,7 @@
  */
 
 import { DurableAgentError } from '../shared/errors.js';
+import { TENANT_SHAPE } from '../shared/tenants.js';
 
 /** Base class of every error the client raises on purpose (a {@link DurableAgentError}). */
 export class DurableAgentClientError extends DurableAgentError {
@@ -56,6 +57,46 @@ export class MessageRejectedError extends DurableAgentClientError {
     options?: ErrorOptions,
   ) {
     super(`Conversation ${conversationId} rejected the message: ${reason}`, conversationId, options);
+  }
+}
+
+/** The settings name a tenant id that cannot be one (docs/tenants.md); nothing was sent. */
+export class InvalidTenantError extends DurableAgentClientError {
+  constructor(
+    conversationId: string,
+    readonly tenant: string,
+    /** What is wrong with it. */
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `Conversation ${conversationId}: the tenant ${JSON.stringify(tenant)} is not valid (${reason}); expected ` +
+        `${TENANT_SHAPE}.`,
+      conversationId,
+      options,
+    );
+  }
+}
+
+/**
+ * The conversation belongs to another tenant than the one the caller acts for (docs/tenants.md); nothing changed.
+ */
+export class TenantMismatchError extends DurableAgentClientError {
+  constructor(
+    conversationId: string,
+    /** The tenant the caller acts for. */
+    readonly tenant: string,
+    /** The conversation's tenant; undefined for a conversation without one. */
+    readonly conversationTenant: string | undefined,
+    options?: ErrorOptions,
+  ) {
+    const owner = conversationTenant === undefined ? 'no tenant' : `tenant ${JSON.stringify(conversationTenant)}`;
+    super(
+      `Conversation ${conversationId} belongs to ${owner}, not to tenant ${JSON.stringify(tenant)}: use another ` +
+        'conversation id, or act for its tenant.',
+      conversationId,
+      options,
+    );
   }
 }
 

@@ -32,12 +32,16 @@ export {
   UnknownApprovalError,
   ApprovalAlreadyDecidedError,
   InvalidApprovalArgumentsError,
+  InvalidTenantError,
+  TenantMismatchError,
   type EndedReason,
 } from './errors.js';
 export type { ConversationTranscriptPage } from './transcript.js';
 export { AgentSchedules, type AgentScheduleSummary, type ScheduleCreateOptions } from './schedules.js';
 export { ScheduleError, InvalidScheduleError, ScheduleNotFoundError, ScheduleExistsError } from './schedule-errors.js';
 export type { ScheduledFiring, ScheduleOverlap } from '../workflows/schedule-types.js';
+export type { SpendOptions } from './spend.js';
+export type { SpendTotals } from '../shared/spend.js';
 export {
   InputRequestNotFoundError,
   InputAlreadyAnsweredError,

@@ -67,6 +67,7 @@ function listQuery(options: ListOptions): string {
       : `${OURS} AND ExecutionStatus != 'ContinuedAsNew'`,
   ];
   if (options.status === 'idle') conditions.push(`${status} = 'idle'`, `ExecutionStatus IN ('Running', 'Completed')`);
+  if (options.tenant !== undefined) conditions.push(`${SearchAttribute.tenant.name} = ${quoted(options.tenant)}`);
   if (options.query?.trim()) conditions.push(`(${options.query})`);
   return conditions.join(' AND ');
 }
@@ -85,6 +86,7 @@ function toSummary(execution: WorkflowExecutionInfo): ConversationSummary {
   const attributes = execution.typedSearchAttributes;
   const recorded = attributes.get(SearchAttribute.status) as ConversationPhase | undefined;
   const executionStatus = execution.status.name;
+  const tenant = attributes.get(SearchAttribute.tenant);
   return {
     conversationId:
       attributes.get(SearchAttribute.conversationId) ?? execution.workflowId.replace(/^conversation-/, ''),
@@ -97,10 +99,16 @@ function toSummary(execution: WorkflowExecutionInfo): ConversationSummary {
     startTime: execution.startTime,
     ...(execution.closeTime ? { closeTime: execution.closeTime } : {}),
     ...(isCostSpend(execution.memo?.cost) ? { cost: execution.memo.cost } : {}),
+    ...(tenant === undefined ? {} : { tenant }),
   };
 }
 
 /** A memo's cost as the workflow writes it (visibility.ts); anything else is left out rather than misread. */
 function isCostSpend(value: unknown): value is CostSpend {
   return typeof value === 'object' && value !== null && typeof (value as CostSpend).usd === 'number';
+}
+
+/** A string literal of a visibility query. */
+export function quoted(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }

@@ -2,6 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { EncryptionKey } from '../codec/keys.js';
 import type { TemporalConfig } from '../config/index.js';
+import type { TenantsConfig } from '../config/tenants.js';
 import type { CostSpend, JsonObject } from '../shared/types.js';
 import type {
   ConversationPhase,
@@ -16,6 +17,11 @@ export interface DurableAgentClientOptions {
   client: Client;
   /** Task queue of the durable-agent workers; default `DURABLE_AGENT_TASK_QUEUE` or `durable-agent`. */
   taskQueue?: string;
+  /**
+   * The tenants' fairness weights, given to the conversations this client starts (docs/tenants.md); default the file
+   * of `DURABLE_AGENT_TENANTS`, or none (every tenant weighs 1).
+   */
+  tenants?: TenantsConfig;
 }
 
 export interface ConnectOptions {
@@ -23,6 +29,8 @@ export interface ConnectOptions {
   temporal?: TemporalConfig;
   /** Default `DURABLE_AGENT_TASK_QUEUE` or `durable-agent`. */
   taskQueue?: string;
+  /** The tenants' fairness weights (docs/tenants.md); default the file of `DURABLE_AGENT_TENANTS`, or none. */
+  tenants?: TenantsConfig;
   /**
    * Keys that encrypt what this client sends and decrypt what it reads (docs/security.md); the first encrypts.
    * Default `DURABLE_AGENT_ENCRYPTION_KEYS` (none when unset: plain JSON); `[]` turns encryption off.
@@ -109,6 +117,8 @@ export type ListStatus = ConversationPhase;
 export interface ListOptions {
   /** Only conversations in this state (the `DurableAgentStatus` search attribute). Default all. */
   status?: ListStatus;
+  /** Only this tenant's conversations (the `DurableAgentTenant` search attribute, docs/tenants.md). Default all. */
+  tenant?: string;
   /** More visibility-query conditions, ANDed with ours, e.g. `DurableAgentTurns > 3`. */
   query?: string;
   /** At most this many conversations, newest first. Default 100. */
@@ -129,6 +139,8 @@ export interface ConversationSummary {
   closeTime?: Date;
   /** What the conversation's model calls cost so far (docs/cost.md), as of its latest turn; absent before any. */
   cost?: CostSpend;
+  /** The conversation's tenant (docs/tenants.md); absent for one without. */
+  tenant?: string;
 }
 
 export interface ApproveOptions {

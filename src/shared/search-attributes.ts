@@ -7,6 +7,8 @@ export const DURABLE_AGENT_SEARCH_ATTRIBUTES = {
   status: defineSearchAttributeKey('DurableAgentStatus', SearchAttributeType.KEYWORD),
   turns: defineSearchAttributeKey('DurableAgentTurns', SearchAttributeType.INT),
   conversationId: defineSearchAttributeKey('DurableAgentConversationId', SearchAttributeType.KEYWORD),
+  /** The conversation's tenant (docs/tenants.md); set at start, absent for conversations without one. */
+  tenant: defineSearchAttributeKey('DurableAgentTenant', SearchAttributeType.KEYWORD),
 } as const;
 
 /** The same keys as a list, the shape `TestWorkflowEnvironment.createLocal({ server: { searchAttributes } })` takes. */

@@ -10,6 +10,9 @@ export const DURABLE_AGENT_DYNAMIC_CONFIG = {
   // activities it scheduled for the same worker (up to three, while it has free slots), so each model and tool call
   // skips a trip through matching and a poll (docs/servers.md, "The settings durable-agent runs them with").
   'system.enableActivityEagerExecution': true,
+  // Task Queue Fairness (docs/tenants.md): the matching service dispatches a backlog round-robin across fairness keys
+  // (a conversation's tenant) in proportion to their weights, instead of first in, first out.
+  'matching.enableFairness': true,
 } as const satisfies Record<string, boolean>;
 
 /**

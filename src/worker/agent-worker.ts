@@ -25,6 +25,9 @@ import { looksSecret, Redactor } from '../shared/redaction.js';
 import { startTelemetry, workerTelemetry, type Telemetry } from './telemetry/index.js';
 import { deploymentVersion as versionOf, workerDeploymentOptions } from './versioning.js';
 import { cachedWorkflowBundle } from './workflow-bundle-cache.js';
+import { concurrencyOptions } from './concurrency.js';
+import { readWorkerConcurrency, type WorkerConcurrency } from '../config/worker-concurrency.js';
+import { readTenants } from '../config/tenants.js';
 
 /** The workflows module: `.ts` when running from source (tests), `.js` once built. */
 export const workflowsPath = agentWorkflowsPath;
@@ -184,6 +187,8 @@ export interface RunWorkerOptions {
    * the secret-looking variables of `process.env`. The configured keys and the MCP servers' secrets are added to it.
    */
   secrets?: Redactor;
+  /** How much the worker runs at once (docs/tenants.md); default from `DURABLE_AGENT_MAX_CONCURRENT_*`. */
+  concurrency?: WorkerConcurrency;
 }
 
 /**
@@ -204,6 +209,9 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   }
   // Read before connecting, like the MCP configuration: a bad price file stops the worker with a ConfigError.
   const prices = loadPriceTable(config.pricesPath);
+  const concurrency = concurrencyOptions(options.concurrency ?? readWorkerConcurrency());
+  // Read for its errors: a bad tenants file stops every process that reads it, at start (docs/tenants.md).
+  readTenants();
   const mcp = new McpPool(loadMcpConfig(config.mcpConfigPath), {
     // Each server's messages are redacted with its own secrets already; these are all of the worker's.
     logger: {
@@ -244,6 +252,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       encryptionKeys: config.encryptionKeys,
       deploymentVersion,
       telemetry,
+      worker: concurrency,
     });
     options.onReady?.({
       address,

@@ -5,6 +5,7 @@ import {
   log,
   patched,
   proxyActivities,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { CHARS_PER_TOKEN, estimateTokens } from '../shared/context.js';
@@ -180,6 +181,8 @@ async function summarize(
           `turn ${context.turn} · model ${turn.model ?? 'default'} · summarizes messages ` +
           `${record.from}-${record.to - 1} (${reason})`,
         retry: { maximumAttempts: maximumAttempts(attempts) },
+        // As the turn's model calls (./turn.ts): a tenant's call names its fairness key, so its metrics carry it.
+        ...(turn.ledgered ? { priority: workflowInfo().priority } : {}),
       },
       [
         {

@@ -32,7 +32,7 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   refuseUndecodableInput(input);
   const { conversationId } = input;
   const info = workflowInfo();
-  const visibility = new Visibility();
+  const visibility = new Visibility(input.settings?.tenant);
   const conversation: ConversationCore = new ConversationCore(input, {
     continueAsNewSuggested: () => workflowInfo().continueAsNewSuggested,
     changed: () => visibility.describe(conversation.status()),

@@ -136,6 +136,13 @@ export interface ConversationSettings {
   approval?: ApprovalSettings;
   /** Every turn's answer must be JSON matching a schema (structured output; docs/tools.md); default none. */
   output?: OutputFormat;
+  /**
+   * The customer the conversation belongs to (docs/tenants.md): its fairness key on the task queue, its
+   * `DurableAgentTenant` search attribute and its spend ledger. At most 64 bytes, no whitespace. Default none.
+   * @minLength 1
+   * @pattern ^[^\s]+$
+   */
+  tenant?: string;
 }
 
 /** `awaiting_approval` and `awaiting_input`: a turn is running and waits for a person (see `pendingApprovals`). */

@@ -50,6 +50,8 @@ export interface TurnState {
   window?: ContextWindow;
   /** The MCP tasks this turn waits for or waited for, by server and task id, to the call that owns each (./tool-tasks.ts). */
   toolTasks?: Map<string, string>;
+  /** Each model call's cost goes to the tenant's ledger (a tenant's turn, with its patch applied). */
+  ledgered: boolean;
 }
 
 /** Tell the turn's watchers how far it got (the Web UI's progress, `status`). */

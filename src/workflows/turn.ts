@@ -1,7 +1,8 @@
-import { isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { FailureType } from '../shared/errors.js';
+import { utcDay } from '../shared/tenants.js';
 import type { ModelCallInput, ModelCallResult } from '../shared/types.js';
 import { ZERO_COST, ZERO_USAGE } from '../shared/types.js';
 import { addUsage, completionTokenLimit, exhaustedLimit, resolveBudget } from './budget.js';
@@ -43,6 +44,19 @@ const { callModel } = proxyActivities<Activities>({
     nonRetryableErrorTypes: [FailureType.PayloadsTooLarge],
   },
 });
+
+// A ledger write retries until it succeeds (no maximumAttempts): the call's result is recorded already, and its cost
+// must reach the tenant's ledger once (docs/tenants.md).
+const { recordSpend } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/**
+ * The patch of the tenants' spend ledgers (docs/tenants.md): a tenant's turn sends each model call's cost to its
+ * ledger. Asked only in a tenant's turns, so turns without a tenant replay as recorded.
+ */
+export const SPEND_LEDGER_PATCH = 'tenant-spend-ledger';
 
 /** The patch that turns on structured output (docs/upgrading.md): release 0.1.0's turns never asked for it. */
 export const STRUCTURED_OUTPUT_PATCH = 'structured-output';
@@ -132,6 +146,7 @@ function startTurn(context: TurnContext): TurnState {
     output: context.output !== undefined && patched(STRUCTURED_OUTPUT_PATCH) ? context.output : undefined,
     corrections: 0,
     compaction: { summaries: 0, calls: 0 },
+    ledgered: context.settings.tenant !== undefined && patched(SPEND_LEDGER_PATCH),
   };
 }
 
@@ -189,15 +204,19 @@ function callModelOnce(turn: TurnState, final: boolean, retried: boolean): Promi
           (final ? ' · final answer' : listTools ? ' · lists tools' : '') +
           withoutServers(turn),
         retry: { maximumAttempts: maximumAttempts(modelAttempts(context.settings)) },
+        // A tenant's call names its fairness key itself (Temporal would inherit it), so the worker sees it too.
+        ...(turn.ledgered ? { priority: workflowInfo().priority } : {}),
       },
       [input],
     )
     .then(
-      (result): ModelStep => {
+      (result): ModelStep | Promise<ModelStep> => {
         // A streamed answer's last batch comes with the result (see EventLog.finishModelCall).
         context.observer.modelCallFinished(stream ? result.message.content : undefined);
         recordModelResult(turn, result);
-        return { kind: 'reply', message: result.message };
+        const step: ModelStep = { kind: 'reply', message: result.message };
+        // Before the next call: a conversation's calls reach the ledger in order (spend-ledger.ts counts each once).
+        return turn.ledgered ? toLedger(turn, round, result).then(() => step) : step;
       },
       (error: unknown): ModelStep | Promise<ModelStep> => {
         context.observer.modelCallFinished();
@@ -214,6 +233,22 @@ function callModelOnce(turn: TurnState, final: boolean, retried: boolean): Promi
         );
       },
     );
+}
+
+/** Add a recorded call's cost to the tenant's ledger of the day (workflow time: the same day on replay). */
+async function toLedger(turn: TurnState, round: number, result: ModelCallResult): Promise<void> {
+  const { context } = turn;
+  const tenant = context.settings.tenant!;
+  const entry = {
+    conversationId: context.conversationId,
+    turn: context.turn,
+    round,
+    usd: result.cost?.priced === true ? result.cost.usd : null,
+    usage: result.usage,
+  };
+  await recordSpend.executeWithOptions({ summary: `spend · ${tenant} · turn ${context.turn} round ${round}` }, [
+    { tenant, day: utcDay(Date.now()), entry },
+  ]);
 }
 
 /** ` · without files, search` when the listing left servers out, so the Web UI shows it on every later model call. */

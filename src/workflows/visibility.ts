@@ -1,4 +1,4 @@
-import { patched, setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { formatCost } from '../shared/dollars.js';
 import type { CostSpend } from '../shared/types.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../shared/search-attributes.js';
@@ -18,9 +18,18 @@ export const COST_MEMO_PATCH = 'cost-memo';
  * How a conversation shows in Temporal's lists and Web UI: search attributes (status, turns, conversation id) to
  * filter by, and the current details a person reads on the workflow's page.
  */
+/**
+ * The patch of the tenant's search attribute, set by the workflow when the run started without it (a client of the
+ * protocol that did not set it; docs/tenants.md). Asked only then, so runs without a tenant replay without it.
+ */
+export const TENANT_ATTRIBUTE_PATCH = 'tenant-attribute';
+
 export class Visibility {
   private published: { status: ConversationPhase; turns: number } | undefined;
   private publishedCost: CostSpend | undefined;
+
+  /** `tenant`: the conversation's tenant from its settings, when it has one. */
+  constructor(private readonly tenant?: string) {}
 
   /**
    * Upsert the search attributes when the phase or the turn count changed, then describe. Only on change: each
@@ -33,11 +42,20 @@ export class Visibility {
         { key: SearchAttribute.turns, value: status.turns },
         // Set once per run; continue-as-new carries search attributes over.
         ...(this.published ? [] : [{ key: SearchAttribute.conversationId, value: status.conversationId }]),
+        ...(this.published ? [] : this.missingTenant()),
       ]);
       this.published = { status: status.phase, turns: status.turns };
       this.publishCost(status.cost);
     }
     this.describe(status);
+  }
+
+  /** The tenant's search attribute when the run has a tenant but started without it (the client sets it at start). */
+  private missingTenant(): { key: typeof SearchAttribute.tenant; value: string }[] {
+    if (this.tenant === undefined || workflowInfo().typedSearchAttributes.get(SearchAttribute.tenant) !== undefined) {
+      return [];
+    }
+    return patched(TENANT_ATTRIBUTE_PATCH) ? [{ key: SearchAttribute.tenant, value: this.tenant }] : [];
   }
 
   /**

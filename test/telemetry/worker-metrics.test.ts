@@ -43,6 +43,7 @@ const ANSWERS: Record<string, ScriptStep[]> = {
   ],
   'Trace me.': [{ content: 'Traced.' }],
   'Roll over.': [{ content: 'Rolled.' }],
+  'Count me for acme.': [{ content: 'Counted.' }],
 };
 
 beforeAll(async () => {
@@ -189,6 +190,17 @@ describe('worker metrics', () => {
     await until(() => pending('continue_as_new') === 0, 'no continue-as-new pending', { timeoutMs: 60_000 });
     expect(latest('durable_agent.waits.started', { kind: 'continue_as_new' })?.value).toBe(1);
   }, 180_000);
+
+  it("tenants: a tenant's model calls carry durable_agent.tenant in their metrics", async () => {
+    await agent.ask(`tenant-${randomUUID()}`, 'Count me for acme.', { settings: { tenant: 'acme' } });
+    await until(
+      () => latest('gen_ai.client.operation.duration', { 'durable_agent.tenant': 'acme', outcome: 'ok' }) !== undefined,
+      'a model call duration of tenant acme',
+    );
+    expect(
+      latest('gen_ai.client.token.usage', { 'durable_agent.tenant': 'acme', 'gen_ai.token.type': 'input' }),
+    ).toBeDefined();
+  });
 
   it('logs: a workflow log line carries the trace_id and span_id of the turn it was logged in', async () => {
     const id = `traced-${randomUUID()}`;

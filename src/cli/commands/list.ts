@@ -16,14 +16,16 @@ export function listCommand() {
         'the schedules that send messages into them (`schedule list --json` has them as JSON).',
     )
     .addOption(new Option('--status <status>', 'only conversations in this state').choices(CONVERSATION_PHASES))
+    .addOption(new Option('--tenant <id>', "only this tenant's conversations (docs/tenants.md)"))
     .addOption(new Option('--query <query>', "more visibility-query conditions, e.g. 'DurableAgentTurns > 3'"))
     .addOption(new Option('--limit <count>', 'at most this many').default(50).argParser(parseWholeNumber))
     .addOption(jsonOption())
     .action(async (options) => {
-      const filtered = options.status !== undefined || options.query !== undefined;
+      const filtered = options.status !== undefined || options.tenant !== undefined || options.query !== undefined;
       const { conversations, schedules } = await withClient(async (client) => ({
         conversations: await client.list({
           ...(options.status ? { status: options.status } : {}),
+          ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
           ...(options.query ? { query: options.query } : {}),
           limit: options.limit,
         }),
@@ -41,15 +43,18 @@ export function listCommand() {
 }
 
 function printConversations(conversations: readonly ConversationSummary[]): void {
+  // The tenant's column only where conversations have tenants, so lists without any read as before.
+  const tenants = conversations.some((entry) => entry.tenant !== undefined);
   const rows = conversations.map((entry) => [
     entry.conversationId,
+    ...(tenants ? [entry.tenant ?? '-'] : []),
     entry.status,
     String(entry.turns),
     formatCost(entry.cost),
     entry.open ? 'open' : `closed (${entry.executionStatus.toLowerCase()})`,
     entry.startTime.toISOString(),
   ]);
-  printTable(['CONVERSATION', 'STATUS', 'TURNS', 'COST', 'RUN', 'STARTED'], rows);
+  printTable(['CONVERSATION', ...(tenants ? ['TENANT'] : []), 'STATUS', 'TURNS', 'COST', 'RUN', 'STARTED'], rows);
 }
 
 function printScheduleSection(schedules: readonly AgentScheduleSummary[] | string): void {

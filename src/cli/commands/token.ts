@@ -17,6 +17,7 @@ export function tokenCommand() {
     )
     .option('--write', 'also allow sending messages and deciding approvals (read+write)', false)
     .option('--ttl <duration>', 'lifetime: 90s, 15m, 1h, 1d (at most 24h)', '1h')
+    .option('--tenant <id>', 'act for this tenant: open only its conversations, create them as its (docs/tenants.md)')
     .action(async (options) => {
       const { secret } = readServeEnvironment();
       if (secret === undefined) {
@@ -32,6 +33,7 @@ export function tokenCommand() {
         conversations: options.conversation,
         write: options.write,
         ttl: options.ttl,
+        ...(options.tenant === undefined ? {} : { tenant: options.tenant }),
       });
       process.stdout.write(`${token}\n`);
     });

@@ -28,6 +28,7 @@ import type { SubAgent } from '../tools/define-sub-agent.js';
 import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './model/transcript-cache.js';
 import { pricedModelCall } from './model/pricing.js';
 import { PriceTable } from '../pricing/price-table.js';
+import { createSpendActivities } from './spend.js';
 
 export interface ActivityDependencies {
   /** An OpenAI client (created with `maxRetries: 0`: Temporal owns retries) or anything with the same `chat.completions.create`. */
@@ -188,10 +189,12 @@ export function createActivities(dependencies: ActivityDependencies) {
     readDeploymentRouting: (input: ReadDeploymentRoutingInput) => routing.readDeploymentRouting(input),
     deliverScheduledMessage: (input: DeliverScheduledMessageInput) =>
       redactOutcome(secrets, () => schedules.deliverScheduledMessage(input)),
+    ...createSpendActivities(dependencies.temporal),
   };
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+export type { RecordSpendResult } from './spend.js';
 
 /** A worker made without `sendScheduledMessage` cannot deliver a schedule's firing: it fails, saying why. */
 const cannotSend: ScheduledSend = () =>

@@ -94,6 +94,7 @@ export function activitySpans(options: ActivitySpanOptions): (activity: Activity
             'durable_agent.turn': call.turn,
             'durable_agent.round': call.round,
             'durable_agent.attempt': attempt,
+            ...tenantOf(activity),
           };
           if (content !== undefined) attributes['gen_ai.input.messages'] = redacted(call.newMessages);
           return await measured(
@@ -123,6 +124,7 @@ export function activitySpans(options: ActivitySpanOptions): (activity: Activity
             'gen_ai.conversation.id': ids.conversation_id,
             'durable_agent.tool.server': call.tool.server,
             'durable_agent.attempt': attempt,
+            ...tenantOf(activity),
           };
           if (content !== undefined) attributes['gen_ai.tool.call.arguments'] = redacted(call.arguments);
           return await measured(
@@ -183,6 +185,15 @@ export function activitySpans(options: ActivitySpanOptions): (activity: Activity
   }
 }
 
+/** The metric and span attribute of a call's tenant. */
+const TENANT_ATTRIBUTE = 'durable_agent.tenant';
+
+/** The tenant of the call: its fairness key, which the call inherits from its conversation (docs/tenants.md). */
+function tenantOf(activity: ActivityContext): Attributes {
+  const tenant = activity.info.priority?.fairnessKey;
+  return tenant ? { [TENANT_ATTRIBUTE]: tenant } : {};
+}
+
 /**
  * Run the activity inside a span named `name`, then record its duration (`gen_ai.client.operation.duration` for model
  * calls, `durable_agent.tool.duration` for tools) tagged with its outcome. A failed attempt ends its span with the
@@ -209,6 +220,9 @@ async function measured(
         'gen_ai.provider.name': String(attributes['gen_ai.provider.name']),
         'gen_ai.request.model': String(attributes['gen_ai.request.model']),
       };
+  // A tenant's calls carry its id in every metric (docs/tenants.md): spend and latency per tenant.
+  const tenant = attributes[TENANT_ATTRIBUTE];
+  if (typeof tenant === 'string') tags[TENANT_ATTRIBUTE] = tenant;
   const duration = tool
     ? meter.createHistogram('durable_agent.tool.duration', 'float', 's', 'Duration of tool call attempts')
     : meter.createHistogram('gen_ai.client.operation.duration', 'float', 's', 'Duration of model call attempts');

@@ -1,0 +1,11 @@
+// A tenant's conversation (issue 45, docs/tenants.md): the run sets its DurableAgentTenant search attribute itself when
+// started without it, and each model call's cost goes to the tenant's spend ledger (the recordSpend activity).
+import { answerQueued } from './drive.mjs';
+
+export const tenantScenarios = {
+  'tenant-turn': {
+    description: "a tenant's one-message conversation: its search attribute, each model call sent to its ledger",
+    script: [{ content: 'Noted for acme.' }],
+    run: (context) => answerQueued(context, ['Hello from acme.'], { tenant: 'acme' }),
+  },
+};

@@ -1,0 +1,49 @@
+import type { TokenUsage } from './types.js';
+
+/**
+ * What one tenant spent on one UTC day (docs/tenants.md): the totals of its ledger workflow. Calls without a price
+ * are counted in `unpricedCalls`, not in `usd` (which is then a lower bound).
+ */
+export interface SpendTotals {
+  tenant: string;
+  /** The UTC day, `YYYY-MM-DD`. */
+  day: string;
+  usd: number;
+  unpricedCalls: number;
+  /** Model calls recorded. */
+  calls: number;
+  usage: TokenUsage;
+  /** Turns with at least one model call that day. */
+  turns: number;
+  /** Conversations with at least one model call that day. */
+  conversations: number;
+}
+
+/**
+ * One model call as the conversation recorded it, sent to its tenant's ledger. `conversationId`, `turn` and `round`
+ * name the call: turns are numbered across the conversation's runs, rounds within a turn, so the name is the same
+ * on every retry and replay, and grows with every call of the conversation.
+ */
+export interface SpendEntry {
+  conversationId: string;
+  turn: number;
+  round: number;
+  /** The call's price in US dollars; null for a call without a known price. */
+  usd: number | null;
+  usage: TokenUsage;
+}
+
+/** Input of the `recordSpend` activity: the entry and the ledger it goes to. */
+export interface RecordSpendInput {
+  tenant: string;
+  day: string;
+  entry: SpendEntry;
+}
+
+/** The workflow type of the ledgers. */
+export const SPEND_LEDGER_WORKFLOW_TYPE = 'spendLedgerWorkflow';
+
+/** The workflow id of a tenant's ledger of a day: readable, and derived, so no lookup finds it. */
+export function spendLedgerWorkflowId(tenant: string, day: string): string {
+  return `spend-${day}-${tenant}`;
+}

@@ -1,0 +1,96 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
+import { DURABLE_AGENT_SEARCH_ATTRIBUTES } from '../../src/shared/search-attributes.js';
+import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
+import { createLocalEnvironment } from '../../src/testing/environment.js';
+import { dynamicConfigFlags } from '../../src/temporal-servers/dynamic-config.js';
+import { concurrencyOptions } from '../../src/worker/concurrency.js';
+import { conversationWorkflowId } from '../../src/workflows/definitions.js';
+
+/** Tenant A's burst and tenant B's few: A's calls are queued before B's. */
+const BURST = 12;
+const FEW = 2;
+
+let env: TestWorkflowEnvironment;
+let agent: TestAgent;
+let client: DurableAgentClient;
+
+beforeAll(async () => {
+  env = await createLocalEnvironment({
+    // Fairness on as under `durable-agent dev`; one partition, so the order of one queue is what the test sees.
+    extraArgs: [
+      ...dynamicConfigFlags({ 'matching.enableFairness': true }),
+      '--dynamic-config-value',
+      'matching.numTaskqueueReadPartitions=1',
+      '--dynamic-config-value',
+      'matching.numTaskqueueWritePartitions=1',
+    ],
+  });
+  agent = await startTestAgent({
+    env,
+    // Each answer takes a moment, so the one model call at a time leaves the rest waiting in Temporal.
+    script: (request) => {
+      const question = [...request.messages].reverse().find((message) => message.role === 'user');
+      const text = typeof question?.content === 'string' ? question.content : '';
+      return { content: `answer to ${text}`, delayMs: 150 };
+    },
+    workerOptions: { worker: concurrencyOptions({ modelCalls: 1, toolCalls: 1 }) },
+  });
+  client = new DurableAgentClient({
+    client: env.client,
+    taskQueue: agent.taskQueue,
+    tenants: { a: { weight: 1 }, b: { weight: 1 } },
+  });
+});
+
+afterAll(async () => {
+  await agent?.close();
+  await env?.teardown();
+});
+
+describe('tenants on a dev server with fairness on', () => {
+  test('a tenant is the fairness key of its conversation, with its weight, and its search attribute', async () => {
+    const weighted = new DurableAgentClient({
+      client: env.client,
+      taskQueue: agent.taskQueue,
+      tenants: { heavy: { weight: 3 } },
+    });
+    await weighted.ask('weighted-1', 'hello', { settings: { tenant: 'heavy' } });
+    const description = await env.client.workflow.getHandle(conversationWorkflowId('weighted-1')).describe();
+    expect(description.raw.workflowExecutionInfo?.priority?.fairnessKey).toBe('heavy');
+    expect(description.raw.workflowExecutionInfo?.priority?.fairnessWeight).toBe(3);
+    expect(description.typedSearchAttributes.get(DURABLE_AGENT_SEARCH_ATTRIBUTES.tenant)).toBe('heavy');
+    expect(await weighted.tenantOf('weighted-1')).toBe('heavy');
+
+    await client.ask('untenanted-1', 'hello');
+    const plain = await env.client.workflow.getHandle(conversationWorkflowId('untenanted-1')).describe();
+    expect(plain.raw.workflowExecutionInfo?.priority?.fairnessKey ?? '').toBe('');
+    expect(await client.tenantOf('untenanted-1')).toBeUndefined();
+  });
+
+  test("one tenant's burst does not queue another tenant's model calls behind it", async () => {
+    agent.model.reset();
+    const burst = Array.from({ length: BURST }, (_, index) =>
+      client.ask(`burst-a-${index}`, `a ${index}`, { settings: { tenant: 'a' } }),
+    );
+    // B comes once A's calls wait in Temporal: the worker runs one model call at a time.
+    while (agent.model.requests.length < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    const few = Array.from({ length: FEW }, (_, index) =>
+      client.ask(`few-b-${index}`, `b ${index}`, { settings: { tenant: 'b' } }),
+    );
+    await Promise.all([...burst, ...few]);
+
+    const order = agent.model.requests.map((request) =>
+      request.conversation.startsWith('conversation-few-b') ? 'b' : 'a',
+    );
+    expect(order).toHaveLength(BURST + FEW);
+    const lastB = order.lastIndexOf('b');
+    // First in, first out, B's calls would be the last two; fairness takes turns between the tenants' backlogs.
+    expect(lastB).toBeLessThan(BURST);
+
+    const listed = await client.list({ tenant: 'b' });
+    expect(listed.map((entry) => entry.conversationId).sort()).toEqual(['few-b-0', 'few-b-1']);
+    expect(listed.every((entry) => entry.tenant === 'b')).toBe(true);
+  });
+});
