@@ -50,11 +50,12 @@ describe('the built package', () => {
     expect(exportsUnderNode('durable-agent/testing').sort()).toEqual(Object.keys(source).sort());
   });
 
-  it('durable-agent/workflows loads under plain Node and exports the conversation, agent-turn and schedule workflows', () => {
+  it('durable-agent/workflows loads under plain Node and exports the conversation, agent-turn, schedule and spend-ledger workflows', () => {
     expect(exportsUnderNode('durable-agent/workflows').sort()).toEqual([
       'agentTurnWorkflow',
       'conversationWorkflow',
       'scheduledMessageWorkflow',
+      'spendLedgerWorkflow',
     ]);
   });
 
