@@ -27,22 +27,14 @@ import { addUsage } from './budget.js';
 import { addCost } from './cost-budget.js';
 import { DEFAULT_MODEL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
 import { ContextWindow } from './context-window.js';
+import { MODEL_CALL_OPTIONS } from './model-call-options.js';
 import { describeFailure } from './turn-failures.js';
 import { report, type TurnState } from './turn-state.js';
 
 export type { TurnCompaction } from './turn-state.js';
 
-// As the turn's model calls (./turn.ts): a summary call is a model call.
-const { summarizeTranscript } = proxyActivities<Activities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '6 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    nonRetryableErrorTypes: [FailureType.PayloadsTooLarge],
-  },
-});
+// A summary call is a model call.
+const { summarizeTranscript } = proxyActivities<Activities>(MODEL_CALL_OPTIONS);
 
 /**
  * The patch of compaction (docs/models.md#compaction). Asked only when a compaction is due or the model refused an

@@ -180,6 +180,17 @@ export function failedCallMayHaveRun(error: unknown, annotations: ToolAnnotation
   return true;
 }
 
+/** What a tool activity's input says of the tool it calls (`callTool`'s, and the MCP task activities'). */
+export function calledTool(tool: ToolDefinition): Omit<CallToolInput['tool'], 'source'> {
+  return {
+    name: tool.name,
+    server: tool.server,
+    originalName: tool.originalName,
+    annotations: tool.annotations,
+    timeoutMs: tool.timeoutMs,
+  };
+}
+
 /** The `callTool` activity's input for a call; `toolAttempts` is the conversation's (at least 1). */
 export function callToolInput(
   call: ToolCall,
@@ -191,11 +202,7 @@ export function callToolInput(
   return {
     toolCallId: call.id,
     tool: {
-      name: tool.name,
-      server: tool.server,
-      originalName: tool.originalName,
-      annotations: tool.annotations,
-      timeoutMs: tool.timeoutMs,
+      ...calledTool(tool),
       // Only for a TypeScript tool, so the input of an MCP tool's call stays as it was.
       ...(tool.source !== undefined ? { source: tool.source } : {}),
     },

@@ -5,7 +5,7 @@ import { errorMessage } from '../shared/errors.js';
 import type { ToolTask, ToolTaskInput, ToolTaskOutcome, ToolTaskPoll } from '../shared/tool-tasks.js';
 import type { CallToolResult, ToolCall, ToolDefinition, ToolMessage } from '../shared/types.js';
 import { DEFAULT_MAX_TASK_WAIT_MS } from './budget.js';
-import { SYNTHETIC_RESULTS, toolMessage } from './tool-calls.js';
+import { calledTool, SYNTHETIC_RESULTS, toolMessage } from './tool-calls.js';
 import type { TimeLimit } from './turn-approvals.js';
 import { report, type TurnState } from './turn-state.js';
 import { waitEnded, waitStarted } from './wait-metrics.js';
@@ -20,6 +20,10 @@ import { waitEnded, waitStarted } from './wait-metrics.js';
  *
  * Only tools recorded with `task` (servers that declare `execution.taskSupport`) take this path, and the turn takes it
  * behind `patched('mcp-tool-tasks')`: no history recorded before has such a tool.
+ *
+ * Every Date.now() here (when the wait began, how long it has waited) reads Temporal's workflow time, which the
+ * workflow sandbox puts in place of the clock: deterministic on replay, and skipped forward by the time-skipping test
+ * server, so a task of hours is waited for in a test in seconds.
  */
 
 const { pollToolTask, cancelToolTask } = proxyActivities<Activities>({
@@ -75,13 +79,7 @@ export async function awaitToolTask(
   tasks.set(key, call.id);
   const input: ToolTaskInput = {
     toolCallId: call.id,
-    tool: {
-      name: tool.name,
-      server: tool.server,
-      originalName: tool.originalName,
-      annotations: tool.annotations,
-      timeoutMs: tool.timeoutMs,
-    },
+    tool: calledTool(tool),
     task: { taskId: created.taskId, ...(created.sessionId !== undefined ? { sessionId: created.sessionId } : {}) },
     ...(turn.context.questionsTo ? { questionsTo: turn.context.questionsTo } : {}),
   };

@@ -1,7 +1,6 @@
 import { isCancellation, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
-import { FailureType } from '../shared/errors.js';
 import { utcDay } from '../shared/tenants.js';
 import type { ModelCallInput, ModelCallResult } from '../shared/types.js';
 import { ZERO_COST, ZERO_USAGE } from '../shared/types.js';
@@ -16,6 +15,7 @@ import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAn
 import { TimeLimit } from './turn-approvals.js';
 import { report, type TurnState } from './turn-state.js';
 import { runToolCalls } from './turn-tools.js';
+import { MODEL_CALL_OPTIONS } from './model-call-options.js';
 import { knownToolList, listedTools, nameToolResults } from './recorded-once.js';
 import { checkedAnswer, finalOutput, responseFormat } from './structured-output.js';
 import { compactAfterRefusal, compactBeforeCall, compactionDue, lengthRefusal, noteTurnSetup } from './compaction.js';
@@ -24,26 +24,7 @@ import { compactAfterRefusal, compactBeforeCall, compactionDue, lengthRefusal, n
 // Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
 // forward by the time-skipping test server.
 
-// Each call sets `maximumAttempts`: its error attempts (counted by the activity) plus the attempts it may lose to
-// workers that die or shut down (see attempts.ts).
-//
-// A worker that dies (SIGKILL, out of memory) is noticed only when its attempt's heartbeat timeout passes: the retry
-// starts on another worker after that timeout plus the first retry interval (1 s), at most 7 s for the 6 s below. The
-// activities heartbeat first after 3 s, then every 2 s (src/worker/activities/calls/heartbeat.ts), so the timeout
-// waits for three missed heartbeats; an event loop stalled for longer than 4 to 6 s times a live attempt out
-// (docs/reliability.md). A
-// timeout here changes no command a workflow emits, only the attributes of calls scheduled from now on, so no patch.
-const { callModel } = proxyActivities<Activities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '6 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    // A result Temporal refused as too large would be as large again (and a retry is a second paid call).
-    nonRetryableErrorTypes: [FailureType.PayloadsTooLarge],
-  },
-});
+const { callModel } = proxyActivities<Activities>(MODEL_CALL_OPTIONS);
 
 // A ledger write retries until it succeeds (no maximumAttempts): the call's result is recorded already, and its cost
 // must reach the tenant's ledger once (docs/tenants.md).

@@ -28,7 +28,7 @@ export const CHAIN: readonly ScriptToolCall[][] = [
   [call('test__set_value', { key: 'status', value: 'paid' })], // idempotent
   [call('test__echo', { text: 'receipt' }), call('test__slow', { delayMs: SLOW_MS })], // read-only, in parallel
   [call('test__increment', { key: 'shipments' })],
-  [call('effects__hang')], // not idempotent; its server's 3 s timeout ends it with "outcome unknown"
+  [call('effects__hang')], // not idempotent; its server's 6 s timeout ends it with "outcome unknown"
   [call('test__echo', { text: 'done' })],
 ];
 

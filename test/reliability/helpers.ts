@@ -195,8 +195,10 @@ export function writeMcpConfig(file: string, counterFile: string, extra: Record<
   const config = {
     mcpServers: {
       test: stdio,
-      // The same server again, offering only `hang`, with a short timeout: a slow tool that is not idempotent.
-      effects: { ...stdio, allowTools: ['hang'], timeoutMs: 3_000 },
+      // The same server again, offering only `hang`, with a short timeout: a slow tool that is not idempotent. Longer
+      // than a call's first heartbeat (3 s, src/worker/activities/calls/heartbeat.ts), so that Temporal records its
+      // "sent" heartbeat before the timeout ends it: the worker-crash run kills the worker only after that.
+      effects: { ...stdio, allowTools: ['hang'], timeoutMs: 6_000 },
       ...extra,
     },
   };

@@ -299,7 +299,7 @@ describe('worker crashes in the middle of a six-step tool chain', () => {
     // Uninterrupted, `hang` ends by its server's timeout: the model is told the outcome is unknown, and why.
     const last = baseline.requests.at(-1)!;
     expect(toolResults(last.messages).find((entry) => /hang/.test(entry.content))?.content).toMatch(
-      /no answer within 3000 ms/,
+      /no answer within 6000 ms/,
     );
     expect(baseline.activities.every((activity) => activity.completed && activity.attempt === 1)).toBe(true);
     rows.add({
@@ -365,8 +365,9 @@ describe('worker crashes in the middle of a six-step tool chain', () => {
       fault: 'while a non-idempotent tool call is in flight (hang, after its "sent" heartbeat)',
       async killAt({ handle, counterFile, worker }) {
         await until(() => (callsPerTool(counterFile).hang ?? 0) >= 1, 'the hang call');
-        // The call's periodic heartbeat (every 2 s) says "sent" once the request is out; kill only once Temporal has
-        // recorded it, so the kill certainly lands after sending. The retry must not call the tool again.
+        // The call's periodic heartbeat (first after 3 s, then every 2 s) says "sent" once the request is out; kill
+        // only once Temporal has recorded it, so the kill certainly lands after sending. The retry must not call the
+        // tool again.
         await until(async () => {
           const pending = await pendingActivities(handle);
           return pending.some(

@@ -85,7 +85,7 @@ export async function routeElicitation(
 }
 
 function relatedTaskId(params: ElicitRequest['params']): string | undefined {
-  const related = (params._meta)?.[RELATED_TASK];
+  const related = params._meta?.[RELATED_TASK];
   const taskId = related !== null && typeof related === 'object' ? (related as { taskId?: unknown }).taskId : undefined;
   return typeof taskId === 'string' ? taskId : undefined;
 }
