@@ -1,7 +1,35 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { WorkflowHandle } from '@temporalio/client';
+import { isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
+import type { QueryDefinition } from '@temporalio/common';
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import { type ConversationStatus, statusQuery } from '../../src/workflows/definitions.js';
+
+/** How long one query may take before it is asked again (real time). */
+const QUERY_DEADLINE_MS = 10_000;
+const QUERY_ATTEMPTS = 3;
+
+/**
+ * Ask a query, again when no answer came in 10 s. A worker without a workflow cache (`maxCachedWorkflows: 0`, as the
+ * tests that replay every task use) can drop a query task that arrives while it evicts the run ("There were leftover
+ * buffered tasks when evicting run", sdk-core); the time-skipping test server then never answers that query, so
+ * without a deadline the test hangs until its timeout. A query changes nothing, so asking again is safe.
+ */
+export async function queryOf<Ret, Args extends unknown[]>(
+  handle: WorkflowHandle,
+  query: QueryDefinition<Ret, Args>,
+  ...args: Args
+): Promise<Ret> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await handle.client.connection.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+        handle.query(query, ...args),
+      );
+    } catch (error) {
+      if (!isGrpcDeadlineError(error) || attempt >= QUERY_ATTEMPTS) throw error;
+      console.warn(`query ${query.name} of ${handle.workflowId}: no answer in ${QUERY_DEADLINE_MS} ms, asking again`);
+    }
+  }
+}
 
 /**
  * Poll the status query every 100 ms until `done` holds, at most `attempts` times (real time: no timer is involved, so
@@ -13,9 +41,9 @@ export async function waitForStatus(
   attempts = 200,
 ): Promise<ConversationStatus> {
   for (let attempt = 0; attempt < attempts; attempt++) {
-    const status = await handle.query(statusQuery);
+    const status = await queryOf(handle, statusQuery);
     if (done(status)) return status;
     await sleep(100);
   }
-  throw new Error(`status never matched; last: ${JSON.stringify(await handle.query(statusQuery))}`);
+  throw new Error(`status never matched; last: ${JSON.stringify(await queryOf(handle, statusQuery))}`);
 }

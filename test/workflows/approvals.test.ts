@@ -1,5 +1,6 @@
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { defineQuery } from '@temporalio/workflow';
 // @temporalio/proto is CommonJS: Node's ESM loader offers its exports on the default import only.
 import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
@@ -21,7 +22,7 @@ import {
 } from '../../src/workflows/definitions.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { expectValidToolPairing, toolResults } from '../helpers/transcript.js';
-import { waitForStatus } from '../helpers/status.js';
+import { queryOf, waitForStatus } from '../helpers/status.js';
 
 const bed = useTimeSkippingWithCrm();
 const { temporal } = proto;
@@ -66,7 +67,7 @@ async function start(
 
 /** The whole transcript of a conversation that stays open. */
 async function transcriptOf(handle: Handle): Promise<ChatMessage[]> {
-  return (await handle.query(transcriptQuery)).messages;
+  return (await queryOf(handle, transcriptQuery)).messages;
 }
 
 const pendingCount = (count: number) => (status: ConversationStatus) =>
@@ -121,14 +122,14 @@ describe('a tool call that needs approval', () => {
       reason: 'server "crm" requires approval of tools not annotated read-only',
     });
     expect(pending!.expiresAt).toBeUndefined();
-    const metadata = await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata');
+    const metadata = await queryOf(handle, defineQuery<{ currentDetails: string }>('__temporal_workflow_metadata'));
     expect(metadata.currentDetails).toContain('awaiting_approval');
     expect(metadata.currentDetails).toContain(`crm__update_field ${pending!.callId}`);
 
     // Three days pass (the test server skips them): nothing ran, nothing timed out.
     await bed.env.sleep(3 * DAY);
     expect(calls('update_field')).toBe(before);
-    expect((await handle.query(statusQuery)).phase).toBe('awaiting_approval');
+    expect((await queryOf(handle, statusQuery)).phase).toBe('awaiting_approval');
 
     const decision = await handle.executeUpdate(approveUpdate, {
       args: [{ callId: pending!.callId, by: 'ops@example.com' }],
@@ -165,7 +166,7 @@ describe('a tool call that needs approval', () => {
       handle.executeUpdate(denyUpdate, { args: [{ callId: pending!.callId, reason: ' ' }] }),
     );
     expect(noReason.type).toBe(FailureType.InvalidArguments);
-    expect((await handle.query(statusQuery)).pendingApprovals).toEqual([pending]);
+    expect((await queryOf(handle, statusQuery)).pendingApprovals).toEqual([pending]);
 
     const reason = 'Ada stays on the basic plan until her contract is renewed.';
     const decision = await handle.executeUpdate(denyUpdate, {
@@ -196,7 +197,7 @@ describe('a tool call that needs approval', () => {
     );
     expect(invalid.type).toBe(FailureType.InvalidArguments);
     expect(invalid.message).toContain('value');
-    expect((await handle.query(statusQuery)).pendingApprovals).toEqual([pending]);
+    expect((await queryOf(handle, statusQuery)).pendingApprovals).toEqual([pending]);
     expect(bed.crm.records.get('u-2')).toBeUndefined();
 
     const edited = { userId: 'u-2', field: 'plan', value: 'enterprise' };
