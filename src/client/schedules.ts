@@ -6,7 +6,9 @@ import {
   type ScheduleOverlapPolicy,
   type ScheduleSummary as TemporalScheduleSummary,
 } from '@temporalio/client';
+import { tenantPriority } from '../config/tenants.js';
 import { causeChain, errorMessage } from '../shared/errors.js';
+import { tenantProblem } from '../shared/tenants.js';
 import type { ScheduledMessageInput, ScheduleOverlap } from '../workflows/schedule-types.js';
 import { ConversationNotFoundError } from './errors.js';
 import type { ConversationRuns } from './conversation-runs.js';
@@ -39,6 +41,11 @@ export interface ScheduleCreateOptions {
   cron?: string;
   /** While a turn runs or a message waits: `skip` drops the firing, `queue` queues its message. Default `skip`. */
   overlap?: ScheduleOverlap;
+  /**
+   * The conversation's tenant (docs/tenants.md): the firings' fairness key, and the tenant of the conversation the
+   * first firing creates. Default: the tenant of the conversation when it exists, else none.
+   */
+  tenant?: string;
 }
 
 /** A durable-agent schedule as `list` and `describe` give it. */
@@ -51,6 +58,8 @@ export interface AgentScheduleSummary {
   every?: string;
   cron?: string;
   overlap: ScheduleOverlap;
+  /** The tenant its firings run for (docs/tenants.md); absent for a schedule without one. */
+  tenant?: string;
   paused: boolean;
   /** Why it is paused, or the last note set on it (an ended conversation pauses its schedules with a note). */
   note?: string;
@@ -67,6 +76,7 @@ interface ScheduleMemo {
   every?: string;
   cron?: string;
   overlap: ScheduleOverlap;
+  tenant?: string;
 }
 
 const TEMPORAL_OVERLAP: Record<ScheduleOverlap, ScheduleOverlapPolicy> = {
@@ -91,20 +101,22 @@ export class AgentSchedules {
   /** Create a schedule. Refused for an ended conversation; a missing one is created by the first firing. */
   async create(id: string, options: ScheduleCreateOptions): Promise<AgentScheduleSummary> {
     const spec = checkedSpec(id, options);
-    // An ended conversation would take none of its messages: say so now, not at every firing.
-    try {
-      await this.runs.resolve(options.conversationId, undefined, { mustExist: true });
-    } catch (error) {
-      if (!(error instanceof ConversationNotFoundError)) throw error;
-    }
+    const tenant = await this.tenantFor(id, options);
     const overlap = options.overlap ?? 'skip';
     const input: ScheduledMessageInput = {
       scheduleId: id,
       conversationId: options.conversationId,
       content: options.message,
       overlap,
+      ...(tenant === undefined ? {} : { tenant }),
     };
-    const memo: ScheduleMemo = { scheduleId: id, conversationId: options.conversationId, ...spec.memo, overlap };
+    const memo: ScheduleMemo = {
+      scheduleId: id,
+      conversationId: options.conversationId,
+      ...spec.memo,
+      overlap,
+      ...(tenant === undefined ? {} : { tenant }),
+    };
     try {
       await this.client.schedule.create({
         scheduleId: scheduleWorkflowId(id),
@@ -115,6 +127,8 @@ export class AgentSchedules {
           workflowId: `scheduled-${id}`,
           taskQueue: this.taskQueue,
           args: [input],
+          // A tenant's firings take their turn by the tenant's fair share, as its conversation's tasks do.
+          ...(tenant === undefined ? {} : { priority: tenantPriority(tenant, this.runs.tenants) }),
         },
         policies: { overlap: TEMPORAL_OVERLAP[overlap], catchupWindow: '1 minute' },
         memo: { ...memo },
@@ -134,6 +148,34 @@ export class AgentSchedules {
       throw error;
     }
     return await this.describe(id);
+  }
+
+  /**
+   * The schedule's tenant: the one asked for, else the conversation's. Refused for an ended conversation (it would take
+   * none of the messages: said now, not at every firing) and for a tenant other than the conversation's own.
+   */
+  private async tenantFor(id: string, options: ScheduleCreateOptions): Promise<string | undefined> {
+    if (options.tenant !== undefined) {
+      const problem = tenantProblem(options.tenant);
+      if (problem !== undefined) throw new InvalidScheduleError(id, `The tenant is not valid: ${problem}.`);
+    }
+    let existing: string | undefined;
+    try {
+      await this.runs.resolve(options.conversationId, undefined, { mustExist: true });
+      existing = await this.runs.tenantOf(options.conversationId);
+    } catch (error) {
+      if (!(error instanceof ConversationNotFoundError)) throw error;
+      return options.tenant;
+    }
+    if (options.tenant !== undefined && options.tenant !== existing) {
+      const whose = existing === undefined ? 'has no tenant' : `belongs to tenant "${existing}"`;
+      throw new InvalidScheduleError(
+        id,
+        `Conversation ${options.conversationId} ${whose}, not "${options.tenant}": a schedule sends for the ` +
+          "conversation's own tenant (leave --tenant out to use it).",
+      );
+    }
+    return existing;
   }
 
   /** The durable-agent schedules of the namespace (schedules of other applications are left out). */
@@ -227,6 +269,7 @@ function toSummary(
     ...(memo.every !== undefined ? { every: memo.every } : {}),
     ...(memo.cron !== undefined ? { cron: memo.cron } : {}),
     overlap: memo.overlap === 'queue' ? 'queue' : 'skip',
+    ...(typeof memo.tenant === 'string' ? { tenant: memo.tenant } : {}),
     paused: schedule.state.paused,
     ...(schedule.state.note ? { note: schedule.state.note } : {}),
     nextFirings: schedule.info.nextActionTimes,

@@ -9,6 +9,8 @@ export interface ScheduledMessageInput {
   content: string;
   /** While a turn runs (or a message waits): `skip` drops the firing, `queue` queues its message. */
   overlap: ScheduleOverlap;
+  /** The conversation's tenant (docs/tenants.md): a conversation the firing creates is the tenant's. */
+  tenant?: string;
 }
 
 export type ScheduleOverlap = 'skip' | 'queue';

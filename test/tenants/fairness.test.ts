@@ -1,6 +1,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
+import { InvalidScheduleError } from '../../src/client/schedule-errors.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES } from '../../src/shared/search-attributes.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createLocalEnvironment } from '../../src/testing/environment.js';
@@ -94,3 +95,66 @@ describe('tenants on a dev server with fairness on', () => {
     expect(listed.every((entry) => entry.tenant === 'b')).toBe(true);
   });
 });
+
+describe("a schedule runs for its conversation's tenant", () => {
+  test('its firings take the tenant as fairness key, and a conversation the first firing creates is the tenant’s', async () => {
+    const schedules = new DurableAgentClient({
+      client: env.client,
+      taskQueue: agent.taskQueue,
+      tenants: { night: { weight: 2 } },
+    }).schedules;
+    const created = await schedules.create('nightly-report', {
+      conversationId: 'scheduled-night-1',
+      message: 'Write the report.',
+      every: '1d',
+      tenant: 'night',
+    });
+    expect(created.tenant).toBe('night');
+    await schedules.trigger('nightly-report');
+    const firing = await poll(async () => (await schedules.describe('nightly-report')).recentFirings.at(-1));
+    const fired = env.client.workflow.getHandle(firing.workflowId);
+    expect(await fired.result()).toMatchObject({ outcome: 'queued', created: true });
+    expect((await fired.describe()).raw.workflowExecutionInfo?.priority).toMatchObject({
+      fairnessKey: 'night',
+      fairnessWeight: 2,
+    });
+    expect(await client.tenantOf('scheduled-night-1')).toBe('night');
+    const conversation = await env.client.workflow.getHandle(conversationWorkflowId('scheduled-night-1')).describe();
+    expect(conversation.raw.workflowExecutionInfo?.priority?.fairnessKey).toBe('night');
+    await schedules.delete('nightly-report');
+  });
+
+  test("a schedule without --tenant takes the conversation's; another tenant's is refused", async () => {
+    await client.ask('scheduled-owned-1', 'hello', { settings: { tenant: 'a' } });
+    const inherited = await client.schedules.create('owned-inherit', {
+      conversationId: 'scheduled-owned-1',
+      message: 'Check in.',
+      every: '1d',
+    });
+    expect(inherited.tenant).toBe('a');
+    expect((await client.schedules.list()).find((entry) => entry.scheduleId === 'owned-inherit')?.tenant).toBe('a');
+    await client.schedules.delete('owned-inherit');
+
+    const refused = client.schedules.create('owned-other', {
+      conversationId: 'scheduled-owned-1',
+      message: 'Check in.',
+      every: '1d',
+      tenant: 'b',
+    });
+    await expect(refused).rejects.toThrow(InvalidScheduleError);
+    await expect(refused).rejects.toThrow('Conversation scheduled-owned-1 belongs to tenant "a", not "b"');
+    await expect(
+      client.schedules.create('bad-tenant', { conversationId: 'x', message: 'm', every: '1d', tenant: '' }),
+    ).rejects.toThrow('The tenant is not valid: it is empty.');
+  });
+});
+
+/** Ask `read` until it gives a value, for up to 20 s. */
+async function poll<T>(read: () => Promise<T | undefined>): Promise<T> {
+  for (let tries = 0; tries < 200; tries++) {
+    const value = await read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('nothing came in 20 s');
+}

@@ -62,6 +62,13 @@ function createCommand() {
         .choices(['skip', 'queue'] as const)
         .default('skip' as const),
     )
+    .addOption(
+      new Option(
+        '--tenant <id>',
+        "the conversation's tenant: the firings' fair share, and the tenant of a conversation the first firing " +
+          "creates (default: the conversation's own, docs/tenants.md)",
+      ),
+    )
     .addOption(jsonOption())
     .action(async (id, message, options) => {
       const created = await withClient((client) =>
@@ -69,6 +76,7 @@ function createCommand() {
           conversationId: options.conversation,
           message,
           overlap: options.overlap,
+          ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
           ...(options.every !== undefined ? { every: options.every } : {}),
           ...(options.cron !== undefined ? { cron: options.cron } : {}),
         }),
@@ -77,7 +85,7 @@ function createCommand() {
       const next = created.nextFirings[0];
       console.log(
         `Created schedule ${id}: ${when(created)} into conversation ${created.conversationId} ` +
-          `(overlap ${created.overlap})${next ? `; first firing at ${next.toISOString()}` : ''}.`,
+          `(overlap ${created.overlap}${created.tenant === undefined ? '' : `, tenant ${created.tenant}`})${next ? `; first firing at ${next.toISOString()}` : ''}.`,
       );
     });
 }
@@ -90,10 +98,11 @@ function when(schedule: AgentScheduleSummary): string {
 /** The schedules as a table (also under `durable-agent list`). */
 export function printSchedules(schedules: readonly AgentScheduleSummary[]): void {
   printTable(
-    ['SCHEDULE', 'CONVERSATION', 'WHEN', 'OVERLAP', 'STATE', 'NEXT', 'LAST'],
+    ['SCHEDULE', 'CONVERSATION', 'TENANT', 'WHEN', 'OVERLAP', 'STATE', 'NEXT', 'LAST'],
     schedules.map((schedule) => [
       schedule.scheduleId,
       schedule.conversationId,
+      schedule.tenant ?? '-',
       when(schedule),
       schedule.overlap,
       schedule.paused ? `paused${schedule.note ? `: ${schedule.note}` : ''}` : 'active',

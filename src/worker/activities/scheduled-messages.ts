@@ -18,7 +18,7 @@ export type ScheduledSend = (
   taskQueue: string,
   conversationId: string,
   content: string,
-  options: { messageId: string; skipIfBusy: boolean },
+  options: { messageId: string; skipIfBusy: boolean; tenant?: string },
 ) => Promise<{ created: boolean; reopened: boolean }>;
 
 /**
@@ -42,7 +42,11 @@ export function createScheduleActivities(temporal: Client, send: ScheduledSend) 
         }
       }
       try {
-        const sent = await send(input.taskQueue, conversationId, input.content, { messageId, skipIfBusy: skip });
+        const sent = await send(input.taskQueue, conversationId, input.content, {
+          messageId,
+          skipIfBusy: skip,
+          ...(input.tenant === undefined ? {} : { tenant: input.tenant }),
+        });
         return { outcome: 'queued', conversationId, messageId, created: sent.created, reopened: sent.reopened };
       } catch (error) {
         if (!(error instanceof ConversationEndedError)) throw error;

@@ -62,8 +62,12 @@ export class DurableAgentPlugin extends SimplePlugin {
       ...this.#agent,
       mcp: this.#agent.mcp ?? new McpPool([]),
       temporal,
-      sendScheduledMessage: (taskQueue, conversationId, content, sendOptions) =>
-        new DurableAgentClient({ client: temporal, taskQueue }).send(conversationId, content, sendOptions),
+      sendScheduledMessage: (taskQueue, conversationId, content, { tenant, ...sendOptions }) =>
+        new DurableAgentClient({ client: temporal, taskQueue }).send(conversationId, content, {
+          ...sendOptions,
+          // The settings of a conversation the firing creates; one that exists keeps its own.
+          ...(tenant === undefined ? {} : { settings: { tenant } }),
+        }),
       // Asked whether Temporal answers before a finished result is handed over: by default the worker's own connection.
       workerConnection: this.#agent.workerConnection ?? options.connection,
     });
