@@ -40,8 +40,8 @@ export interface CompletionGateOptions {
    * slow under load (a CPU-starved machine) should not count.
    */
   outageHangMs?: number;
-  /** Called after each failed probe, with the time the last probe that got an answer had started. */
-  onFailure?: (lastAnsweredProbeStartedAt: number) => void;
+  /** Called after each failed probe. */
+  onFailure?: () => void;
   /** The clock; tests pass their own. */
   now?: () => number;
 }
@@ -64,7 +64,6 @@ export class CompletionGate {
   private lastAnswerAt = Number.NEGATIVE_INFINITY;
   private lastFailureAt = Number.NEGATIVE_INFINITY;
   private lastProbeAt = Number.NEGATIVE_INFINITY;
-  private lastAnsweredProbeAt = Number.NEGATIVE_INFINITY;
   /** When a probe last failed or answered only after hanging longer than `pendingMs`. */
   private lastTroubleAt = Number.NEGATIVE_INFINITY;
   /** When a probe last failed or answered only after hanging longer than `outageHangMs`. */
@@ -204,7 +203,6 @@ export class CompletionGate {
         }),
       ]);
       this.lastAnswerAt = now();
-      this.lastAnsweredProbeAt = Math.max(this.lastAnsweredProbeAt, startedAt);
       const tookMs = this.lastAnswerAt - startedAt;
       if (tookMs > this.options.pendingMs) this.lastTroubleAt = this.lastAnswerAt;
       if (tookMs > this.options.outageHangMs) this.lastOutageAt = this.lastAnswerAt;
@@ -215,7 +213,7 @@ export class CompletionGate {
       if (isClosedConnection(error)) {
         this.connectionClosed = true;
         this.close();
-      } else this.options.onFailure?.(this.lastAnsweredProbeAt);
+      } else this.options.onFailure?.();
       return false;
     } finally {
       clearTimeout(timer);

@@ -119,7 +119,7 @@ export class FinishedWork {
     options: KeepFinishedOptions = {},
   ) {
     this.cache = new ResultCache(options.cache);
-    this.gate = new CompletionGate({ ...options.gate, probe, onFailure: (since) => this.redeliverHandedOver(since) });
+    this.gate = new CompletionGate({ ...options.gate, probe, onFailure: () => this.redeliverHandedOver() });
     // From the start: a worker that ran nothing during an outage must still know of it when a retry reaches it.
     this.gate.watch();
     this.deliverForMs = options.deliverForMs ?? options.cache?.ttlMs ?? DEFAULT_RESULT_CACHE.ttlMs;
@@ -245,11 +245,14 @@ export class FinishedWork {
   }
 
   /**
-   * A probe failed: the server may have gone down before sdk-core's reports of the outcomes handed over since the last
-   * probe that got an answer went through, so deliver those too. An earlier outcome was handed over while the server
-   * still answered; a delivery that finds its call closed does nothing.
+   * A probe failed: the server may have gone down before sdk-core's reports of the outcomes handed over in the last
+   * {@link HANDED_OVER_WINDOW_MS} went through, so deliver those too. A probe that got an answer after the hand-over
+   * proves nothing about the report: sdk-core sends it on its own schedule, which on a loaded machine can come after
+   * the probe and after the server died. A delivery that finds its call closed (the report did get through) does
+   * nothing.
    */
-  private redeliverHandedOver(since: number): void {
+  private redeliverHandedOver(): void {
+    const since = Date.now() - HANDED_OVER_WINDOW_MS;
     const recent = this.handedOver.filter((entry) => entry.at >= since);
     this.handedOver = [];
     for (const { delivery } of recent) this.deliverLater(delivery, 'handed over');
