@@ -62,11 +62,15 @@ afterEach(() => {
   for (const finished of created.splice(0)) finished.gate.close();
 });
 
-function setup(options: { holderWaitMs?: number } = {}) {
+function setup(options: { holderWaitMs?: number; outageHangMs?: number } = {}) {
   const temporal = server();
   const completions = new FakeCompletions();
   const finished = new FinishedWork(temporal.probe, completions.client, {
-    gate: { retryMs: 5, maxRetryMs: 5 },
+    gate: {
+      retryMs: 5,
+      maxRetryMs: 5,
+      ...(options.outageHangMs === undefined ? {} : { outageHangMs: options.outageHangMs }),
+    },
     holderWaitMs: options.holderWaitMs ?? 10_000,
   });
   created.push(finished);
@@ -143,7 +147,7 @@ describe('FinishedWork: finished results survive a Temporal outage', () => {
     expect(finished.gate.stopped).toBe(true);
   });
 
-  it('delivers a result handed to the worker too when the next probe fails, unless a later probe got an answer', async () => {
+  it('delivers a result handed to the worker too when a probe fails within 20 s, even after a probe that got an answer', async () => {
     const { run, temporal, completions, finished } = setup();
     expect(await finished.gate.check()).toBe(true);
     // Handed to the worker (sdk-core) while the server answered...
@@ -156,14 +160,50 @@ describe('FinishedWork: finished results survive a Temporal outage', () => {
     await until(() => finished.pendingDeliveries === 0);
     expect(completions.delivered).toEqual([{ target: 'token', outcome: 'completed', value: 'handed over' }]);
 
-    // A probe answered after the hand-over: the server was up after sdk-core's report, nothing to deliver again.
+    // A probe answered after the hand-over: that says nothing of sdk-core's report, which it sends on its own
+    // schedule (on a loaded machine, after the probe and after the server died). Delivered too.
     const later = setup();
     expect(await later.run(1, {}, async () => 'reported').result).toBe('reported');
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(await later.finished.gate.check()).toBe(true);
     later.temporal.state.down = true;
     expect(await later.finished.gate.check()).toBe(false);
+    expect(later.finished.pendingDeliveries).toBe(1);
+    later.temporal.state.down = false;
+    await until(() => later.finished.pendingDeliveries === 0);
+    expect(later.completions.delivered).toEqual([{ target: 'token', outcome: 'completed', value: 'reported' }]);
+
+    // Once delivered, a later failed probe delivers nothing again.
+    later.temporal.state.down = true;
+    expect(await later.finished.gate.check()).toBe(false);
     expect(later.finished.pendingDeliveries).toBe(0);
+  });
+
+  it('delivers a result handed to the worker when a probe answers only after hanging: to the retry if the attempt timed out', async () => {
+    // sdk-core retries a probe through a short outage, so the probe hangs and answers once the server is back; the
+    // server may have timed the attempt out meanwhile and refused sdk-core's report ("Activity not found").
+    const { run, temporal, completions, finished } = setup({ outageHangMs: 50 });
+    expect(await finished.gate.check()).toBe(true);
+    expect(await run(1, {}, async () => 'handed over').result).toBe('handed over');
+    completions.notFound.add('token');
+    temporal.state.answerAfterMs = 100;
+    expect(await finished.gate.check()).toBe(true);
+    temporal.state.answerAfterMs = 0;
+    await until(() => finished.pendingDeliveries === 0);
+    expect(completions.delivered).toEqual([
+      {
+        target: { workflowId: 'conversation-1', runId: 'run-1', activityId: '7' },
+        outcome: 'completed',
+        value: 'handed over',
+      },
+    ]);
+
+    // A probe that answered promptly says nothing was away: nothing is delivered.
+    const quick = setup({ outageHangMs: 50 });
+    expect(await quick.run(1, {}, async () => 'reported').result).toBe('reported');
+    expect(await quick.finished.gate.check()).toBe(true);
+    expect(quick.finished.pendingDeliveries).toBe(0);
+    expect(quick.completions.delivered).toEqual([]);
   });
 
   it('delivers to the retry by activity id when the attempt timed out meanwhile, and stops if the call is closed', async () => {

@@ -40,8 +40,11 @@ export interface CompletionGateOptions {
    * slow under load (a CPU-starved machine) should not count.
    */
   outageHangMs?: number;
-  /** Called after each failed probe, with the time the last probe that got an answer had started. */
-  onFailure?: (lastAnsweredProbeStartedAt: number) => void;
+  /**
+   * Called after each probe that failed or answered only after hanging longer than `outageHangMs`: the server was away,
+   * and a report sdk-core sent meanwhile may not have reached it.
+   */
+  onOutage?: () => void;
   /** The clock; tests pass their own. */
   now?: () => number;
 }
@@ -59,12 +62,10 @@ export const DEFAULT_COMPLETION_GATE = {
 };
 
 export class CompletionGate {
-  private readonly options: Required<Omit<CompletionGateOptions, 'onFailure'>> &
-    Pick<CompletionGateOptions, 'onFailure'>;
+  private readonly options: Required<Omit<CompletionGateOptions, 'onOutage'>> & Pick<CompletionGateOptions, 'onOutage'>;
   private lastAnswerAt = Number.NEGATIVE_INFINITY;
   private lastFailureAt = Number.NEGATIVE_INFINITY;
   private lastProbeAt = Number.NEGATIVE_INFINITY;
-  private lastAnsweredProbeAt = Number.NEGATIVE_INFINITY;
   /** When a probe last failed or answered only after hanging longer than `pendingMs`. */
   private lastTroubleAt = Number.NEGATIVE_INFINITY;
   /** When a probe last failed or answered only after hanging longer than `outageHangMs`. */
@@ -204,10 +205,12 @@ export class CompletionGate {
         }),
       ]);
       this.lastAnswerAt = now();
-      this.lastAnsweredProbeAt = Math.max(this.lastAnsweredProbeAt, startedAt);
       const tookMs = this.lastAnswerAt - startedAt;
       if (tookMs > this.options.pendingMs) this.lastTroubleAt = this.lastAnswerAt;
-      if (tookMs > this.options.outageHangMs) this.lastOutageAt = this.lastAnswerAt;
+      if (tookMs > this.options.outageHangMs) {
+        this.lastOutageAt = this.lastAnswerAt;
+        this.options.onOutage?.();
+      }
       return true;
     } catch (error) {
       this.lastFailureAt = this.lastTroubleAt = this.lastOutageAt = now();
@@ -215,7 +218,7 @@ export class CompletionGate {
       if (isClosedConnection(error)) {
         this.connectionClosed = true;
         this.close();
-      } else this.options.onFailure?.(this.lastAnsweredProbeAt);
+      } else this.options.onOutage?.();
       return false;
     } finally {
       clearTimeout(timer);

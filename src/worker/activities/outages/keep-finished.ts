@@ -119,7 +119,7 @@ export class FinishedWork {
     options: KeepFinishedOptions = {},
   ) {
     this.cache = new ResultCache(options.cache);
-    this.gate = new CompletionGate({ ...options.gate, probe, onFailure: (since) => this.redeliverHandedOver(since) });
+    this.gate = new CompletionGate({ ...options.gate, probe, onOutage: () => this.redeliverHandedOver() });
     // From the start: a worker that ran nothing during an outage must still know of it when a retry reaches it.
     this.gate.watch();
     this.deliverForMs = options.deliverForMs ?? options.cache?.ttlMs ?? DEFAULT_RESULT_CACHE.ttlMs;
@@ -234,8 +234,8 @@ export class FinishedWork {
   }
 
   /**
-   * The outcome goes to the worker to report. Remember it for a while: if a probe fails soon after, the server may have
-   * gone down before sdk-core's retries of this report got through, and the worker delivers it itself as well.
+   * The outcome goes to the worker to report. Remember it for a while: if the server turns out to be away soon after,
+   * sdk-core's report may be lost, and the worker delivers the outcome itself as well.
    */
   private handOver(context: Context, outcome: Outcome): void {
     const at = Date.now();
@@ -245,11 +245,16 @@ export class FinishedWork {
   }
 
   /**
-   * A probe failed: the server may have gone down before sdk-core's reports of the outcomes handed over since the last
-   * probe that got an answer went through, so deliver those too. An earlier outcome was handed over while the server
-   * still answered; a delivery that finds its call closed does nothing.
+   * A probe failed, or answered only after hanging (the server was away and is back): sdk-core's reports of the
+   * outcomes handed over in the last {@link HANDED_OVER_WINDOW_MS} may not have got through (it gives up after about
+   * 10 s), or reached a server that had meanwhile timed their attempts out (it logs "Activity not found on completion"
+   * and drops the result). So deliver those too: by task token, else by activity id to the retry. A probe that got an
+   * answer after the hand-over proves nothing: sdk-core sends its report on its own schedule, on a loaded machine after
+   * the probe and after the server died. A delivery that finds its call closed (the report did get through) does
+   * nothing.
    */
-  private redeliverHandedOver(since: number): void {
+  private redeliverHandedOver(): void {
+    const since = Date.now() - HANDED_OVER_WINDOW_MS;
     const recent = this.handedOver.filter((entry) => entry.at >= since);
     this.handedOver = [];
     for (const { delivery } of recent) this.deliverLater(delivery, 'handed over');
