@@ -52,6 +52,8 @@ export interface TurnState {
   toolTasks?: Map<string, string>;
   /** Each model call's cost goes to the tenant's ledger (a tenant's turn, with its patch applied). */
   ledgered: boolean;
+  /** The ledger writes are local activities (a ledgered turn, with its own patch applied). */
+  ledgerLocally: boolean;
 }
 
 /** Tell the turn's watchers how far it got (the Web UI's progress, `status`). */
