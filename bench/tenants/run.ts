@@ -136,7 +136,8 @@ export async function runTenantsBench(options: BenchOptions): Promise<void> {
     "Where B's turns spent their time, from their histories' event times (medians over B's turns, ms): waiting in " +
       'the task queue for a worker (scheduled to started) and running in it (started to completed), for workflow ' +
       "tasks (the local activities, such as the ledger write, run inside them) and activity tasks; from `ask` to the run's " +
-      'first event; and the rest (the answer on its way to the client).',
+      'first event (the server taking the start); and the rest (the answer on its way to the client). Each column is ' +
+      'its own median, and a workflow task can run while an activity does, so they need not add up to the turn.',
     '',
     '| Scenario | Turn | Workflow tasks | Waiting for one | In them | Activity tasks | Waiting for one | In them | Before the run | Rest |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
