@@ -1,11 +1,4 @@
-import {
-  isCancellation,
-  log,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { isCancellation, log, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { utcDay } from '../shared/tenants.js';
@@ -20,7 +13,7 @@ import { describeFailure, logRefusedPayload } from './turn-failures.js';
 import type { TurnContext } from './turn-context.js';
 import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAnswer } from './turn-result.js';
 import { TimeLimit } from './turn-approvals.js';
-import { report, type TurnState } from './turn-state.js';
+import { activityPriority, report, type TurnState } from './turn-state.js';
 import { runToolCalls } from './turn-tools.js';
 import { MODEL_CALL_OPTIONS } from './model-call-options.js';
 import { knownToolList, listedTools, nameToolResults } from './recorded-once.js';
@@ -204,8 +197,7 @@ function callModelOnce(turn: TurnState, final: boolean, retried: boolean): Promi
           (final ? ' · final answer' : listTools ? ' · lists tools' : '') +
           withoutServers(turn),
         retry: { maximumAttempts: maximumAttempts(modelAttempts(context.settings)) },
-        // A tenant's call names its fairness key itself (Temporal would inherit it), so the worker sees it too.
-        ...(turn.ledgered ? { priority: workflowInfo().priority } : {}),
+        ...activityPriority(turn),
       },
       [input],
     )
