@@ -11,10 +11,11 @@ import { describeMachine, loadAverage } from '../machine.js';
 import type { BenchOptions } from '../options.js';
 import { formatMarkdown } from '../output.js';
 import { percentile } from '../stats.js';
+import { medianBreakdown, turnBreakdown, type TurnBreakdown } from './breakdown.js';
 
 /**
  * `npm run bench -- --tenants` (issue 45): the noisy neighbour. Tenant A sends 200 conversations at once, tenant B 5
- * a second later, on a worker that runs few model calls at once, so a backlog forms in Temporal. B's turn latency with
+ * a second later, on a worker that runs few model calls and workflow tasks at once, so a backlog forms in Temporal. B's turn latency with
  * fairness on and off, beside B alone. Writes its section of docs/benchmarks.md.
  */
 
@@ -24,6 +25,9 @@ export const TENANTS_SECTION_END = '<!-- /tenants -->';
 const BURST = 200;
 const FEW = 5;
 const MODEL_CALLS = 4;
+// Workflow tasks too: with the SDK's 40 at once, A's first workflow tasks queue inside the worker (first come, first
+// served) instead of in Temporal, and B's wait there, whatever fairness does.
+const WORKFLOW_TASKS = 4;
 const MODEL_DELAY_MS = 100;
 
 interface Scenario {
@@ -37,6 +41,8 @@ interface ScenarioFigures {
   p50Ms: number;
   p99Ms: number;
   samplesMs: number[];
+  /** Where B's turns spent their time (medians), from their histories. */
+  breakdown: TurnBreakdown;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -58,7 +64,7 @@ async function measure(scenario: Scenario): Promise<ScenarioFigures> {
   const agent = await startTestAgent({
     env,
     script: () => ({ content: 'noted', delayMs: MODEL_DELAY_MS }),
-    workerOptions: { worker: concurrencyOptions({ modelCalls: MODEL_CALLS }) },
+    workerOptions: { worker: concurrencyOptions({ modelCalls: MODEL_CALLS, workflowTasks: WORKFLOW_TASKS }) },
   });
   try {
     const client = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue, tenants: {} });
@@ -68,21 +74,28 @@ async function measure(scenario: Scenario): Promise<ScenarioFigures> {
         )
       : [];
     await sleep(1000);
-    const samplesMs = await Promise.all(
+    const turns = await Promise.all(
       Array.from({ length: FEW }, async (_, index) => {
+        const askedAt = Date.now();
         const started = performance.now();
         await client.ask(`b-${index}`, 'hello from B', { settings: { tenant: 'b' } });
-        return performance.now() - started;
+        return { conversationId: `b-${index}`, askedAt, ms: performance.now() - started };
       }),
     );
     await Promise.all(burst);
+    const samplesMs = turns.map((turn) => turn.ms);
+    const breakdowns = await Promise.all(
+      turns.map((turn) => turnBreakdown(env.client, turn.conversationId, turn.askedAt, turn.ms)),
+    );
     const figures = {
       name: scenario.name,
       p50Ms: percentile(samplesMs, 50),
       p99Ms: percentile(samplesMs, 99),
       samplesMs,
+      breakdown: medianBreakdown(breakdowns),
     };
     log(`${scenario.name}: B p50 ${figures.p50Ms.toFixed(0)} ms, p99 ${figures.p99Ms.toFixed(0)} ms`);
+    log(`${scenario.name}: B's turns (medians) ${JSON.stringify(figures.breakdown)}`);
     return figures;
   } finally {
     await agent.close();
@@ -107,7 +120,8 @@ export async function runTenantsBench(options: BenchOptions): Promise<void> {
     '## Tenants: the noisy neighbour',
     '',
     `Tenant A sends ${BURST} conversations at once, tenant B ${FEW} a second later; the worker runs ${MODEL_CALLS} ` +
-      `model calls at once (\`DURABLE_AGENT_MAX_CONCURRENT_MODEL_CALLS\`), each answered by the scripted model after ` +
+      `model calls and ${WORKFLOW_TASKS} workflow tasks at once (\`DURABLE_AGENT_MAX_CONCURRENT_MODEL_CALLS\`, ` +
+      `\`DURABLE_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS\`), each model call answered by the scripted model after ` +
       `${MODEL_DELAY_MS} ms, so A's backlog waits in Temporal. B's turn latency, from \`ask\` to its result, on a dev ` +
       `server with \`matching.enableFairness\` on or off (one task queue partition) ([tenants.md](tenants.md)). ` +
       `${machine.cores} cores, load ${loadAtStart.join(' ')} at start, ${new Date().toISOString().slice(0, 10)}.`,
@@ -118,6 +132,23 @@ export async function runTenantsBench(options: BenchOptions): Promise<void> {
     '',
     `Goal: with fairness on, B's p50 at most 1.5× B alone: ${(on.p50Ms / alone).toFixed(2)}× ` +
       `(${on.p50Ms / alone <= 1.5 ? 'met' : 'not met'}). With ${FEW} samples, p99 is B's slowest turn.`,
+    '',
+    "Where B's turns spent their time, from their histories' event times (medians over B's turns, ms): waiting in " +
+      'the task queue for a worker (scheduled to started) and running in it (started to completed), for workflow ' +
+      "tasks (the local activities, such as the ledger write, run inside them) and activity tasks; from `ask` to the run's " +
+      'first event (the server taking the start); and the rest (the answer on its way to the client). Each column is ' +
+      'its own median, and a workflow task can run while an activity does, so they need not add up to the turn.',
+    '',
+    '| Scenario | Turn | Workflow tasks | Waiting for one | In them | Activity tasks | Waiting for one | In them | Before the run | Rest |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...figures
+      .map(({ name, breakdown: b }) =>
+        [name, b.totalMs, b.workflowTasks, b.workflowTaskWaitMs, b.workflowTaskRunMs, b.activityTasks]
+          .concat([b.activityWaitMs, b.activityRunMs, b.beforeStartMs, b.otherMs])
+          .map((value) => (typeof value === 'number' ? value.toFixed(0) : value))
+          .join(' | '),
+      )
+      .map((row) => `| ${row} |`),
     '',
     TENANTS_SECTION_END,
   ].join('\n');

@@ -5,7 +5,6 @@ import {
   log,
   patched,
   proxyActivities,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { CHARS_PER_TOKEN, estimateTokens } from '../shared/context.js';
@@ -29,7 +28,7 @@ import { DEFAULT_MODEL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from '.
 import { ContextWindow } from './context-window.js';
 import { MODEL_CALL_OPTIONS } from './model-call-options.js';
 import { describeFailure } from './turn-failures.js';
-import { report, type TurnState } from './turn-state.js';
+import { activityPriority, report, type TurnState } from './turn-state.js';
 
 export type { TurnCompaction } from './turn-state.js';
 
@@ -173,8 +172,7 @@ async function summarize(
           `turn ${context.turn} · model ${turn.model ?? 'default'} · summarizes messages ` +
           `${record.from}-${record.to - 1} (${reason})`,
         retry: { maximumAttempts: maximumAttempts(attempts) },
-        // As the turn's model calls (./turn.ts): a tenant's call names its fairness key, so its metrics carry it.
-        ...(turn.ledgered ? { priority: workflowInfo().priority } : {}),
+        ...activityPriority(turn),
       },
       [
         {

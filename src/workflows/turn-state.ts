@@ -1,3 +1,4 @@
+import { workflowInfo } from '@temporalio/workflow';
 import type { ToolDefinition, UnavailableServer } from '../shared/types.js';
 import type { TurnBudget, TurnSpend } from './budget.js';
 import type { OutputFormat } from './structured-output.js';
@@ -52,9 +53,26 @@ export interface TurnState {
   toolTasks?: Map<string, string>;
   /** Each model call's cost goes to the tenant's ledger (a tenant's turn, with its patch applied). */
   ledgered: boolean;
+  /** The ledger writes are local activities (a ledgered turn, with its own patch applied). */
+  ledgerLocally: boolean;
 }
 
 /** Tell the turn's watchers how far it got (the Web UI's progress, `status`). */
 export function report(turn: TurnState, activity: string): void {
   turn.context.observer.progress({ spend: { ...turn.spend }, activity });
+}
+
+type Priority = NonNullable<ReturnType<typeof workflowInfo>['priority']>;
+
+/**
+ * The priority a tenant's activity names itself: Temporal would inherit the run's, but the worker sees only what the
+ * activity names (its metrics carry the tenant). The run's own, or the tenant as the fairness key when the run was
+ * started without one (a client that did not set it): then its activities are still shared out fairly. None without
+ * a tenant.
+ */
+export function activityPriority(turn: TurnState): { priority?: Priority } {
+  const { tenant } = turn.context.settings;
+  if (tenant === undefined) return {};
+  const own = workflowInfo().priority;
+  return { priority: own?.fairnessKey ? own : { ...own, fairnessKey: tenant } };
 }

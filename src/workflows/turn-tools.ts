@@ -13,7 +13,7 @@ import { allowToolCalls, callToolInput, type PreparedToolCall, prepareToolCall }
 import { answerServerQuestions, type SendAgain } from './tool-questions.js';
 import { awaitApproval, editedNote, type TimeLimit } from './turn-approvals.js';
 import { toolFailureMessage } from './turn-failures.js';
-import { report, type TurnState } from './turn-state.js';
+import { activityPriority, report, type TurnState } from './turn-state.js';
 
 // A round's tool calls, the half of a turn that ./turn.ts hands each reply's calls to. Its Date.now() reads Temporal's
 // workflow time (the workflow sandbox puts it in place of the clock): deterministic on replay. The timeouts and
@@ -107,6 +107,7 @@ async function dispatchToolCall(
         // The call's own timeout does not run while the person answers its server's questions (docs/mcp.md).
         startToCloseTimeout: tool.timeoutMs + (tool.elicitationTimeoutMs ?? 0) + 10_000,
         retry: { maximumAttempts: lastAttempt },
+        ...activityPriority(turn),
       },
       [
         {

@@ -1,4 +1,4 @@
-import { isCancellation, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { isCancellation, log, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { utcDay } from '../shared/tenants.js';
@@ -13,7 +13,7 @@ import { describeFailure, logRefusedPayload } from './turn-failures.js';
 import type { TurnContext } from './turn-context.js';
 import { type ModelStep, type TurnResult, turnResult, type TurnStop, withFinalAnswer } from './turn-result.js';
 import { TimeLimit } from './turn-approvals.js';
-import { report, type TurnState } from './turn-state.js';
+import { activityPriority, report, type TurnState } from './turn-state.js';
 import { runToolCalls } from './turn-tools.js';
 import { MODEL_CALL_OPTIONS } from './model-call-options.js';
 import { knownToolList, listedTools, nameToolResults } from './recorded-once.js';
@@ -28,16 +28,27 @@ const { callModel } = proxyActivities<Activities>(MODEL_CALL_OPTIONS);
 
 // A ledger write retries until it succeeds (no maximumAttempts): the call's result is recorded already, and its cost
 // must reach the tenant's ledger once (docs/tenants.md).
-const { recordSpend } = proxyActivities<Activities>({
+const LEDGER_WRITE_OPTIONS = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+} as const;
+const { recordSpend } = proxyActivities<Activities>(LEDGER_WRITE_OPTIONS);
+// Local: the write runs in the workflow task that received the call's result, so it does not wait for a slot behind
+// other tenants' model calls, nor for one more workflow task. Run again if the worker dies before the task completes:
+// the ledger counts a call once.
+const { recordSpend: recordSpendLocally } = proxyLocalActivities<Activities>(LEDGER_WRITE_OPTIONS);
 
 /**
  * The patch of the tenants' spend ledgers (docs/tenants.md): a tenant's turn sends each model call's cost to its
  * ledger. Asked only in a tenant's turns, so turns without a tenant replay as recorded.
  */
 export const SPEND_LEDGER_PATCH = 'tenant-spend-ledger';
+
+/**
+ * The patch under which a tenant's ledger write is a local activity; turns recorded before it wrote through an
+ * activity task, and replay so.
+ */
+export const LOCAL_LEDGER_WRITE_PATCH = 'local-ledger-write';
 
 /** The patch that turns on structured output (docs/upgrading.md): release 0.1.0's turns never asked for it. */
 export const STRUCTURED_OUTPUT_PATCH = 'structured-output';
@@ -110,7 +121,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
 
 function startTurn(context: TurnContext): TurnState {
   const budget = resolveBudget(context.settings.budget);
-  return {
+  const state: Omit<TurnState, 'ledgerLocally'> = {
     context,
     budget,
     spend: { rounds: 0, toolCalls: 0, usage: ZERO_USAGE, startedAt: Date.now() },
@@ -129,6 +140,7 @@ function startTurn(context: TurnContext): TurnState {
     compaction: { summaries: 0, calls: 0 },
     ledgered: context.settings.tenant !== undefined && patched(SPEND_LEDGER_PATCH),
   };
+  return { ...state, ledgerLocally: state.ledgered && patched(LOCAL_LEDGER_WRITE_PATCH) };
 }
 
 /** Which cost limit, if any, forbids the next model call (docs/cost.md). */
@@ -185,8 +197,7 @@ function callModelOnce(turn: TurnState, final: boolean, retried: boolean): Promi
           (final ? ' · final answer' : listTools ? ' · lists tools' : '') +
           withoutServers(turn),
         retry: { maximumAttempts: maximumAttempts(modelAttempts(context.settings)) },
-        // A tenant's call names its fairness key itself (Temporal would inherit it), so the worker sees it too.
-        ...(turn.ledgered ? { priority: workflowInfo().priority } : {}),
+        ...activityPriority(turn),
       },
       [input],
     )
@@ -227,9 +238,10 @@ async function toLedger(turn: TurnState, round: number, result: ModelCallResult)
     usd: result.cost?.priced === true ? result.cost.usd : null,
     usage: result.usage,
   };
-  await recordSpend.executeWithOptions({ summary: `spend · ${tenant} · turn ${context.turn} round ${round}` }, [
-    { tenant, day: utcDay(Date.now()), entry },
-  ]);
+  const summary = `spend · ${tenant} · turn ${context.turn} round ${round}`;
+  const input = { tenant, day: utcDay(Date.now()), entry };
+  if (turn.ledgerLocally) await recordSpendLocally.executeWithOptions({ ...LEDGER_WRITE_OPTIONS, summary }, [input]);
+  else await recordSpend.executeWithOptions({ summary }, [input]);
 }
 
 /** ` · without files, search` when the listing left servers out, so the Web UI shows it on every later model call. */

@@ -70,6 +70,18 @@ describe('tenants on a dev server with fairness on', () => {
     expect(await client.tenantOf('untenanted-1')).toBeUndefined();
   });
 
+  test('a run started without a fairness key still schedules its model calls under its tenant', async () => {
+    // A start with the tenant in its settings but no priority, as a client of the protocol may make.
+    await agent.ask('hello', { conversationId: 'raw-start-1', settings: { tenant: 'raw' } });
+    const handle = env.client.workflow.getHandle(conversationWorkflowId('raw-start-1'));
+    expect((await handle.describe()).raw.workflowExecutionInfo?.priority?.fairnessKey ?? '').toBe('');
+    const history = await handle.fetchHistory();
+    const scheduled = (history.events ?? []).flatMap((event) => event.activityTaskScheduledEventAttributes ?? []);
+    expect(scheduled.map((activity) => [activity.activityType?.name, activity.priority?.fairnessKey])).toEqual([
+      ['callModel', 'raw'],
+    ]);
+  });
+
   test("one tenant's burst does not queue another tenant's model calls behind it", async () => {
     agent.model.reset();
     const burst = Array.from({ length: BURST }, (_, index) =>

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
@@ -12,13 +13,14 @@ import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import { killAll, startCliWorker } from '../cli/helpers.js';
 
 /**
- * Issue 45: a worker killed (SIGKILL) between a model call and its ledger write. Worker A takes one tool call at a
- * time; a slow tool call of another conversation holds that slot, so once A's model call for tenant acme is recorded,
- * its ledger write waits in Temporal. A is killed there; worker B makes the write. The call was made once and is
- * counted once.
+ * Issue 45: the worker that runs a tenant's conversation is killed (SIGKILL) between a model call and its ledger write.
+ * The ledger write is a local activity: it runs in the workflow task that receives the call's result. Worker A runs the
+ * conversation, but its one model call slot is held by another conversation's slow call, so worker B makes acme's model
+ * call. A is killed while that call is in flight: the call's result is recorded after A died, and the workflow task
+ * that writes it to the ledger waits for a worker. B replays the conversation and makes the write. The call was made
+ * once and is counted once.
  */
 
-const TEST_SERVER = path.resolve('dist/testing/mcp-test-server.js');
 let env: TestWorkflowEnvironment;
 let model: ScriptedModel;
 let directory: string;
@@ -30,17 +32,11 @@ beforeAll(async () => {
   model = await startScriptedModel({
     script: (request) => {
       const question = [...request.messages].reverse().find((message) => message.role === 'user');
-      const answered = request.messages.some((message) => message.role === 'tool');
       const usage = { prompt_tokens: 1000, completion_tokens: 500 };
-      if (question?.content === 'slow' && !answered) {
-        return { toolCalls: [{ name: 't__slow', arguments: { delayMs: 120_000 } }], usage };
-      }
-      // Long enough for the slow tool call to take worker A's one tool slot meanwhile.
-      return { content: 'noted', usage, delayMs: question?.content === 'priced' ? 3000 : 0 };
+      // The slow call holds worker A's one model call slot; acme's is long enough to kill A while B makes it.
+      return { content: 'noted', usage, delayMs: question?.content === 'slow' ? 120_000 : 3000 };
     },
   });
-  const mcp = path.join(directory, 'mcp.json');
-  await fs.writeFile(mcp, JSON.stringify({ mcpServers: { t: { command: process.execPath, args: [TEST_SERVER] } } }));
   const prices = path.join(directory, 'prices.json');
   await fs.writeFile(prices, JSON.stringify({ 'scripted-model': { input_mtok: 1, output_mtok: 2 } }));
   cliEnv = {
@@ -49,9 +45,7 @@ beforeAll(async () => {
     DURABLE_AGENT_TASK_QUEUE: 'spend-kill',
     OPENAI_BASE_URL: model.baseUrl,
     DURABLE_AGENT_MODEL: 'scripted-model',
-    DURABLE_AGENT_MCP_CONFIG: mcp,
     DURABLE_AGENT_PRICES: prices,
-    DURABLE_AGENT_MAX_CONCURRENT_TOOL_CALLS: '1',
   };
 });
 
@@ -70,37 +64,71 @@ async function waitFor(what: string, predicate: () => Promise<boolean>): Promise
   }
 }
 
-async function eventTypes(conversationId: string): Promise<string[]> {
-  const history = await env.client.workflow.getHandle(conversationWorkflowId(conversationId)).fetchHistory();
-  return (history.events ?? []).map((event) => String(event.eventType));
+/** The conversation's pending activities; none while it does not exist yet. */
+async function pendingActivities(conversationId: string) {
+  try {
+    const description = await env.client.workflow.getHandle(conversationWorkflowId(conversationId)).describe();
+    return description.raw.pendingActivities ?? [];
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return [];
+    throw error;
+  }
 }
 
-it('spend: a worker killed between the model call and the ledger write; the call is made once and counted once', async () => {
-  const workerA = await startCliWorker(cliEnv);
+/** The text of a marker's details (a local activity's marker names its activity type there). */
+function markerText(event: temporal.api.history.v1.IHistoryEvent): string {
+  const details = Object.values(event.markerRecordedEventAttributes?.details ?? {});
+  const payloads = details.flatMap((detail) => detail.payloads ?? []);
+  return payloads.map((payload) => Buffer.from(payload.data ?? []).toString('utf8')).join('\n');
+}
+
+/** The workers that ran the workflow tasks which recorded a local activity (the ledger writes) in this history. */
+async function ledgerWriters(conversationId: string): Promise<string[]> {
+  const history = await env.client.workflow.getHandle(conversationWorkflowId(conversationId)).fetchHistory();
+  const events = new Map((history.events ?? []).map((event) => [Number(event.eventId), event]));
+  const EventType = temporal.api.enums.v1.EventType;
+  return [...events.values()]
+    .filter((event) => event.eventType === EventType.EVENT_TYPE_MARKER_RECORDED)
+    .filter((event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+    .filter((event) => markerText(event).includes('"recordSpend"'))
+    .map((event) => {
+      const completed = events.get(Number(event.markerRecordedEventAttributes?.workflowTaskCompletedEventId));
+      const started = events.get(Number(completed?.workflowTaskCompletedEventAttributes?.startedEventId));
+      return started?.workflowTaskStartedEventAttributes?.identity ?? '';
+    });
+}
+
+it('spend: the worker of a conversation killed between its model call and the ledger write; made once, counted once', async () => {
+  // A takes one model call at a time, and the slow call of another conversation holds it.
+  const workerA = await startCliWorker({ ...cliEnv, DURABLE_AGENT_MAX_CONCURRENT_MODEL_CALLS: '1' });
   const client = new DurableAgentClient({ client: env.client, taskQueue: 'spend-kill' });
-  const priced = client.ask('kill-1', 'priced', { settings: { tenant: 'acme' } });
-  await waitFor('the priced model call', async () => Promise.resolve(model.requests.length >= 1));
   void client.send('kill-slow', 'slow');
-  // The model call for acme is recorded, and its ledger write scheduled but waiting: A's one tool slot is taken.
-  await waitFor('the recorded model call and its scheduled ledger write', async () => {
-    const types = await eventTypes('kill-1');
-    const completed = types.filter((type) => /ACTIVITY_TASK_COMPLETED|^12$/.test(type)).length;
-    const scheduled = types.filter((type) => /ACTIVITY_TASK_SCHEDULED|^10$/.test(type)).length;
-    return completed >= 1 && scheduled >= 2;
-  });
-  // Not started by any worker: the write waits in Temporal when A dies.
-  const pending = (await env.client.workflow.getHandle(conversationWorkflowId('kill-1')).describe()).raw
-    .pendingActivities;
-  expect(pending?.map((activity) => [activity.activityType?.name, String(activity.state)])).toEqual([
-    ['recordSpend', String(temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED)],
+  await waitFor('the slow model call', async () => Promise.resolve(model.requests.length >= 1));
+  const priced = client.ask('kill-1', 'priced', { settings: { tenant: 'acme' } });
+  // A ran the conversation's first workflow task; its model call waits in Temporal, unstarted.
+  await waitFor('the scheduled model call', async () =>
+    (await pendingActivities('kill-1')).some((activity) => activity.activityType?.name === 'callModel'),
+  );
+  const pending = await pendingActivities('kill-1');
+  expect(pending.map((activity) => [activity.activityType?.name, String(activity.state)])).toEqual([
+    ['callModel', String(temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED)],
   ]);
+
+  // B makes the call; A dies while it is in flight, before the result and so before the ledger write.
+  await startCliWorker(cliEnv);
+  await waitFor("acme's model call", async () =>
+    Promise.resolve(model.requestsFor(conversationWorkflowId('kill-1')).length >= 1),
+  );
   workerA.child.kill('SIGKILL');
   await new Promise((resolve) => workerA.child.once('exit', resolve));
 
-  await startCliWorker(cliEnv);
   await priced;
   expect(model.requestsFor(conversationWorkflowId('kill-1'))).toHaveLength(1);
+  const writers = await ledgerWriters('kill-1');
+  expect(writers).toHaveLength(1);
+  expect(writers[0]).not.toMatch(new RegExp(`^${workerA.child.pid}@`));
   const [acme] = await client.spend({ tenant: 'acme', since: utcDay(Date.now()) });
   expect(acme).toMatchObject({ tenant: 'acme', calls: 1, turns: 1, conversations: 1 });
   expect(acme!.usd).toBeCloseTo(0.002, 10);
-});
+  // Two worker starts, a sticky workflow task that times out on the dead worker, and a replay: slow on a busy machine.
+}, 120_000);
