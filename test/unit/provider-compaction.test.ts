@@ -7,6 +7,7 @@ import {
 } from '../../src/shared/provider-compaction.js';
 import type { ChatMessage } from '../../src/shared/types.js';
 import { contextManagement } from '../../src/worker/activities/model/providers/anthropic-context.js';
+import { carriedForNextRun, carriedWithSummary } from '../../src/workflows/carried-transcript.js';
 
 /** The pure rules of provider-native compaction (docs/models.md#provider-native-compaction). */
 
@@ -74,5 +75,33 @@ describe('provider compaction: what is sent', () => {
     expect(formatMessage(anthropic, 7)).toBe(
       '[7] provider compaction of everything before: - The sky is green.\n[7] assistant: ok',
     );
+  });
+});
+
+describe('provider compaction: what the next run carries', () => {
+  const turn = (n: number, size = 100): ChatMessage[] => [
+    { role: 'user', content: `question ${n} ${'x'.repeat(size)}` },
+    { role: 'assistant', content: `answer ${n}` },
+  ];
+  const prompt: ChatMessage = { role: 'system', content: 'prompt' };
+
+  it('starts at the message holding the latest item when the turns that fit start after it', () => {
+    const holder = compacted('cmp_1');
+    const messages = [prompt, ...turn(1), ...turn(2), holder, ...turn(3, 400), ...turn(4, 400)];
+    const size = (list: ChatMessage[]) => list.reduce((sum, message) => sum + JSON.stringify(message).length, 0);
+    // Room for the last turn only: without the item, the next run would lose what it stands for.
+    const maxChars = size([prompt, ...turn(4, 400)]) + 10;
+    expect(carriedWithSummary(messages, maxChars).messages).not.toContain(holder);
+    // With it, as long as everything from the item on fits.
+    const roomy = size([prompt, holder, ...turn(3, 400), ...turn(4, 400)]);
+    expect(carriedForNextRun(messages, roomy)).toEqual({ messages: [prompt, ...messages.slice(5)], dropped: 4 });
+    expect(carriedForNextRun(messages, maxChars)).toEqual(carriedWithSummary(messages, maxChars));
+  });
+
+  it('carries as before when the item is among the turns that fit, or when there is none', () => {
+    const messages = [prompt, ...turn(1), compacted('cmp_2'), ...turn(2)];
+    expect(carriedForNextRun(messages)).toEqual(carriedWithSummary(messages));
+    const plain = [prompt, ...turn(1), ...turn(2)];
+    expect(carriedForNextRun(plain, 200)).toEqual(carriedWithSummary(plain, 200));
   });
 });
