@@ -162,6 +162,39 @@ describe('provider-native compaction', () => {
   });
 });
 
+describe('provider-native compaction: the fallback', () => {
+  it('a refusal still compacts with a summary of our own and retries once; the window it teaches becomes the threshold', async () => {
+    // The scripted model's window is unknown to the table: no threshold goes with the first calls.
+    const agent = await agentWith({ contextWindow: 6_000, summaries: 'user-lines' });
+    const { results } = await factsConversation(
+      agent,
+      40,
+      { model: 'openai-responses:scripted-model', compaction: 'provider' },
+      ' And more.'.repeat(70),
+    );
+
+    expect(results.map((result) => result.stopReason)).toEqual(Array(40).fill('completed'));
+    expect(results.at(-1)?.answer).toBe(`It was ${codeWord(1)}.`);
+    const refused = agent.model.requests.filter((request) => request.status === 400);
+    expect(refused).toHaveLength(1);
+    // Our summaries came only in the refused turn (as many as it took to get down to half the window).
+    const summarized = results.filter((result) => (result.compaction?.summaries ?? 0) > 0);
+    const refusedTurn = Number(/\/turn-(\d+)\//.exec(refused[0]!.idempotencyKey ?? '')?.[1]);
+    expect(summarized.map((result) => result.turn)).toEqual([refusedTurn]);
+    // Before the refusal the provider had no threshold; after it, 80% of what the refusal taught.
+    const before = agent.model.requests.filter((request) => request.sequence < refused[0]!.sequence);
+    expect(
+      before.every((request) => JSON.stringify(request.body.context_management) === '[{"type":"compaction"}]'),
+    ).toBe(true);
+    const thresholds = agent.model.requests
+      .filter((request) => !request.idempotencyKey?.includes('/compaction-'))
+      .map((request) => (request.body.context_management as { compact_threshold?: number }[])[0]?.compact_threshold);
+    expect(thresholds.at(-1)).toBeLessThan(6_000 * 0.8);
+    // From then on the provider compacted, and no summary of our own was needed.
+    expect(compactedIn(results).length).toBeGreaterThan(0);
+  });
+});
+
 describe('provider-native compaction: bad input', () => {
   it('a Chat Completions model ends the turn with ProviderCompactionUnsupported, naming the providers that can', async () => {
     const agent = await agentWith({});
