@@ -162,6 +162,35 @@ describe('provider-native compaction', () => {
   });
 });
 
+describe('provider-native compaction: across runs', () => {
+  it('continue-as-new carries the compaction item: every call after the first compaction starts from one, in every run', async () => {
+    const agent = await agentWith({ contextWindow: 6_000 });
+    const { results } = await factsConversation(
+      agent,
+      30,
+      { model: 'openai-responses:scripted-model', compaction: 'provider', contextWindow: 6_000, maxTurnsPerRun: 4 },
+      ' And more.'.repeat(70),
+    );
+
+    expect(results.map((result) => result.stopReason)).toEqual(Array(30).fill('completed'));
+    expect(results.at(-1)?.answer).toBe(`It was ${codeWord(1)}.`);
+    const requests = agent.model.requests;
+    const runs = new Set(requests.map((request) => request.idempotencyKey?.split('/')[1]));
+    expect(runs.size).toBeGreaterThanOrEqual(7);
+    const first = requests.findIndex((request) => JSON.stringify(request.body.input).includes('"type":"compaction"'));
+    expect(first).toBeGreaterThan(0);
+    const runsAfter = new Set<string | undefined>();
+    for (const request of requests.slice(first)) {
+      const input = request.body.input as { type?: string; role?: string }[];
+      expect(input.find((item) => item.role !== 'system')).toMatchObject({ type: 'compaction' });
+      runsAfter.add(request.idempotencyKey?.split('/')[1]);
+    }
+    // The item went on into later runs, not only the run that got it.
+    expect(runsAfter.size).toBeGreaterThan(1);
+    expect(requests.every((request) => request.status === 200)).toBe(true);
+  });
+});
+
 describe('provider-native compaction: the fallback', () => {
   it('a refusal still compacts with a summary of our own and retries once; the window it teaches becomes the threshold', async () => {
     // The scripted model's window is unknown to the table: no threshold goes with the first calls.
