@@ -7,6 +7,11 @@ import {
   type WorkflowIdReusePolicy,
 } from '@temporalio/client';
 import { errorMessage } from '../shared/errors.js';
+import {
+  compactionSettingProblem,
+  PROVIDER_COMPACTION,
+  providerCompactionProblem,
+} from '../shared/provider-compaction.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
 import { validateMessage } from '../workflows/conversation-state.js';
 import {
@@ -16,7 +21,13 @@ import {
   type ConversationSettings,
   type IncomingMessage,
 } from '../workflows/definitions.js';
-import { ConversationEndedError, ConversationNotFoundError, MessageRejectedError, type EndedReason } from './errors.js';
+import {
+  ConversationEndedError,
+  ConversationNotFoundError,
+  InvalidSettingsError,
+  MessageRejectedError,
+  type EndedReason,
+} from './errors.js';
 
 /**
  * The conversation workflow's registered name (the workflow function's name).
@@ -198,6 +209,8 @@ function isRaced(error: unknown): boolean {
 
 /** The start argument of a new conversation (and of a with-start call that reaches the running run). */
 function newInput(conversationId: string, settings: ConversationSettings | undefined): ConversationInput {
+  const problem = settingsProblem(settings);
+  if (problem !== undefined) throw new InvalidSettingsError(conversationId, problem);
   return { conversationId, ...(settings ? { settings } : {}) };
 }
 
@@ -225,4 +238,13 @@ export function rejectInvalidMessage(
   } catch (error) {
     throw new MessageRejectedError(conversationId, errorMessage(error), { cause: error });
   }
+}
+
+/** What is wrong with a new conversation's settings that the workflow would otherwise ignore or fail each turn on. */
+function settingsProblem(settings: ConversationSettings | undefined): string | undefined {
+  const compaction: unknown = settings?.compaction;
+  const problem = compactionSettingProblem(compaction);
+  if (problem !== undefined || compaction !== PROVIDER_COMPACTION || settings?.model === undefined) return problem;
+  // Without a model the worker's default decides: its first turn says so (ProviderCompactionUnsupported).
+  return providerCompactionProblem(settings.model);
 }
