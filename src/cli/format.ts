@@ -42,6 +42,13 @@ export function formatMessage(message: ChatMessage, index: number): string {
       return `${at} user: ${message.content}`;
     case 'assistant': {
       const lines: string[] = [];
+      const compacted = message.providerCompaction;
+      // The provider's own compaction (docs/models.md#provider-native-compaction): it stands for everything before it.
+      if (compacted?.type === 'anthropic_compaction') {
+        lines.push(`${at} provider compaction of everything before: ${compacted.content ?? '(failed: no summary)'}`);
+      } else if (compacted?.type === 'openai_compaction') {
+        lines.push(`${at} provider compaction of everything before (encrypted by the provider, ${compacted.id})`);
+      }
       if (message.content !== null && message.content !== '') lines.push(`${at} assistant: ${message.content}`);
       for (const call of message.toolCalls ?? []) {
         lines.push(`${at} assistant → ${call.name} ${shortArguments(call.arguments)}`);

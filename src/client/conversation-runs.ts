@@ -11,6 +11,11 @@ import { tenantPriority, type TenantsConfig } from '../config/tenants.js';
 import { errorMessage } from '../shared/errors.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../shared/search-attributes.js';
 import { tenantProblem } from '../shared/tenants.js';
+import {
+  compactionSettingProblem,
+  PROVIDER_COMPACTION,
+  providerCompactionProblem,
+} from '../shared/provider-compaction.js';
 import type { conversationWorkflow } from '../workflows/conversation.js';
 import { validateMessage } from '../workflows/conversation-state.js';
 import {
@@ -24,6 +29,7 @@ import {
   ConversationEndedError,
   ConversationNotFoundError,
   InvalidTenantError,
+  InvalidSettingsError,
   MessageRejectedError,
   type EndedReason,
 } from './errors.js';
@@ -247,6 +253,8 @@ function isRaced(error: unknown): boolean {
 
 /** The start argument of a new conversation (and of a with-start call that reaches the running run). */
 function newInput(conversationId: string, settings: ConversationSettings | undefined): ConversationInput {
+  const problem = settingsProblem(settings);
+  if (problem !== undefined) throw new InvalidSettingsError(conversationId, problem);
   return { conversationId, ...(settings ? { settings } : {}) };
 }
 
@@ -274,4 +282,13 @@ export function rejectInvalidMessage(
   } catch (error) {
     throw new MessageRejectedError(conversationId, errorMessage(error), { cause: error });
   }
+}
+
+/** What is wrong with a new conversation's settings that the workflow would otherwise ignore or fail each turn on. */
+function settingsProblem(settings: ConversationSettings | undefined): string | undefined {
+  const compaction: unknown = settings?.compaction;
+  const problem = compactionSettingProblem(compaction);
+  if (problem !== undefined || compaction !== PROVIDER_COMPACTION || settings?.model === undefined) return problem;
+  // Without a model the worker's default decides: its first turn says so (ProviderCompactionUnsupported).
+  return providerCompactionProblem(settings.model);
 }

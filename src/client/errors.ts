@@ -48,6 +48,20 @@ export class ConversationEndedError extends DurableAgentClientError {
   }
 }
 
+/**
+ * The settings of a new conversation are wrong (a `compaction` value it does not know, or `"provider"` for a model
+ * whose API cannot compact): nothing was started.
+ */
+export class InvalidSettingsError extends DurableAgentClientError {
+  constructor(
+    conversationId: string,
+    /** What was wrong, and what to set instead. */
+    readonly reason: string,
+  ) {
+    super(`Conversation ${conversationId} was not started: ${reason}`, conversationId);
+  }
+}
+
 /** The message failed validation (empty, too long, a malformed id); the conversation was not touched. */
 export class MessageRejectedError extends DurableAgentClientError {
   constructor(

@@ -26,6 +26,7 @@ export {
   ConversationNotFoundError,
   ConversationEndedError,
   MessageRejectedError,
+  InvalidSettingsError,
   TooManyUpdatesError,
   ConversationRollingOverError,
   AskTimeoutError,

@@ -20,6 +20,11 @@ export const FailureType = {
   /** The conversation's model names a provider (`anthropic:`, `openai-responses:`) the worker has no client for. */
   ModelNotConfigured: 'ModelNotConfigured',
   ModelContextLengthExceeded: 'ModelContextLengthExceeded',
+  /**
+   * `settings.compaction` is `"provider"` and the model's provider has no native compaction (Chat Completions):
+   * non-retryable; the message names the providers that have it (docs/models.md#provider-native-compaction).
+   */
+  ProviderCompactionUnsupported: 'ProviderCompactionUnsupported',
   ModelContentFiltered: 'ModelContentFiltered',
   ModelInvalidResponse: 'ModelInvalidResponse',
   /** The model's answer is too large for an activity result even after cutting its text and arguments. */

@@ -39,7 +39,14 @@ export type ToolOutcome =
 export type ChatMessage =
   | SystemMessage
   | { role: 'user'; content: string; id?: string }
-  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[]; reasoning?: ReasoningItem[] }
+  | {
+      role: 'assistant';
+      content: string | null;
+      toolCalls?: ToolCall[];
+      reasoning?: ReasoningItem[];
+      /** With `settings.compaction: "provider"`: the provider compacted the input before this answer (see the type). */
+      providerCompaction?: ProviderCompaction;
+    }
   | { role: 'tool'; toolCallId: string; name: string; content: string; outcome: ToolOutcome };
 
 /**
@@ -96,6 +103,67 @@ export type ReasoningItem =
   | { type: 'anthropic_thinking'; thinking: string; signature: string }
   | { type: 'anthropic_redacted_thinking'; data: string }
   | { type: 'openai_reasoning'; id: string; encryptedContent: string; summary: string[] };
+
+/**
+ * Provider-native compaction (`settings.compaction: "provider"`, docs/models.md#provider-native-compaction): the
+ * provider summarized the model's input itself and answered with this item, which stands for everything before it.
+ * It is kept with the answer's assistant message and sent back in every later call, where the provider that wrote it
+ * reads it instead of the messages before it (system messages excepted); other providers leave it out.
+ * `openai_compaction` is the Responses API's `compaction` output item (its content is encrypted: only the API reads
+ * it); `anthropic_compaction` is the Messages API's `compaction` block, whose `content` is the summary's text.
+ */
+export type ProviderCompaction =
+  | { type: 'openai_compaction'; id: string; encryptedContent: string }
+  | {
+      type: 'anthropic_compaction';
+      /** The summary; `null` when the provider's compaction failed (the block is then a no-op, sent back as it is). */
+      content: string | null;
+      encryptedContent?: string;
+      signature?: string;
+      /** The block's `tool_changes`, as the API returned them: sent back unchanged. */
+      toolChanges?: JsonValue[];
+    };
+
+/**
+ * A change the provider made to the model's input (provider-native compaction and context editing): reported in the
+ * model call's result and the turn's `compaction.providerEdits`.
+ */
+export interface ProviderContextEdit {
+  /**
+   * `compaction` (the Responses API's compaction item, Anthropic's `compact_20260112`), or the Anthropic context edit's
+   * type: `clear_tool_uses_20250919`, `clear_thinking_20251015`.
+   */
+  type: string;
+  /**
+   * Input tokens the edit removed, when the provider says.
+   * @asType integer
+   * @minimum 0
+   */
+  clearedInputTokens?: number;
+  /**
+   * Tool uses whose results were cleared (`clear_tool_uses_20250919`).
+   * @asType integer
+   * @minimum 0
+   */
+  clearedToolUses?: number;
+  /**
+   * Assistant turns whose thinking was cleared (`clear_thinking_20251015`).
+   * @asType integer
+   * @minimum 0
+   */
+  clearedThinkingTurns?: number;
+}
+
+/** What a model call asks of provider-native compaction (`settings.compaction: "provider"`). */
+export interface ProviderCompactionRequest {
+  /**
+   * Compact when the input passes this many tokens: 80% of the model's window when the conversation knows it, else
+   * absent (the provider's own default).
+   * @asType integer
+   * @minimum 1
+   */
+  threshold?: number;
+}
 
 /** Extended thinking for the providers that have it (Anthropic); others ignore it. */
 export interface ThinkingSetting {
@@ -351,6 +419,11 @@ export interface ModelCallInput {
    * messages of the run's transcript, without tools; the answer is the summary. Absent for every other call.
    */
   summarize?: SummaryRequest;
+  /**
+   * `settings.compaction: "provider"`: the provider compacts the input itself (docs/models.md#provider-native-compaction).
+   * Absent for every other call; a provider without it refuses the call with `ProviderCompactionUnsupported`.
+   */
+  providerCompaction?: ProviderCompactionRequest;
 }
 
 /** What a summary call summarizes (src/shared/compaction.ts). */
@@ -429,6 +502,8 @@ export interface ModelCallResult {
   cost?: ModelCallCost;
   /** Only for a call with `listTools`. */
   turnSetup?: TurnSetup;
+  /** What the provider cleared or compacted in this call's input (provider-native compaction); absent when nothing. */
+  contextEdits?: ProviderContextEdit[];
 }
 
 /** A page of the transcript and the turn's tools, as the workflow answers the `modelContext` query. */

@@ -171,14 +171,13 @@ export { conversationWorkflowId, type ConversationOutcome };
  * and creates: most tests make none, and loading it takes a third of a second.
  */
 function anthropicOnFirstCall(baseURL: string): AnthropicMessagesClient {
-  let client: AnthropicMessagesClient | undefined;
+  let created: AnthropicMessagesClient | undefined;
+  const client = () =>
+    (created ??= new (anthropicSdk().default)({ baseURL, apiKey: 'test', maxRetries: 0 }) as AnthropicMessagesClient);
   return {
     baseURL,
-    messages: {
-      create: (body, options) => {
-        client ??= new (anthropicSdk().default)({ baseURL, apiKey: 'test', maxRetries: 0 }) as AnthropicMessagesClient;
-        return client.messages.create(body, options);
-      },
-    },
+    messages: { create: (body, options) => client().messages.create(body, options) },
+    // Provider-native compaction (`compaction: "provider"`) goes through the beta Messages API.
+    beta: { messages: { create: (body, options) => client().beta!.messages.create(body, options) } },
   };
 }

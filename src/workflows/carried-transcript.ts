@@ -1,4 +1,4 @@
-import { viewLayout } from '../shared/compaction.js';
+import { isSummary, viewLayout } from '../shared/compaction.js';
 import type { ChatMessage } from '../shared/types.js';
 import { carriedTranscript, MAX_CARRIED_TRANSCRIPT_CHARS } from './conversation-state.js';
 
@@ -44,4 +44,30 @@ export function carriedWithSummary(
     messages: [...system, moved, ...messages.slice(keepFrom)],
     dropped: keepFrom - systemEnd - 1,
   };
+}
+
+/**
+ * As {@link carriedWithSummary}, and with the provider's latest compaction item (docs/models.md#provider-native-compaction)
+ * when the turns that fit start after it and no summary of durable-agent's own came after it: the next run then starts
+ * at the assistant message that holds the item (the provider reads nothing before it), if everything from there fits
+ * `maxChars`. Without such an item, exactly {@link carriedWithSummary}.
+ */
+export function carriedForNextRun(
+  messages: readonly ChatMessage[],
+  maxChars = MAX_CARRIED_TRANSCRIPT_CHARS,
+): { messages: ChatMessage[]; dropped: number } {
+  const carried = carriedWithSummary(messages, maxChars);
+  let latest = messages.length - 1;
+  while (latest >= 0 && !hasProviderCompaction(messages[latest])) latest--;
+  if (latest < 0 || carried.messages.includes(messages[latest]!)) return carried;
+  if (messages.slice(latest).some((message) => isSummary(message))) return carried;
+  let systemEnd = 0;
+  while (messages[systemEnd]?.role === 'system') systemEnd++;
+  const kept = [...messages.slice(0, systemEnd), ...messages.slice(latest)];
+  if (kept.reduce((sum, message) => sum + JSON.stringify(message).length, 0) > maxChars) return carried;
+  return { messages: kept, dropped: latest - systemEnd };
+}
+
+function hasProviderCompaction(message: ChatMessage | undefined): boolean {
+  return message?.role === 'assistant' && message.providerCompaction !== undefined;
 }

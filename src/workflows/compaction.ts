@@ -20,7 +20,13 @@ import {
 } from '../shared/compaction.js';
 import { FailureType } from '../shared/errors.js';
 import { learnedWindow, type RefusalLimits } from '../shared/model-windows.js';
-import type { CompactionRecord, ModelCallResult, SummaryRequest, ToolDefinition } from '../shared/types.js';
+import type {
+  CompactionRecord,
+  ModelCallResult,
+  ProviderCompactionRequest,
+  SummaryRequest,
+  ToolDefinition,
+} from '../shared/types.js';
 import { ZERO_COST } from '../shared/types.js';
 import { addUsage } from './budget.js';
 import { addCost } from './cost-budget.js';
@@ -70,10 +76,21 @@ function inputTokens(turn: TurnState): number {
  */
 export function compactionDue(turn: TurnState): boolean {
   const window = windowOf(turn);
-  if (!window.enabled || turn.compaction.trimTo !== undefined) return false;
+  if (!window.enabled || window.byProvider || turn.compaction.trimTo !== undefined) return false;
   const tokens = window.windowOf(turn.model);
   if (tokens === undefined || inputTokens(turn) <= tokens * COMPACT_AT) return false;
   return patched(COMPACTION_PATCH);
+}
+
+/**
+ * What the next model call asks of the provider's own compaction (`settings.compaction: "provider"`): compact at
+ * {@link COMPACT_AT} of the window when it is known, at the provider's default otherwise. `undefined` without it.
+ */
+export function providerCompaction(turn: TurnState): ProviderCompactionRequest | undefined {
+  const window = windowOf(turn);
+  if (!window.byProvider) return undefined;
+  const tokens = window.windowOf(turn.model);
+  return tokens === undefined ? {} : { threshold: Math.max(1, Math.floor(tokens * COMPACT_AT)) };
 }
 
 /** Summarize the older part of the transcript before the next call (the window is known: {@link compactionDue}). */

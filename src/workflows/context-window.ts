@@ -1,8 +1,9 @@
 import { tableContextWindow } from '../shared/model-windows.js';
+import { PROVIDER_COMPACTION } from '../shared/provider-compaction.js';
 
 /** The settings the window reads (`ConversationSettings`' `compaction` and `contextWindow`). */
 export interface ContextWindowSettings {
-  compaction?: boolean;
+  compaction?: boolean | 'provider';
   contextWindow?: number;
   maxInputTokens?: number;
 }
@@ -57,9 +58,19 @@ export class ContextWindow {
     if (name !== undefined && this.learned?.model === '') this.learned = { ...this.learned, model: name };
   }
 
-  /** `settings.compaction`; by default on, unless the settings chose trimming (`maxInputTokens`). */
+  /**
+   * Whether a context-length refusal compacts with a summary and retries: `settings.compaction`, by default on unless
+   * the settings chose trimming (`maxInputTokens`); on too with `"provider"`, as the fallback of the provider's own.
+   */
   get enabled(): boolean {
-    return this.settings.compaction ?? this.settings.maxInputTokens === undefined;
+    const setting = this.settings.compaction;
+    if (setting === PROVIDER_COMPACTION) return true;
+    return typeof setting === 'boolean' ? setting : this.settings.maxInputTokens === undefined;
+  }
+
+  /** `settings.compaction: "provider"`: the provider compacts before the window fills, so no summary comes before. */
+  get byProvider(): boolean {
+    return this.settings.compaction === PROVIDER_COMPACTION;
   }
 
   /** The window of `model` (default the last turn's), in estimated tokens, or `undefined` when unknown. */

@@ -4,7 +4,7 @@ import { Approvals } from './approvals.js';
 import { CARRIED_STATE_FORMAT, readCarriedState } from './carried-state.js';
 import { CostLedger } from './cost-budget.js';
 import { carriedResults, page, RecentIds, validateMessage } from './conversation-state.js';
-import { carriedWithSummary } from './carried-transcript.js';
+import { carriedForNextRun } from './carried-transcript.js';
 import { ContextWindow } from './context-window.js';
 import type {
   ConversationInput,
@@ -408,8 +408,8 @@ export class ConversationCore {
 
   /** What this run hands to the next (continue-as-new) or returns when it closes. */
   state(): ConversationState {
-    // A summary and what follows it are what the next run needs (./carried-transcript.ts).
-    const kept = carriedWithSummary(this.transcript.messages);
+    // A summary (or the provider's compaction) and what follows it are what the next run needs (./carried-transcript.ts).
+    const kept = carriedForNextRun(this.transcript.messages);
     // An ended conversation is never reopened: its events would only add to the history.
     const streamEvents = this.ending ? [] : this.events.carried();
     return {

@@ -80,9 +80,11 @@ export interface ConversationSettings {
    * Compaction (docs/models.md#compaction): when a model call's input would pass 80% of the model's window, the older
    * part of the transcript is summarized by a model call of its own, down to about 50%; a context-length refusal
    * compacts and retries once. Default true, unless `maxInputTokens` is set (trimming chosen instead); `false` turns
-   * it off (a refusal then ends the turn).
+   * it off (a refusal then ends the turn). `"provider"`: the provider compacts the input itself instead
+   * (docs/models.md#provider-native-compaction), for `openai-responses:` and `anthropic:` models only; a refusal still
+   * compacts with a summary of durable-agent's own and retries once.
    */
-  compaction?: boolean;
+  compaction?: boolean | 'provider';
   /**
    * The model's context window in tokens, for compaction; default the table of known models
    * (`MODEL_CONTEXT_WINDOWS`), and for a model it does not know, what the first context-length refusal shows.

@@ -1,4 +1,11 @@
-import type { AssistantMessage, CostSpend, JsonValue, TokenUsage, UnavailableServer } from '../shared/types.js';
+import type {
+  AssistantMessage,
+  CostSpend,
+  JsonValue,
+  ProviderContextEdit,
+  TokenUsage,
+  UnavailableServer,
+} from '../shared/types.js';
 import { ZERO_COST } from '../shared/types.js';
 import { type BudgetLimit, overrun, type TurnBudget, type TurnSpend } from './budget.js';
 
@@ -80,6 +87,11 @@ export interface TurnCompactionResult {
    * replaced): the older turns were trimmed from the model's input instead, and this says why.
    */
   trimmed?: string;
+  /**
+   * With `settings.compaction: "provider"`: what the provider compacted or cleared in this turn's model calls, in order
+   * (docs/models.md#provider-native-compaction); absent when it did nothing.
+   */
+  providerEdits?: ProviderContextEdit[];
 }
 
 /**
@@ -145,11 +157,13 @@ export function turnResult(
     ...((stop.kind === 'answered' || stop.kind === 'budget') && stop.output !== undefined
       ? { output: stop.output }
       : {}),
-    ...(compaction && (compaction.summaries > 0 || compaction.trimmed !== undefined)
+    ...(compaction &&
+    (compaction.summaries > 0 || compaction.trimmed !== undefined || (compaction.providerEdits?.length ?? 0) > 0)
       ? {
           compaction: {
             summaries: compaction.summaries,
             ...(compaction.trimmed !== undefined ? { trimmed: compaction.trimmed } : {}),
+            ...(compaction.providerEdits?.length ? { providerEdits: compaction.providerEdits } : {}),
           },
         }
       : {}),

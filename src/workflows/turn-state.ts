@@ -1,5 +1,5 @@
 import { workflowInfo } from '@temporalio/workflow';
-import type { ToolDefinition, UnavailableServer } from '../shared/types.js';
+import type { ProviderContextEdit, ToolDefinition, UnavailableServer } from '../shared/types.js';
 import type { TurnBudget, TurnSpend } from './budget.js';
 import type { OutputFormat } from './structured-output.js';
 import type { RecordedTools } from './recorded-once.js';
@@ -15,6 +15,8 @@ export interface TurnCompaction {
   trimTo?: number;
   /** Why the older turns were trimmed instead of summarized: said in the turn's result. */
   trimmed?: string;
+  /** What the provider cleared or compacted itself in this turn's calls (`compaction: "provider"`). */
+  providerEdits?: ProviderContextEdit[];
 }
 
 /** Everything a turn changes as it runs, in one object that the turn's functions share (./turn.ts, ./turn-tools.ts). */

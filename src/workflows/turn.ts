@@ -18,7 +18,14 @@ import { runToolCalls } from './turn-tools.js';
 import { MODEL_CALL_OPTIONS } from './model-call-options.js';
 import { knownToolList, listedTools, nameToolResults } from './recorded-once.js';
 import { checkedAnswer, finalOutput, responseFormat } from './structured-output.js';
-import { compactAfterRefusal, compactBeforeCall, compactionDue, lengthRefusal, noteTurnSetup } from './compaction.js';
+import {
+  compactAfterRefusal,
+  compactBeforeCall,
+  compactionDue,
+  lengthRefusal,
+  noteTurnSetup,
+  providerCompaction,
+} from './compaction.js';
 
 // Every Date.now() in this file (the loop's budget check, the turn's start and result) reads
 // Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
@@ -257,6 +264,8 @@ function modelCallInput(
   const { context, spend, budget } = turn;
   const { settings } = context;
   const { prefix, newMessages } = context.transcript.nextModelInput();
+  // Only with `compaction: "provider"`, likewise (an activity input, no command: no patch).
+  const native = providerCompaction(turn);
   return {
     workflowId: context.workflowId,
     runId: context.runId,
@@ -283,6 +292,7 @@ function modelCallInput(
     // Only when limited, likewise: the worker then refuses to call a model it cannot price.
     ...(turn.costLimited ? { costBudget: true as const } : {}),
     ...(turn.output ? { responseFormat: responseFormat(turn.output) } : {}),
+    ...(native ? { providerCompaction: native } : {}),
     // Only when not the default, likewise: the activity counts its failed attempts against it.
     ...(modelAttempts(settings) !== DEFAULT_MODEL_ATTEMPTS ? { modelAttempts: modelAttempts(settings) } : {}),
   };
@@ -313,6 +323,8 @@ function recordModelResult(turn: TurnState, result: ModelCallResult): void {
     turn.spend.cost = addCost(turn.spend.cost ?? ZERO_COST, result.cost);
     turn.context.costs.record(result.cost);
   }
+  if (result.contextEdits)
+    turn.compaction.providerEdits = [...(turn.compaction.providerEdits ?? []), ...result.contextEdits];
   transcript.append(result.message);
   // The worker that made this call cached the prefix, the new messages and its own answer.
   transcript.markShared(transcript.length);

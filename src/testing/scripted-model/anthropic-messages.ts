@@ -48,6 +48,7 @@ function anthropicError(status: number, message: string): JsonValue {
 }
 
 type ContentBlock =
+  | { type: 'compaction'; content: string; encrypted_content: null }
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'text'; text: string; citations: null }
   | { type: 'tool_use'; id: string; name: string; input: JsonValue; arguments: string };
@@ -68,6 +69,10 @@ function inputOf(text: string): JsonValue {
 
 function blocksOf(step: CompletionStep, context: ResponseContext): ContentBlock[] {
   const blocks: ContentBlock[] = [];
+  // A compaction comes first: the model answered from the compacted input.
+  if (context.managed?.compaction !== undefined) {
+    blocks.push({ type: 'compaction', content: context.managed.compaction, encrypted_content: null });
+  }
   if (step.reasoning !== undefined) {
     blocks.push({ type: 'thinking', thinking: step.reasoning, signature: thinkingSignature(step.reasoning) });
   }
@@ -97,6 +102,11 @@ function usageOf(step: CompletionStep, context: ResponseContext): JsonObject {
     cache_read_input_tokens: cacheRead,
     output_tokens_details: tokens.reasoning === undefined ? null : { thinking_tokens: tokens.reasoning },
   };
+}
+
+/** The beta API's report of the edits it applied, on answers to requests that asked for context management. */
+function contextManagementOf(context: ResponseContext): JsonObject {
+  return context.managed ? { context_management: { applied_edits: context.managed.appliedEdits } } : {};
 }
 
 function messageId(context: ResponseContext): string {
@@ -132,6 +142,7 @@ export const anthropicMessages: WireFormat = {
       stop_reason: STOP_REASONS[finishReasonOf(step)],
       stop_sequence: null,
       usage: usageOf(step, context),
+      ...contextManagementOf(context),
     };
   },
 
@@ -155,7 +166,10 @@ export const anthropicMessages: WireFormat = {
     ];
     blocksOf(step, context).forEach((block, index) => {
       const delta = (value: JsonObject) => events.push({ type: 'content_block_delta', index, delta: value });
-      if (block.type === 'thinking') {
+      if (block.type === 'compaction') {
+        events.push({ type: 'content_block_start', index, content_block: { ...block, content: null } });
+        delta({ type: 'compaction_delta', content: block.content, encrypted_content: null });
+      } else if (block.type === 'thinking') {
         events.push({
           type: 'content_block_start',
           index,
@@ -180,6 +194,7 @@ export const anthropicMessages: WireFormat = {
       {
         type: 'message_delta',
         delta: { stop_reason: STOP_REASONS[finishReasonOf(step)], stop_sequence: null },
+        ...contextManagementOf(context),
         usage: { output_tokens: usage.output_tokens ?? 0, output_tokens_details: usage.output_tokens_details ?? null },
       },
       { type: 'message_stop' },

@@ -5,6 +5,7 @@
 export { startScriptedModel, type ScriptedModel, type ScriptedModelOptions } from './server.js';
 export { DEFAULT_CONVERSATION } from './cursor.js';
 export type { SummaryAnswer } from './context-window.js';
+export { scriptedCompactionSummary } from './context-management.js';
 export { ScriptedModelErrorCode } from './response.js';
 export type { RecordedRequest, RequestOptions } from './recorded-request.js';
 export {

@@ -3,6 +3,7 @@ import type { CompletionStep, ResponseContext } from './response.js';
 // One namespace: the scripted answer's parts, shared by every format.
 import * as scripted from './response.js';
 import { missingField, type WireFormat } from './wire-format.js';
+import { scriptedCompactionContent } from './context-management.js';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`), as the `openai` client reads it: output items (reasoning with
@@ -22,6 +23,14 @@ function responseId(context: ResponseContext): string {
 function outputItems(step: CompletionStep, context: ResponseContext): JsonObject[] {
   const key = (kind: string, index = 0) => scripted.digest(kind, context.conversation, context.stepIndex, index);
   const items: JsonObject[] = [];
+  // A compaction comes first: the model answered from the compacted input.
+  if (context.managed?.compaction !== undefined) {
+    items.push({
+      type: 'compaction',
+      id: `cmp_${key('compaction')}`,
+      encrypted_content: scriptedCompactionContent(context.managed.compaction),
+    });
+  }
   if (step.reasoning !== undefined) {
     items.push({
       type: 'reasoning',

@@ -1,3 +1,4 @@
+import type { ManagedContext } from './context-management.js';
 import { createHash } from 'node:crypto';
 import type OpenAI from 'openai';
 import type { JsonValue } from '../../shared/types.js';
@@ -17,6 +18,8 @@ export interface ResponseContext {
   created: number;
   /** Length of the request body, the basis of the estimated `prompt_tokens`. */
   requestLength: number;
+  /** The request's provider-native compaction, when it asked for it (./context-management.ts). */
+  managed?: ManagedContext;
 }
 
 /** Tool-call arguments are streamed in pieces of this many characters, as real models stream them. */

@@ -15,6 +15,7 @@ import { validateScript, validateStep, type Script, type ScriptStep } from './sc
 import { writeEventStream } from './sse.js';
 import { errorMessage } from '../../shared/errors.js';
 import { earlyAnswer, type SummaryAnswer } from './context-window.js';
+import { manageContext } from './context-management.js';
 
 export interface ScriptedModelOptions {
   /** The steps to answer with, in order, for each conversation: an array of steps, or a function. */
@@ -248,6 +249,9 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     modelsSeen.add(body.model);
 
     try {
+      // Checked as the real APIs check it: before the window, and whatever the script says.
+      const managing = manageContext(format.api, body, headers);
+      if (managing !== undefined && 'problem' in managing) throw invalidRequest(managing.problem);
       const early = earlyAnswer(options, recorded, text.length);
       if (early !== undefined && 'refusal' in early) {
         recorded.status = 400;
@@ -307,6 +311,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
         model: body.model,
         created,
         requestLength: text.length,
+        ...(managing ? { managed: managing.managed } : {}),
       });
     } catch (error) {
       if (error instanceof HttpError) {

@@ -10,6 +10,8 @@ import {
 } from '../../../shared/compaction.js';
 import { CHARS_PER_TOKEN } from '../../../shared/context.js';
 import { toolsDigest } from '../../../shared/digest.js';
+import { expectedFailure, FailureType } from '../../../shared/errors.js';
+import { providerCompactionProblem } from '../../../shared/provider-compaction.js';
 import { selectTools } from '../../../shared/tool-patterns.js';
 import type { ChatMessage, ModelCallInput, ModelCallResult, SummaryRequest } from '../../../shared/types.js';
 import { streamSignal } from '../../../workflows/definitions.js';
@@ -106,6 +108,13 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
       const trimmed = trimToContext(messages, input.maxInputTokens);
       // Chosen per call, so a conversation may switch model or provider between turns.
       const { provider, model } = providers.choose(input.model ?? defaultModel);
+      if (input.providerCompaction && !provider.nativeCompaction) {
+        throw expectedFailure({
+          type: FailureType.ProviderCompactionUnsupported,
+          nonRetryable: true,
+          message: providerCompactionProblem(input.model ?? defaultModel) ?? `${provider.name} cannot compact.`,
+        });
+      }
       let offers = toolOffers.get(provider.name);
       if (offers === undefined) toolOffers.set(provider.name, (offers = new ToolOffers(provider.toolLimits)));
       // Fitted to the API's limits for the request only: the turn records the servers' own definitions.
@@ -138,6 +147,7 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
           maxCompletionTokens: input.maxCompletionTokens,
           thinking: input.thinking,
           responseFormat: input.responseFormat,
+          ...(input.providerCompaction ? { providerCompaction: input.providerCompaction } : {}),
           idempotencyKey: idempotencyKey(input),
           signal: context.cancellationSignal,
           ...(publisher ? { onText: (text: string) => publisher.add(text) } : {}),

@@ -9,13 +9,15 @@ import type {
   ToolUseBlock,
 } from '@anthropic-ai/sdk/resources/messages';
 import { FailureType } from '../../../../shared/errors.js';
+import type { CompactionBlock } from './anthropic-context.js';
 
 /** A block as the stream builds it; a tool_use keeps its input as the JSON text the model wrote. */
 type BuildingBlock =
   | { type: 'text'; text: string }
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string }
-  | { type: 'tool_use'; id: string; name: string; json: string };
+  | { type: 'tool_use'; id: string; name: string; json: string }
+  | CompactionBlock;
 
 /**
  * A streamed message's content with its tool inputs still as text: a model may stream arguments that are not JSON, and
@@ -55,6 +57,7 @@ export async function assembleAnthropicMessage(
         } else if (block?.type === 'thinking' && delta.type === 'thinking_delta') block.thinking += delta.thinking;
         else if (block?.type === 'thinking' && delta.type === 'signature_delta') block.signature += delta.signature;
         else if (block?.type === 'tool_use' && delta.type === 'input_json_delta') block.json += delta.partial_json;
+        else if (block?.type === 'compaction') addCompactionDelta(block, delta as unknown as CompactionDelta);
         break;
       }
       case 'message_delta':
@@ -62,6 +65,9 @@ export async function assembleAnthropicMessage(
           message.stop_reason = event.delta.stop_reason;
           message.stop_sequence = event.delta.stop_sequence;
           message.usage = { ...message.usage, ...withoutNulls(event.usage) } as Message['usage'];
+          // The beta API's context editing reports what it applied here (anthropic-context.ts).
+          const { context_management } = event as { context_management?: unknown };
+          if (context_management) Object.assign(message, { context_management });
         }
         break;
       case 'message_stop':
@@ -81,8 +87,24 @@ export async function assembleAnthropicMessage(
   return { message, toolInputs };
 }
 
-function startBlock(block: ContentBlock): BuildingBlock {
+/** A `compaction_delta` of the beta API: the summary and the opaque content, each when it has them. */
+interface CompactionDelta {
+  type: 'compaction_delta';
+  content: string | null;
+  encrypted_content?: string | null;
+}
+
+function addCompactionDelta(block: CompactionBlock, delta: CompactionDelta): void {
+  if (delta.type !== 'compaction_delta') return;
+  if (delta.content !== null) block.content = (block.content ?? '') + delta.content;
+  if (delta.encrypted_content) block.encrypted_content = (block.encrypted_content ?? '') + delta.encrypted_content;
+}
+
+function startBlock(started: ContentBlock): BuildingBlock {
+  const block = started as ContentBlock | CompactionBlock;
   switch (block.type) {
+    case 'compaction':
+      return { ...block };
     case 'text':
       return { type: 'text', text: block.text };
     case 'thinking':
@@ -108,6 +130,8 @@ function finishBlock(block: BuildingBlock, toolInputs: Map<string, string>): Con
     case 'tool_use':
       toolInputs.set(block.id, block.json === '' ? '{}' : block.json);
       return { type: 'tool_use', id: block.id, name: block.name, input: {} } as ToolUseBlock;
+    case 'compaction':
+      return block as unknown as ContentBlock;
   }
 }
 

@@ -1,5 +1,12 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type {
+  BetaContextManagementResponse,
+  BetaMessage,
+  MessageCreateParams as BetaMessageCreateParams,
+  BetaRawMessageStreamEvent,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type {
+  ContentBlock,
   ContentBlockParam,
   Message,
   MessageCreateParams,
@@ -11,9 +18,25 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../../../shared/errors.js';
-import type { AssistantMessage, ChatMessage, ReasoningItem, TokenUsage, ToolCall } from '../../../../shared/types.js';
+import { fromLatestProviderCompaction } from '../../../../shared/provider-compaction.js';
+import type {
+  AssistantMessage,
+  ChatMessage,
+  ProviderCompaction,
+  ReasoningItem,
+  TokenUsage,
+  ToolCall,
+} from '../../../../shared/types.js';
 import type { ProviderSetup } from '../errors.js';
 import { ANTHROPIC_TOOL_LIMITS } from '../tool-limits.js';
+import {
+  ANTHROPIC_CONTEXT_BETAS,
+  appliedEdits,
+  contextManagement,
+  fromCompactionBlock,
+  toCompactionBlock,
+  type CompactionBlock,
+} from './anthropic-context.js';
 import { assembleAnthropicMessage } from './anthropic-stream.js';
 import {
   ProviderName,
@@ -28,6 +51,8 @@ import {
 /** What the Anthropic provider needs of `@anthropic-ai/sdk`'s client. */
 export interface AnthropicMessagesClient {
   messages: CreateMethod<MessageCreateParams, Message | AsyncIterable<RawMessageStreamEvent>>;
+  /** The beta Messages API: context editing and compaction (`settings.compaction: "provider"`) need it. */
+  beta?: { messages: CreateMethod<BetaMessageCreateParams, BetaMessage | AsyncIterable<BetaRawMessageStreamEvent>> };
   baseURL?: string;
 }
 
@@ -50,6 +75,7 @@ export function anthropicProvider(client: AnthropicMessagesClient | Anthropic): 
     defaultEndpoint: 'the Anthropic API',
     toolLimits: ANTHROPIC_TOOL_LIMITS,
     setup: ANTHROPIC_SETUP,
+    nativeCompaction: true,
   };
   return defineProvider(description, async (request) => {
     const body = toAnthropicRequest(request);
@@ -57,7 +83,7 @@ export function anthropicProvider(client: AnthropicMessagesClient | Anthropic): 
     let answer: ProviderAnswer | undefined;
     // A paused turn (a long server-side step) is continued by sending the answer so far back as it is.
     for (let continuation = 0; ; continuation++) {
-      const { message, toolInputs } = await send(client, body, options, request.onText);
+      const { message, toolInputs } = await send(client, body, options, request);
       const part = fromAnthropicMessage(message, toolInputs, request.toolChoice === 'none');
       answer = answer === undefined ? part : joinAnswers(answer, part);
       if (message.stop_reason !== 'pause_turn' || continuation >= MAX_PAUSE_CONTINUATIONS) return answer;
@@ -66,18 +92,44 @@ export function anthropicProvider(client: AnthropicMessagesClient | Anthropic): 
   });
 }
 
+/**
+ * One request: to the beta Messages API with its context editing when the conversation asks the provider to compact,
+ * else to the Messages API. The beta answer's extra blocks and fields are read where the message is converted.
+ */
 async function send(
   client: AnthropicMessagesClient | Anthropic,
   body: MessageCreateParamsNonStreaming,
   options: SdkRequestOptions,
-  onText: ((text: string) => void) | undefined,
+  { onText, providerCompaction }: Pick<ProviderRequest, 'onText' | 'providerCompaction'>,
 ): Promise<{ message: Message; toolInputs: Map<string, string> }> {
-  if (onText === undefined) {
-    return { message: (await client.messages.create(body, options)) as Message, toolInputs: new Map() };
-  }
-  const response = await client.messages.create({ ...body, stream: true }, options);
+  const create: (body: object) => PromiseLike<Message | AsyncIterable<RawMessageStreamEvent>> = providerCompaction
+    ? (beta) =>
+        betaMessages(client).create(
+          {
+            ...(beta as BetaMessageCreateParams),
+            betas: ANTHROPIC_CONTEXT_BETAS,
+            context_management: contextManagement(providerCompaction),
+          },
+          options,
+        ) as PromiseLike<Message | AsyncIterable<RawMessageStreamEvent>>
+    : (plain) => client.messages.create(plain as MessageCreateParams, options);
+  if (onText === undefined) return { message: (await create(body)) as Message, toolInputs: new Map() };
+  const response = await create({ ...body, stream: true });
   if (Symbol.asyncIterator in response) return assembleAnthropicMessage(response, onText);
   return { message: response, toolInputs: new Map() };
+}
+
+function betaMessages(
+  client: AnthropicMessagesClient | Anthropic,
+): NonNullable<AnthropicMessagesClient['beta']>['messages'] {
+  if (client.beta === undefined) {
+    throw ApplicationFailure.create({
+      type: FailureType.ProviderCompactionUnsupported,
+      nonRetryable: true,
+      message: "The worker's Anthropic client has no beta Messages API, which provider compaction needs.",
+    });
+  }
+  return client.beta.messages as NonNullable<AnthropicMessagesClient['beta']>['messages'];
 }
 
 /** The provider-neutral request as a Messages API body, with cache breakpoints and thinking as the API wants them. */
@@ -128,7 +180,9 @@ export function toAnthropicRequest(request: ProviderRequest): MessageCreateParam
  * messages (and a user message after them) as one `user` turn of `tool_result` blocks, `is_error` for every outcome but
  * `ok`. System messages go to `system` instead.
  */
-export function toAnthropicMessages(transcript: readonly ChatMessage[]): MessageParam[] {
+export function toAnthropicMessages(messagesWithCompactions: readonly ChatMessage[]): MessageParam[] {
+  // The latest compaction block stands for everything before it: what came before is not sent again.
+  const transcript = fromLatestProviderCompaction(messagesWithCompactions, 'anthropic_compaction');
   const messages: MessageParam[] = [];
   const append = (role: 'user' | 'assistant', blocks: ContentBlockParam[]) => {
     if (blocks.length === 0) return;
@@ -156,6 +210,10 @@ export function toAnthropicMessages(transcript: readonly ChatMessage[]): Message
         break;
       case 'assistant':
         append('assistant', [
+          // Only on the beta API's requests: a transcript holds one only when the conversation asked for compaction.
+          ...((message.providerCompaction
+            ? toCompactionBlock(message.providerCompaction)
+            : []) as unknown as ContentBlockParam[]),
           ...(message.reasoning ?? []).flatMap(toThinkingBlock),
           ...(message.content ? [{ type: 'text' as const, text: message.content }] : []),
           ...(message.toolCalls ?? []).map((call) => ({
@@ -220,8 +278,10 @@ export function fromAnthropicMessage(
   let text = '';
   const toolCalls: ToolCall[] = [];
   const reasoning: ReasoningItem[] = [];
-  for (const block of message.content) {
-    if (block.type === 'text') text += block.text;
+  let providerCompaction: ProviderCompaction | undefined;
+  for (const block of message.content as (ContentBlock | CompactionBlock)[]) {
+    if (block.type === 'compaction') providerCompaction = fromCompactionBlock(block);
+    else if (block.type === 'text') text += block.text;
     else if (block.type === 'thinking') {
       reasoning.push({ type: 'anthropic_thinking', thinking: block.thinking, signature: block.signature });
     } else if (block.type === 'redacted_thinking') {
@@ -239,13 +299,19 @@ export function fromAnthropicMessage(
     content: text === '' && toolCalls.length > 0 ? null : text,
     ...(toolCalls.length > 0 ? { toolCalls } : {}),
     ...(reasoning.length > 0 ? { reasoning } : {}),
+    ...(providerCompaction ? { providerCompaction } : {}),
   };
   const stopReason = message.stop_reason ?? 'end_turn';
+  const edits = appliedEdits(
+    (message as { context_management?: BetaContextManagementResponse | null }).context_management,
+    providerCompaction !== undefined,
+  );
   return {
     message: assistant,
     usage: fromAnthropicUsage(message.usage),
     finishReason: FINISH_REASONS[stopReason] ?? stopReason,
     model: message.model,
+    ...(edits.length > 0 ? { contextEdits: edits } : {}),
   };
 }
 
@@ -282,6 +348,8 @@ function joinAnswers(first: ProviderAnswer, next: ProviderAnswer): ProviderAnswe
   const reasoning = [...(first.message.reasoning ?? []), ...(next.message.reasoning ?? [])];
   const text = (first.message.content ?? '') + (next.message.content ?? '');
   const sum = (key: keyof TokenUsage) => (first.usage[key] ?? 0) + (next.usage[key] ?? 0);
+  const providerCompaction = next.message.providerCompaction ?? first.message.providerCompaction;
+  const contextEdits = [...(first.contextEdits ?? []), ...(next.contextEdits ?? [])];
   return {
     ...next,
     message: {
@@ -289,7 +357,9 @@ function joinAnswers(first: ProviderAnswer, next: ProviderAnswer): ProviderAnswe
       content: text === '' && toolCalls.length > 0 ? null : text,
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
       ...(reasoning.length > 0 ? { reasoning } : {}),
+      ...(providerCompaction ? { providerCompaction } : {}),
     },
+    ...(contextEdits.length > 0 ? { contextEdits } : {}),
     usage: fromAnthropicUsage({
       input_tokens: sum('inputTokens') - sum('cacheReadTokens') - sum('cacheWriteTokens'),
       output_tokens: sum('outputTokens'),

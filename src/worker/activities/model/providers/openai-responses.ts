@@ -9,7 +9,15 @@ import type {
   ResponseStreamEvent,
 } from 'openai/resources/responses/responses';
 import { FailureType } from '../../../../shared/errors.js';
-import type { AssistantMessage, ChatMessage, ReasoningItem, ToolCall } from '../../../../shared/types.js';
+import { fromLatestProviderCompaction } from '../../../../shared/provider-compaction.js';
+import type {
+  AssistantMessage,
+  ChatMessage,
+  ProviderCompaction,
+  ProviderCompactionRequest,
+  ReasoningItem,
+  ToolCall,
+} from '../../../../shared/types.js';
 import { CHAT_COMPLETIONS_TOOL_LIMITS } from '../tool-limits.js';
 import { openAIUsage } from './chat-completions.js';
 import {
@@ -36,9 +44,11 @@ export function openAIResponsesProvider(client: ResponsesClient | OpenAI): Model
     client,
     defaultEndpoint: 'the OpenAI API',
     toolLimits: CHAT_COMPLETIONS_TOOL_LIMITS,
+    nativeCompaction: true,
   };
   return defineProvider(description, async (request) => {
-    const input = toResponsesInput(request.messages);
+    // The latest compaction item stands for everything before it: what came before is not sent again.
+    const input = toResponsesInput(fromLatestProviderCompaction(request.messages, 'openai_compaction'));
     if (request.instruction) input.push({ role: 'system', content: request.instruction });
     const tools: FunctionTool[] = request.tools.map((tool) => ({
       type: 'function',
@@ -56,6 +66,9 @@ export function openAIResponsesProvider(client: ResponsesClient | OpenAI): Model
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.maxCompletionTokens !== undefined ? { max_output_tokens: request.maxCompletionTokens } : {}),
       ...(request.responseFormat ? { text: { format: { type: 'json_schema', ...request.responseFormat } } } : {}),
+      ...(request.providerCompaction
+        ? { context_management: [{ type: 'compaction', ...compactThreshold(request.providerCompaction) }] }
+        : {}),
     };
     const options = { headers: { 'Idempotency-Key': request.idempotencyKey }, signal: request.signal };
     const { onText } = request;
@@ -68,6 +81,10 @@ export function openAIResponsesProvider(client: ResponsesClient | OpenAI): Model
     }
     return fromResponse(response, request.toolChoice === 'none');
   });
+}
+
+function compactThreshold(compaction: ProviderCompactionRequest): { compact_threshold?: number } {
+  return compaction.threshold === undefined ? {} : { compact_threshold: compaction.threshold };
 }
 
 /** The response the stream's last event carries; `onText` gets each piece of output text as it arrives. */
@@ -107,6 +124,15 @@ export function toResponsesInput(transcript: readonly ChatMessage[]): ResponseIn
         return [{ type: 'function_call_output', call_id: message.toolCallId, output: message.content }];
       case 'assistant':
         return [
+          ...(message.providerCompaction?.type === 'openai_compaction'
+            ? [
+                {
+                  type: 'compaction' as const,
+                  id: message.providerCompaction.id,
+                  encrypted_content: message.providerCompaction.encryptedContent,
+                },
+              ]
+            : []),
           ...(message.reasoning ?? []).flatMap((item): ResponseInputItem[] =>
             item.type === 'openai_reasoning'
               ? [
@@ -143,6 +169,7 @@ export function fromResponse(response: Response, toolsDisabled: boolean): Provid
   let text = '';
   const toolCalls: ToolCall[] = [];
   const reasoning: ReasoningItem[] = [];
+  let providerCompaction: ProviderCompaction | undefined;
   for (const item of response.output) {
     if (item.type === 'message') {
       for (const part of item.content) if (part.type === 'output_text') text += part.text;
@@ -155,6 +182,8 @@ export function fromResponse(response: Response, toolsDisabled: boolean): Provid
         encryptedContent: item.encrypted_content,
         summary: item.summary.map((part) => part.text),
       });
+    } else if (item.type === 'compaction') {
+      providerCompaction = { type: 'openai_compaction', id: item.id, encryptedContent: item.encrypted_content };
     }
   }
   const message: AssistantMessage = {
@@ -162,6 +191,7 @@ export function fromResponse(response: Response, toolsDisabled: boolean): Provid
     content: text === '' && toolCalls.length > 0 ? null : text,
     ...(toolCalls.length > 0 ? { toolCalls } : {}),
     ...(reasoning.length > 0 ? { reasoning } : {}),
+    ...(providerCompaction ? { providerCompaction } : {}),
   };
   const finishReason =
     toolCalls.length > 0
@@ -177,5 +207,12 @@ export function fromResponse(response: Response, toolsDisabled: boolean): Provid
     usage?.input_tokens_details?.cached_tokens,
     usage?.output_tokens_details?.reasoning_tokens,
   );
-  return { message, usage: tokens, finishReason, model: response.model };
+  return {
+    message,
+    usage: tokens,
+    finishReason,
+    model: response.model,
+    // The API says nothing of what the compaction removed: only that it happened.
+    ...(providerCompaction ? { contextEdits: [{ type: 'compaction' }] } : {}),
+  };
 }

@@ -2,6 +2,7 @@ import type { ApplicationFailure } from '@temporalio/common';
 import type {
   ChatMessage,
   ModelCallResult,
+  ProviderCompactionRequest,
   ResponseFormat,
   ThinkingSetting,
   ToolDefinition,
@@ -72,6 +73,8 @@ export interface ProviderRequest {
   /** Sent as the `Idempotency-Key` header, so a retried request can be recognised. */
   idempotencyKey: string;
   signal: AbortSignal;
+  /** `settings.compaction: "provider"`: the API's own compaction (a provider without it is never asked). */
+  providerCompaction?: ProviderCompactionRequest;
   /** Present when the answer is to be streamed: called with each piece of text as it arrives. */
   onText?: (text: string) => void;
 }
@@ -86,6 +89,8 @@ export interface ModelProvider {
   readonly endpoint: string;
   /** What a tool definition may be in this API; the activity fits the turn's tools to it before each call. */
   readonly toolLimits: ToolLimits;
+  /** Whether the API can compact the input itself (`settings.compaction: "provider"`). */
+  readonly nativeCompaction: boolean;
   call(request: ProviderRequest): Promise<ProviderAnswer>;
   /** The failure a thrown error becomes, classified as retryable or not (see ../errors.ts). */
   toFailure(error: unknown, tools: readonly OfferedTool[]): ApplicationFailure;
@@ -98,6 +103,8 @@ export interface ProviderDescription {
   /** Named in errors when the client has no `baseURL`. */
   defaultEndpoint: string;
   toolLimits: ToolLimits;
+  /** Default false. */
+  nativeCompaction?: boolean;
   /** Default: the `OPENAI_*` variables. */
   setup?: ProviderSetup;
 }
@@ -112,6 +119,7 @@ export function defineProvider(
     name: description.name,
     endpoint,
     toolLimits: description.toolLimits,
+    nativeCompaction: description.nativeCompaction ?? false,
     toFailure: (error, tools) => toModelFailure(error, endpoint, tools, setup),
     call,
   };
