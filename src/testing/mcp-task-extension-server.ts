@@ -122,8 +122,9 @@ function detailed(id: string, task: ExtensionTask, pollIntervalMs: number) {
   return { ...fields, result: { content: [{ type: 'text', text }], isError: false } };
 }
 
-/** One poll: the task moves on. */
+/** One poll: a task not over yet moves on. */
 function advance(task: ExtensionTask): void {
+  if (task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled') return;
   task.polls++;
   if (task.status !== 'working' || task.tool === 'never_done') return;
   if (task.tool === 'ask_job') {
