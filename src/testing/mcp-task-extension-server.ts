@@ -19,6 +19,8 @@ import { z } from 'zod';
  * | `forgetful`                 | forgets its task: every `tasks/get` answers -32602 "Task not found"                    |
  * | `expiring_job`              | keeps its task one minute (`ttlMs`); from the second poll on it has expired (-32602)  |
  * | `ask_job`                   | asks the person for a `colour` at its first poll, done at the poll after the answer  |
+ * | `broken_task`               | answers with `resultType: "task"` but no task id                                     |
+ * | `unasked_task`              | answers with a task even to a call that did not declare the extension                |
  */
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -32,7 +34,17 @@ export const EXTENSION_TOOLS = [
       properties: { polls: { type: 'integer', minimum: 1 }, text: { type: 'string' } },
     },
   },
-  ...['never_done', 'failing_job', 'plain_answer', 'same_id', 'forgetful', 'expiring_job', 'ask_job'].map((name) => ({
+  ...[
+    'never_done',
+    'failing_job',
+    'plain_answer',
+    'same_id',
+    'forgetful',
+    'expiring_job',
+    'ask_job',
+    'broken_task',
+    'unasked_task',
+  ].map((name) => ({
     name,
     description: `Task test tool ${name}.`,
     inputSchema: { type: 'object', properties: {} },
@@ -150,7 +162,8 @@ export function createExtensionTaskServer(
     const declared = declaresExtension(ctx);
     counters.calls.push({ tool: name, task: declared, revision: '2026-07-28' });
     if (name === 'plain_answer') return { content: [{ type: 'text', text: `${name}: a plain result` }] };
-    if (!declared) {
+    if (name === 'broken_task') return { resultType: 'task', status: 'working' } as never;
+    if (!declared && name !== 'unasked_task') {
       throw new ProtocolError(ProtocolErrorCode.MissingRequiredClientCapability, 'Missing required client capability', {
         requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
       });

@@ -35,6 +35,7 @@ const CALLS: Record<string, { name: string; arguments: JsonObject }[]> = {
   expiring: [{ name: 'tasks__expiring_job', arguments: {} }],
   failing: [{ name: 'tasks__failing_job', arguments: {} }],
   ask: [{ name: 'tasks__ask_job', arguments: {} }],
+  broken: [{ name: 'tasks__broken_task', arguments: {} }],
   short: [{ name: 'tasks__long_job', arguments: { polls: 2, text: 'the short job' } }],
 };
 
@@ -157,6 +158,13 @@ describe('bad servers of the extension: a tool result the model sees, never a st
   it('a server that declares the extension and answers plainly: that result is the call’s result', async () => {
     const { handle, tools } = await run(agent, 'plain');
     expect(tools).toMatchObject([{ outcome: 'ok', content: 'plain_answer: a plain result' }]);
+    expect(await activityTypes(handle)).not.toContain('pollToolTask');
+  });
+
+  it('a task answer that is not a task (no taskId): an error naming what was wrong, nothing polled', async () => {
+    const { handle, tools } = await run(agent, 'broken');
+    expect(tools).toMatchObject([{ outcome: 'error' }]);
+    expect(tools[0]!.content).toContain('"broken_task" answered with a task that is not one');
     expect(await activityTypes(handle)).not.toContain('pollToolTask');
   });
 
