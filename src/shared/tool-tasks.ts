@@ -1,4 +1,4 @@
-import type { CallToolInput, CallToolResult, ToolQuestion } from './types.js';
+import type { CallToolInput, CallToolResult } from './types.js';
 
 /**
  * MCP tasks (docs/mcp.md, "Tasks: calls that outlive a request"): a server answers a tool call with a task and the
@@ -38,18 +38,14 @@ export interface ToolTaskInput {
   task: Pick<ToolTask, 'taskId' | 'sessionId'>;
   /** As in {@link CallToolInput}: where the server's questions go; absent, the run that scheduled the activity. */
   questionsTo?: CallToolInput['questionsTo'];
-  /** `toolTaskResult` of a 2026-07-28 task: the person's answers to its questions, by the server's keys. */
-  inputResponses?: CallToolInput['inputResponses'];
 }
 
 /**
  * One `tasks/get`: the task as it is now, or `gone` when the server does not know it (any more): it expired, the
- * server restarted, or the id was never its own. A 2026-07-28 server's waiting task carries its questions, and a
- * finished one its result.
+ * server restarted, or the id was never its own. A 2026-07-28 task's questions and result, which its `tasks/get` also
+ * carries, are left to `toolTaskResult`, so that the poll's record in history stays small.
  */
-export type ToolTaskPoll =
-  | { kind: 'status'; task: ToolTask; questions?: ToolQuestion[]; result?: CallToolResult }
-  | { kind: 'gone'; reason: string };
+export type ToolTaskPoll = { kind: 'status'; task: ToolTask } | { kind: 'gone'; reason: string };
 
 /**
  * What `toolTaskResult` got: the call's result (the task is over), `answered` (a question of the task was answered

@@ -1,13 +1,16 @@
 import { ProtocolError, ProtocolErrorCode, Server, type ServerOptions } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { serveMcpOverHttp, type ServedMcp } from './mcp-http.js';
+import { createExtensionTaskServer, type ExtensionTask } from './mcp-task-extension-server.js';
 
 /**
  * An MCP test server whose tools run as tasks (2025-11-25, SEP-1686), over Streamable HTTP in sessions, in-process:
  * for tests of durable task calls (docs/mcp.md, "Tasks") that need tasks the published servers do not have: one that
  * takes minutes of workflow time, and servers that misbehave. Its tasks do not run on a clock: a task is done after a
  * number of `tasks/get`, each of which suggests the next one in `pollIntervalMs` (30 s), so on the time-skipping test
- * server a task of 10 polls takes five minutes of workflow time and a fraction of a second of real time.
+ * server a task of 10 polls takes five minutes of workflow time and a fraction of a second of real time. Started with
+ * `extension: true`, it also speaks 2026-07-28 to clients that choose it, with the `io.modelcontextprotocol/tasks`
+ * extension's tasks (./mcp-task-extension-server.ts: the same tools but `optional_job`, and `expiring_job`, `ask_job`).
  *
  * | Tool                  | Task support | Does                                                                     |
  * | --------------------- | ------------ | ------------------------------------------------------------------------ |
@@ -22,14 +25,19 @@ import { serveMcpOverHttp, type ServedMcp } from './mcp-http.js';
 
 /** What the test server counts, for tests to assert on. */
 export interface TaskServerCounters {
-  /** `tools/call` requests, with `task` or without, by tool. */
-  calls: Array<{ tool: string; task: boolean }>;
+  /**
+   * `tools/call` requests, by tool: with `task` or without (2025-11-25), or declaring the tasks extension or not
+   * (2026-07-28, `revision` set).
+   */
+  calls: Array<{ tool: string; task: boolean; revision?: '2026-07-28' }>;
   /** `tasks/get` requests, by task id. */
   polls: Map<string, number>;
   /** Task ids `tasks/cancel` was sent for, in order. */
   cancelled: string[];
   /** Task ids `tasks/result` was sent for, in order. */
   results: string[];
+  /** `tasks/update` requests (2026-07-28), in order. */
+  updates: Array<{ taskId: string; inputResponses: Record<string, unknown> }>;
 }
 
 export interface RunningTaskServer {
@@ -161,16 +169,29 @@ function createServer(counters: TaskServerCounters, tasks: Map<string, TaskState
   return server;
 }
 
-/**
- * Serve the task test server over Streamable HTTP (2025-11-25 sessions) on a free port of 127.0.0.1. `pollIntervalMs`
- * is what its tasks suggest between polls; default {@link TASK_SERVER_POLL_INTERVAL_MS}.
- */
-export async function startTaskMcpServer(options: { pollIntervalMs?: number } = {}): Promise<RunningTaskServer> {
+export interface TaskServerOptions {
+  /** What its tasks suggest between polls; default {@link TASK_SERVER_POLL_INTERVAL_MS}. */
+  pollIntervalMs?: number;
+  /**
+   * Also speak 2026-07-28, with the `io.modelcontextprotocol/tasks` extension (./mcp-task-extension-server.ts), to
+   * clients that choose it; 2025-11-25 clients get sessions as before. Default false: 2025-11-25 sessions only.
+   */
+  extension?: boolean;
+}
+
+/** Serve the task test server over Streamable HTTP on a free port of 127.0.0.1. */
+export async function startTaskMcpServer(options: TaskServerOptions = {}): Promise<RunningTaskServer> {
   const pollIntervalMs = options.pollIntervalMs ?? TASK_SERVER_POLL_INTERVAL_MS;
-  const counters: TaskServerCounters = { calls: [], polls: new Map(), cancelled: [], results: [] };
+  const counters: TaskServerCounters = { calls: [], polls: new Map(), cancelled: [], results: [], updates: [] };
+  // 2026-07-28 has no sessions: one server instance per request, and the tasks are the server's.
+  const extensionTasks = new Map<string, ExtensionTask>();
   // Tasks per session, as server-everything keeps them: a forgotten session's tasks are gone.
-  const served: ServedMcp = await serveMcpOverHttp(() => createServer(counters, new Map(), pollIntervalMs), {
-    legacyOnly: true,
-  });
+  const served: ServedMcp = await serveMcpOverHttp(
+    ({ era }) =>
+      era === 'modern'
+        ? createExtensionTaskServer(counters, extensionTasks, pollIntervalMs)
+        : createServer(counters, new Map(), pollIntervalMs),
+    { legacyOnly: options.extension !== true },
+  );
   return { url: served.url, counters, forgetSessions: served.forgetSessions, close: served.close };
 }

@@ -21,6 +21,7 @@ import {
 import { stderrHint, type ServerConnection, type Session } from './server-connection.js';
 import type { ToolTask } from '../../shared/tool-tasks.js';
 import { sendTaskCall } from './tasks.js';
+import { declaringTasks, speaksExtension, taskOfAnswer } from './task-extension.js';
 
 /** A tool to call: a definition from `McpPool.listTools`, or the workflow's recorded copy of one. */
 export type McpToolTarget = Pick<ToolDefinition, 'server' | 'originalName'> & Partial<ToolDefinition>;
@@ -56,6 +57,12 @@ export interface McpCallOptions {
    * `{ task }`, and the result later. A server that answers with a plain result anyway gets that result back.
    */
   task?: true;
+  /**
+   * Set by a caller that awaits tasks itself (the workflow): a 2026-07-28 server is told the client has the
+   * `io.modelcontextprotocol/tasks` extension (./task-extension.ts), and may answer any call with a task, which comes
+   * back as `{ task }`. No effect on a 2025-11-25 session, where only `task` makes a task.
+   */
+  acceptTasks?: true;
 }
 
 /** The answers of an earlier round of a multi round-trip call (2026-07-28), sent with the call again. */
@@ -112,14 +119,18 @@ export async function callServerTool(
     session.calls.add(call);
     // Progress comes through the session's own routes, not the SDK's handler, which can lose the last notifications.
     const progress = options.onProgress && session.progress.open(options.onProgress);
+    // 2026-07-28: the server decides which calls become tasks, for a caller that declares it can take one.
+    const extension = speaksExtension(session);
+    const declared = extension && (options.task === true || options.acceptTasks === true);
+    let answer: CallToolResult | InputRequiredResult;
     try {
       const params = callParams(tool, args, options.rounds, progress?.token);
-      if (options.task) {
-        const signal = link.signal === undefined ? deadline.signal : AbortSignal.any([link.signal, deadline.signal]);
+      if (declared) params._meta = declaringTasks(params._meta);
+      const signal = link.signal === undefined ? deadline.signal : AbortSignal.any([link.signal, deadline.signal]);
+      if (options.task && !extension)
         return await sendTaskCall(session, params, { signal, timeout: NO_SDK_TIMEOUT_MS });
-      }
-      return await session.client.callTool(params, {
-        signal: link.signal === undefined ? deadline.signal : AbortSignal.any([link.signal, deadline.signal]),
+      answer = await session.client.callTool(params, {
+        signal,
         // Never by the SDK: the deadline above is the call's timeout.
         timeout: NO_SDK_TIMEOUT_MS,
         // The activity's start-to-close timeout is derived from `timeoutMs`: a call kept alive by progress
@@ -141,6 +152,8 @@ export async function callServerTool(
       progress?.close();
       link.release();
     }
+    const task = extension ? taskOfAnswer(answer, { server: config.name, tool, declared }) : undefined;
+    return task === undefined ? answer : { task };
   }
 }
 

@@ -54,6 +54,14 @@ export class McpProtocolError extends DurableAgentError {
   }
 }
 
+/**
+ * The server does not know the task, or answered about another: a JSON-RPC error to a request about it (-32602
+ * "Task not found" for an unknown or expired one), or a session that is gone. The workflow tells the model.
+ */
+export class TaskRefusedError extends Error {
+  override readonly name = 'TaskRefusedError';
+}
+
 /** Node's network error codes that mean nothing reached the server. */
 const NOT_SENT_NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 

@@ -160,6 +160,15 @@ export class McpPool {
    * the server could not be reached or the connection failed (its `requestSent` says whether the tool may have run),
    * `McpProtocolError` when the server answered with a JSON-RPC error, and the signal's reason when aborted.
    */
+  /**
+   * With `acceptTasks` or `task`, a task the server answers with comes back as `{ task }` (./task-extension.ts for
+   * 2026-07-28 servers, ./tasks.ts for 2025-11-25 ones); the workflow asks about it later.
+   */
+  callTool(
+    target: McpToolTarget,
+    args: JsonObject,
+    options: McpCallOptions & ({ acceptTasks: true } | { task: true }),
+  ): Promise<CallToolResult | InputRequiredResult | { task: ToolTask }>;
   callTool(target: McpToolTarget, args: JsonObject, options?: McpCallOptions): Promise<CallToolResult>;
   /** With `rounds`, a 2026-07-28 server's `input_required` answer comes back as the result (../activities/tools). */
   callTool(
@@ -167,12 +176,6 @@ export class McpPool {
     args: JsonObject,
     options: McpCallOptions & { rounds: McpInputRounds },
   ): Promise<CallToolResult | InputRequiredResult>;
-  /** With `task`, the server's task comes back as `{ task }` (./tasks.ts); the workflow asks about it later. */
-  callTool(
-    target: McpToolTarget,
-    args: JsonObject,
-    options: McpCallOptions & { task: true },
-  ): Promise<CallToolResult | InputRequiredResult | { task: ToolTask }>;
   async callTool(
     target: McpToolTarget,
     args: JsonObject,

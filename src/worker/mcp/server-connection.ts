@@ -11,6 +11,7 @@ import { isToolAllowed, type McpServerConfig } from './config.js';
 import { connectFailure, couldNotReach, listingFailure } from './connection-failures.js';
 import { type CallInFlight, ELICITATION_CAPABILITY, routeElicitation } from './elicitation.js';
 import { describeRequestFailure, networkErrorCode } from './errors.js';
+import { readTaskAnswer } from './task-answer.js';
 import { McpAuthorizationRequiredError } from './errors.js';
 import { McpOAuthProvider } from './oauth/provider.js';
 import type { McpTokenStore } from './oauth/token-store.js';
@@ -358,6 +359,8 @@ export class ServerConnection {
     // The SDK's `connect` keeps this handler and calls it first, with each message in the order it was read.
     transport.onmessage = (message) => {
       readMissingResultTypeAsComplete(message);
+      // Only a 2026-07-28 server has the tasks extension's answers (./task-extension.ts).
+      if (client.getProtocolEra() === 'modern') readTaskAnswer(message);
       progress.deliver(message);
     };
     const session: Session = {

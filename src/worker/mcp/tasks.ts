@@ -4,8 +4,17 @@ import { errorMessage } from '../../shared/errors.js';
 import type { ToolTask } from '../../shared/tool-tasks.js';
 import { linkSignal } from './abort-signals.js';
 import type { CallInFlight, ElicitationHandler } from './elicitation.js';
-import { describeRequestFailure, McpTransportError } from './errors.js';
+import { describeRequestFailure, McpTransportError, TaskRefusedError } from './errors.js';
 import type { ServerConnection, Session } from './server-connection.js';
+import {
+  cancelExtensionTask,
+  extensionTaskResult,
+  getExtensionTask,
+  speaksExtension,
+  toToolTask as fromExtensionTask,
+} from './task-extension.js';
+
+export { TaskRefusedError } from './errors.js';
 
 /**
  * MCP tasks on the client side (docs/mcp.md, "Tasks"): a tool call sent with `task` is answered with a task, and the
@@ -17,6 +26,9 @@ import type { ServerConnection, Session } from './server-connection.js';
  * session), so the task records its session's id and every request about it goes to that session, resumed by id when
  * it is not this worker's current one. Over stdio the task lives in the server process: a worker that restarts starts
  * a new one, which does not know the task (`gone`).
+ *
+ * A 2026-07-28 server's tasks are those of the `io.modelcontextprotocol/tasks` extension (./task-extension.ts): the same
+ * three functions speak it on such a session, so the workflow's activities are the same for both revisions.
  */
 
 const TASK_STATUSES = ['working', 'input_required', 'completed', 'failed', 'cancelled'] as const;
@@ -67,22 +79,29 @@ export async function sendTaskCall(
 /** The task's state now (`tasks/get`). Throws as {@link withTaskSession} says. */
 export function getTask(server: ServerConnection, task: TaskRef, timeoutMs: number): Promise<ToolTask> {
   return withTaskSession(server, task, async (session) => {
-    const got = await session.client.request({ method: 'tasks/get', params: { taskId: task.taskId } }, TaskSchema, {
-      timeout: timeoutMs,
-    });
+    const got = speaksExtension(session)
+      ? fromExtensionTask(await getExtensionTask(session, task.taskId, timeoutMs))
+      : toToolTask(
+          await session.client.request({ method: 'tasks/get', params: { taskId: task.taskId } }, TaskSchema, {
+            timeout: timeoutMs,
+          }),
+          task.sessionId,
+        );
     if (got.taskId !== task.taskId) {
       throw new TaskRefusedError(`asked for task ${task.taskId}, the server answered about task ${got.taskId}`);
     }
-    return toToolTask(got, task.sessionId);
+    return got;
   });
 }
 
 /** Asks the server to cancel the task (`tasks/cancel`). Throws as {@link withTaskSession} says. */
 export async function cancelTask(server: ServerConnection, task: TaskRef, timeoutMs: number): Promise<void> {
-  await withTaskSession(server, task, (session) =>
-    session.client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, AnyResultSchema, {
-      timeout: timeoutMs,
-    }),
+  await withTaskSession<unknown>(server, task, (session) =>
+    speaksExtension(session)
+      ? cancelExtensionTask(session, task.taskId, timeoutMs)
+      : session.client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, AnyResultSchema, {
+          timeout: timeoutMs,
+        }),
   );
 }
 
@@ -90,7 +109,8 @@ export async function cancelTask(server: ServerConnection, task: TaskRef, timeou
 export type TaskPayload = { kind: 'result'; result: CallToolResult } | { kind: 'answered' };
 
 /**
- * `tasks/result`: the call's result once the task is over. A 2025-11-25 server sends the task's questions
+ * `tasks/result`: the call's result once the task is over (2026-07-28: `tasks/get`, see
+ * {@link extensionTaskResult}). A 2025-11-25 server sends the task's questions
  * (`elicitation/create` with the task's id in `_meta`) while this request is open, which is why a waiting task's
  * questions are fetched this way; they go to `onElicitation`. Once a question was answered, the request is given
  * `afterAnswerMs` more to bring the result and is then dropped (the task goes on; the workflow polls again), so the
@@ -103,11 +123,16 @@ export function taskResult(
   options: {
     signal: AbortSignal;
     onElicitation: ElicitationHandler | undefined;
+    /** 2026-07-28: who answers the task's question of key `key` (asked through `tasks/get`, answered by `tasks/update`). */
+    askFor?: (key: string) => ElicitationHandler | undefined;
     afterAnswerMs: number;
     quietMs: number;
   },
 ): Promise<TaskPayload> {
   return withTaskSession(server, task, async (session) => {
+    if (speaksExtension(session)) {
+      return extensionTaskResult(server, session, task.taskId, { askFor: options.askFor, signal: options.signal });
+    }
     const link = linkSignal(options.signal);
     const stop = new AbortController();
     let dropTimer: ReturnType<typeof setTimeout> | undefined = setTimeout(() => stop.abort(ANSWERED), options.quietMs);
@@ -146,14 +171,6 @@ const ANSWERED = new Error('the task had its answer; it goes on without this req
 
 /** The largest timer Node keeps (about 24 days). */
 const NO_SDK_TIMEOUT_MS = 2_147_483_647;
-
-/**
- * The server does not know the task, or answered about another: a JSON-RPC error to a request about it (-32602
- * "Task not found" for an unknown or expired one), or a session that is gone. The workflow tells the model.
- */
-export class TaskRefusedError extends Error {
-  override readonly name = 'TaskRefusedError';
-}
 
 /**
  * Runs `request` on the session the task lives in: the current one (opened if need be), or the recorded HTTP session

@@ -115,10 +115,11 @@ export function createToolActivities(deps: ToolActivityDependencies) {
               cancelled: context.cancellationSignal,
             }),
         };
-        // An MCP task: the server answers with the task, which the workflow asks about later (./task-calls.ts).
+        // An MCP task: the server answers with the task, which the workflow asks about later (./task-calls.ts). A
+        // 2026-07-28 server may answer any call so (its tasks extension); a 2025-11-25 one only a call with `task`.
         const calling = input.task
-          ? deps.pool.callTool(input.tool, input.arguments, { ...options, task: true })
-          : deps.pool.callTool(input.tool, input.arguments, options);
+          ? deps.pool.callTool(input.tool, input.arguments, { ...options, acceptTasks: true, task: true })
+          : deps.pool.callTool(input.tool, input.arguments, { ...options, acceptTasks: true });
         const result = await heartbeat.during(calling);
         if (isTaskCreated(result)) return { outcome: 'task', task: result.task };
         if (isInputRequiredResult(result)) return questionsOf(result, tool);

@@ -50,7 +50,8 @@ export function createTaskActivities(deps: TaskActivityDependencies) {
     /**
      * `tasks/result`, for a task that is over (its result) or that waits for input (a 2025-11-25 server sends its
      * questions while this request is open: they go to the person like any server's question, and once answered the
-     * activity ends with `answered` unless the result follows within {@link AFTER_ANSWER_MS}).
+     * activity ends with `answered` unless the result follows within {@link AFTER_ANSWER_MS}). A 2026-07-28 task is
+     * asked with `tasks/get`, which carries its result or its questions; the answers go back with `tasks/update`.
      */
     toolTaskResult: async (input: ToolTaskInput): Promise<ToolTaskOutcome> => {
       const context = Context.current();
@@ -66,11 +67,24 @@ export function createTaskActivities(deps: TaskActivityDependencies) {
           attempt: context.info.attempt,
           cancelled: context.cancellationSignal,
         });
+      // A 2026-07-28 task's question is known by its key, unique over the task's life: the same key is the same
+      // question for this activity, a retry of it and a later one, which then find its answer if it was given.
+      const askFor = (key: string) =>
+        deps.askInput &&
+        run &&
+        askTheConversation(deps.askInput, {
+          target: run,
+          callId: `${input.toolCallId}:task:${key}`,
+          tool: input.tool,
+          attempt: 1,
+          cancelled: context.cancellationSignal,
+        });
       try {
         const payload = await heartbeat.during(
           tasks().result(input.tool, input.task, {
             signal: context.cancellationSignal,
             onElicitation,
+            askFor,
             afterAnswerMs: AFTER_ANSWER_MS,
             // A task waiting for input whose question does not come: the workflow polls on.
             quietMs: input.tool.timeoutMs,

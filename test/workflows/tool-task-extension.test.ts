@@ -1,0 +1,211 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DurableAgentClient } from '../../src/client/index.js';
+import type { JsonObject, ToolMessage } from '../../src/shared/types.js';
+import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
+import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
+import { startTaskMcpServer, type RunningTaskServer } from '../../src/testing/mcp-task-server.js';
+import type { Script } from '../../src/testing/scripted-model/script.js';
+import { httpServer } from '../mcp/helpers.js';
+
+/**
+ * MCP tasks of 2026-07-28 servers (the `io.modelcontextprotocol/tasks` extension, docs/mcp.md, "Tasks"), awaited
+ * durably on the time-skipping server: the same activities as 2025-11-25 tasks, spoken in the extension's terms. Our
+ * task test server speaks both revisions; the pool probes it over HTTP and chooses 2026-07-28, unless pinned.
+ */
+
+let env: TestWorkflowEnvironment;
+let server: RunningTaskServer;
+let agent: TestAgent;
+let pinned: TestAgent;
+let client: DurableAgentClient;
+
+const CALLS: Record<string, { name: string; arguments: JsonObject }[]> = {
+  long: [{ name: 'tasks__long_job', arguments: { polls: 30, text: 'the long job' } }],
+  never: [{ name: 'tasks__never_done', arguments: {} }],
+  plain: [{ name: 'tasks__plain_answer', arguments: {} }],
+  twice: [
+    { name: 'tasks__same_id', arguments: {} },
+    { name: 'tasks__same_id', arguments: {} },
+  ],
+  forgetful: [{ name: 'tasks__forgetful', arguments: {} }],
+  expiring: [{ name: 'tasks__expiring_job', arguments: {} }],
+  failing: [{ name: 'tasks__failing_job', arguments: {} }],
+  ask: [{ name: 'tasks__ask_job', arguments: {} }],
+  broken: [{ name: 'tasks__broken_task', arguments: {} }],
+  short: [{ name: 'tasks__long_job', arguments: { polls: 2, text: 'the short job' } }],
+};
+
+const text = (content: unknown): string => (typeof content === 'string' ? content : JSON.stringify(content));
+
+const script: Script = (request) => {
+  const last = request.messages.at(-1);
+  if (last?.role === 'tool') return { content: `the tool said: ${text(last.content)}` };
+  const calls = CALLS[text(last?.content)];
+  return calls ? { toolCalls: calls } : { content: `no tools for ${text(last?.content)}` };
+};
+
+beforeAll(async () => {
+  [env, server] = await Promise.all([createTimeSkippingEnvironment(), startTaskMcpServer({ extension: true })]);
+  agent = await startTestAgent({ env, mcpServers: [httpServer('tasks', server.url)], script });
+  pinned = await startTestAgent({
+    env,
+    model: agent.model,
+    mcpServers: [httpServer('tasks', server.url, { protocolVersion: '2025-11-25' })],
+  });
+  client = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue });
+});
+
+afterAll(async () => {
+  await Promise.allSettled([agent?.close(), pinned?.close(), server?.close()]);
+  await env?.teardown();
+});
+
+async function run(on: TestAgent, content: string, settings = {}) {
+  const id = randomUUID();
+  const handle = await on.startConversation(id, { settings, messages: [{ id: 'm1', content }], closeWhenIdle: true });
+  await handle.result(); // time skips while the turn sleeps between polls
+  return { id, handle, tools: await toolMessages(on, id) };
+}
+
+async function toolMessages(on: TestAgent, id: string): Promise<ToolMessage[]> {
+  const transcript = await new DurableAgentClient({ client: env.client, taskQueue: on.taskQueue }).fullTranscript(id);
+  return transcript.filter((message): message is ToolMessage => message.role === 'tool');
+}
+
+async function activityTypes(handle: WorkflowHandle): Promise<string[]> {
+  const { events } = await handle.fetchHistory();
+  return (events ?? []).flatMap((event) => {
+    const type = event.activityTaskScheduledEventAttributes?.activityType?.name;
+    return type ? [type] : [];
+  });
+}
+
+/** Polls the conversation's status (real time: a test that waits on a query does not skip time) until `ready`. */
+async function statusWhen<T>(id: string, ready: (status: Awaited<ReturnType<DurableAgentClient['status']>>) => T) {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const found = ready(await client.status(id));
+    if (found) return found;
+    await sleep(100);
+  }
+  throw new Error(`conversation ${id} never got there: ${JSON.stringify(await client.status(id))}`);
+}
+
+const lastCall = (tool: string) => server.counters.calls.filter((call) => call.tool === tool).at(-1);
+
+describe('a 2026-07-28 server answers a call with a task of the tasks extension', () => {
+  it('a task of fifteen minutes: declared, polled with tasks/get on durable timers, its result reaches the model', async () => {
+    const { handle, tools } = await run(agent, 'long');
+    expect(lastCall('long_job')).toEqual({ tool: 'long_job', task: true, revision: '2026-07-28' });
+    expect(tools).toMatchObject([{ outcome: 'ok', content: 'finished the long job after 30 polls' }]);
+    const types = await activityTypes(handle);
+    expect(types.filter((type) => type === 'callTool')).toHaveLength(1);
+    expect(types.filter((type) => type === 'pollToolTask')).toHaveLength(30);
+    expect(types.filter((type) => type === 'toolTaskResult')).toHaveLength(1);
+    const { events } = await handle.fetchHistory();
+    const seconds = Number(events!.at(-1)!.eventTime!.seconds) - Number(events![0]!.eventTime!.seconds);
+    expect(seconds).toBeGreaterThanOrEqual(15 * 60);
+    expect(server.counters.results).toEqual([]); // no `tasks/result`: the extension's tasks/get carries the result
+  });
+
+  it('a question of the task goes through inputs / answer, goes back by tasks/update, and the task finishes', async () => {
+    const id = randomUUID();
+    const handle = await agent.startConversation(id, { messages: [{ id: 'm1', content: 'ask' }], closeWhenIdle: true });
+    // Awaiting the result skips time to the first poll; it stops skipping while the question's activity waits.
+    const done = handle.result();
+    const request = await statusWhen(id, (status) => status.pendingInputs?.[0]);
+    expect(request).toMatchObject({
+      message: 'Which colour should the job paint?',
+      tool: 'tasks__ask_job',
+      requestedSchema: { properties: { colour: { type: 'string' } } },
+    });
+    expect(request.requestId).toMatch(/:task:colour:/);
+    await client.answerInput(id, request.requestId, { action: 'accept', content: { colour: 'teal' }, by: 'ada' });
+    await done;
+    const update = server.counters.updates.at(-1)!;
+    expect(update.taskId).toMatch(/ask_job$/);
+    expect(update.inputResponses).toEqual({ colour: { action: 'accept', content: { colour: 'teal' } } });
+    expect(await toolMessages(agent, id)).toMatchObject([{ outcome: 'ok', content: 'painted teal' }]);
+    expect((await client.status(id)).lastResult).toMatchObject({ answer: 'the tool said: painted teal' });
+  });
+
+  it('an interrupt while the task works sends tasks/cancel; the model reads that it was cancelled', async () => {
+    const id = randomUUID();
+    const handle = await agent.startConversation(id, {
+      messages: [{ id: 'm1', content: 'never' }],
+      closeWhenIdle: true,
+    });
+    const activity = await statusWhen(id, (status) =>
+      status.currentTurn?.activity?.startsWith('waiting for task') ? status.currentTurn.activity : undefined,
+    );
+    expect(activity).toMatch(
+      /^waiting for task task-\d+-never_done of tasks__never_done \(0 polls, last status working\)$/,
+    );
+    const before = server.counters.cancelled.length;
+    await client.interrupt(id, { reason: 'enough' });
+    await handle.result();
+    expect(server.counters.cancelled.slice(before)).toEqual([expect.stringMatching(/never_done$/)]);
+    const tools = await toolMessages(agent, id);
+    expect(tools).toMatchObject([{ outcome: 'cancelled' }]);
+    expect(tools[0]!.content).toContain('interrupted the turn while this call waited for its task');
+  });
+});
+
+describe('bad servers of the extension: a tool result the model sees, never a stuck turn', () => {
+  it('a server that declares the extension and answers plainly: that result is the call’s result', async () => {
+    const { handle, tools } = await run(agent, 'plain');
+    expect(tools).toMatchObject([{ outcome: 'ok', content: 'plain_answer: a plain result' }]);
+    expect(await activityTypes(handle)).not.toContain('pollToolTask');
+  });
+
+  it('a task answer that is not a task (no taskId): an error naming what was wrong, nothing polled', async () => {
+    const { handle, tools } = await run(agent, 'broken');
+    expect(tools).toMatchObject([{ outcome: 'error' }]);
+    expect(tools[0]!.content).toContain('"broken_task" answered with a task that is not one');
+    expect(await activityTypes(handle)).not.toContain('pollToolTask');
+  });
+
+  it('an unknown task (-32602 at tasks/get): an error naming the task', async () => {
+    const { tools } = await run(agent, 'forgetful');
+    expect(tools).toMatchObject([{ outcome: 'error' }]);
+    expect(tools[0]!.content).toMatch(/task task-\d+-forgetful, which its server no longer knows/);
+    expect(tools[0]!.content).toContain('Task not found');
+  });
+
+  it('an expired task: the error says the server keeps a task for its ttlMs', async () => {
+    const { tools } = await run(agent, 'expiring');
+    expect(tools).toMatchObject([{ outcome: 'error' }]);
+    expect(tools[0]!.content).toContain('Task has expired');
+    expect(tools[0]!.content).toContain('the server keeps a task 60000 ms, so it may have expired');
+  });
+
+  it('a failed task: its JSON-RPC error reaches the model as an error', async () => {
+    const { tools } = await run(agent, 'failing');
+    expect(tools).toMatchObject([{ outcome: 'error' }]);
+    expect(tools[0]!.content).toMatch(/task task-\d+-failing_job failed: the job broke \(JSON-RPC error -32603\)/);
+  });
+
+  it('a task id given twice: the call it reached second gets an error, the other its result', async () => {
+    const { tools } = await run(agent, 'twice');
+    expect(tools.map((tool) => tool.outcome).sort()).toEqual(['error', 'ok']);
+    expect(tools.find((tool) => tool.outcome === 'ok')!.content).toBe('finished same_id after 2 polls');
+    expect(tools.find((tool) => tool.outcome === 'error')!.content).toContain('with task the-only-task');
+  });
+});
+
+describe('which revision’s tasks a server gets', () => {
+  it('probed over HTTP: 2026-07-28 and the extension; pinned to 2025-11-25: a session and SEP-1686 tasks', async () => {
+    const probed = await run(agent, 'short');
+    expect(probed.tools).toMatchObject([{ outcome: 'ok', content: 'finished the short job after 2 polls' }]);
+    expect(lastCall('long_job')).toEqual({ tool: 'long_job', task: true, revision: '2026-07-28' });
+    const resultsBefore = server.counters.results.length;
+    const session = await run(pinned, 'short');
+    expect(session.tools).toMatchObject([{ outcome: 'ok', content: 'finished the short job after 2 polls' }]);
+    // A 2025-11-25 call made with `task` (its tool listed `execution.taskSupport: "required"`), its result by tasks/result.
+    expect(lastCall('long_job')).toEqual({ tool: 'long_job', task: true });
+    expect(server.counters.results.length).toBe(resultsBefore + 1);
+  });
+});
