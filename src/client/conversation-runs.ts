@@ -23,6 +23,7 @@ import {
 import {
   ConversationEndedError,
   ConversationNotFoundError,
+  InvalidSettingsError,
   InvalidTenantError,
   MessageRejectedError,
   type EndedReason,
@@ -100,6 +101,7 @@ export class ConversationRuns {
     options: { mustExist?: boolean; tryFirst?: boolean } = {},
   ): Promise<T> {
     checkTenant(conversationId, settings);
+    checkCostLimits(conversationId, settings);
     if (options.tryFirst && !options.mustExist) {
       const target: Target = { kind: 'open-or-new', input: newInput(conversationId, settings) };
       try {
@@ -238,6 +240,31 @@ function checkTenant(conversationId: string, settings: ConversationSettings | un
   if (tenant === undefined) return;
   const problem = tenantProblem(tenant);
   if (problem !== undefined) throw new InvalidTenantError(conversationId, String(tenant), problem);
+}
+
+/** Refuses a cost limit's `onCostLimit` that is neither `fail` nor `pause`, or a `pause` without a limit to pause at. */
+function checkCostLimits(conversationId: string, settings: ConversationSettings | undefined): void {
+  for (const [name, budget] of [
+    ['budget', settings?.budget],
+    ['conversationBudget', settings?.conversationBudget],
+  ] as const) {
+    const action: unknown = budget?.onCostLimit;
+    if (action === undefined) continue;
+    if (action !== 'fail' && action !== 'pause') {
+      throw new InvalidSettingsError(
+        conversationId,
+        `${name}.onCostLimit`,
+        `is ${JSON.stringify(action)}; expected "fail" (end the turn, the default) or "pause" (wait for a person)`,
+      );
+    }
+    if (action === 'pause' && budget?.maxCostUsd === undefined) {
+      throw new InvalidSettingsError(
+        conversationId,
+        `${name}.onCostLimit`,
+        `is "pause" but ${name}.maxCostUsd is not set; give the limit to pause at (US dollars)`,
+      );
+    }
+  }
 }
 
 /** A with-start call that found the conversation's runs closed, or its run closing under it. */

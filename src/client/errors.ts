@@ -78,6 +78,24 @@ export class InvalidTenantError extends DurableAgentClientError {
   }
 }
 
+/** A setting of a new conversation has a value it cannot have (named by its path, e.g. `budget.onCostLimit`). */
+export class InvalidSettingsError extends DurableAgentClientError {
+  constructor(
+    conversationId: string,
+    /** The setting, as a path: `budget.onCostLimit`. */
+    readonly setting: string,
+    /** What was wrong and what is expected. */
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `Conversation ${conversationId}: the setting ${setting} ${reason}; nothing was sent.`,
+      conversationId,
+      options,
+    );
+  }
+}
+
 /**
  * The conversation belongs to another tenant than the one the caller acts for (docs/tenants.md); nothing changed.
  */

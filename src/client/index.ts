@@ -32,6 +32,7 @@ export {
   UnknownApprovalError,
   ApprovalAlreadyDecidedError,
   InvalidApprovalArgumentsError,
+  InvalidSettingsError,
   InvalidTenantError,
   TenantMismatchError,
   type EndedReason,
