@@ -106,8 +106,11 @@ export async function checkDailyCost(
     nonRetryable: true,
     message:
       `Tenant ${check.tenant} has spent $${spentUsd} of its daily cost limit of $${limitUsd} on ${check.day} ` +
-      `(dailyCostUsd in the tenants file), so the model call was not made. Raise the limit in the tenants file, or set ` +
-      '"onDailyCostLimit": "pause" to have a person decide (docs/tenants.md).',
+      '(dailyCostUsd in the tenants file), so the model call was not made. ' +
+      (details.onLimit === 'pause'
+        ? 'It waits for a person: durable-agent approvals lists it (docs/tenants.md).'
+        : 'Raise the limit in the tenants file, or set "onDailyCostLimit": "pause" to have a person decide ' +
+          '(docs/tenants.md).'),
     details: [details],
   });
 }
