@@ -30,6 +30,7 @@ const ROOT_VALUES = [
   'InputAlreadyAnsweredError',
   'InputRequestNotFoundError',
   'InvalidInputError',
+  'InvalidSettingsError',
   'InvalidTenantError',
   'MessageRejectedError',
   'StreamFailureType',
