@@ -54,7 +54,12 @@ export class ChatApprovals extends InlineQuestions<PendingApproval, Asking, Inli
       void this.decide(asking.item, { always: true });
     } else if (choice === 'n' || choice === 'no') {
       asking.wantsReason = true;
-      this.ask('Why not? (the model gets your reason): ');
+      // A held model call's reason goes with the turn's result (`budgetDenied`); a tool call's, to the model.
+      this.ask(
+        asking.item.kind === 'budget'
+          ? "Why not? (kept with the turn's result): "
+          : 'Why not? (the model gets your reason): ',
+      );
     } else {
       const choices =
         asking.item.kind === 'budget' ? 'y (allow once) or n (deny)' : 'y (allow), n (deny) or a (allow always)';

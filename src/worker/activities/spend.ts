@@ -7,6 +7,7 @@ import {
   type Workflow,
 } from '@temporalio/client';
 import type { TenantsConfig } from '../../config/tenants.js';
+import { formatCost } from '../../shared/dollars.js';
 import { expectedFailure, FailureType } from '../../shared/errors.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES as SearchAttribute } from '../../shared/search-attributes.js';
 import {
@@ -105,7 +106,8 @@ export async function checkDailyCost(
     type: FailureType.DailyCostLimit,
     nonRetryable: true,
     message:
-      `Tenant ${check.tenant} has spent $${spentUsd} of its daily cost limit of $${limitUsd} on ${check.day} ` +
+      `Tenant ${check.tenant} has spent ${formatCost({ usd: spentUsd })} of its daily cost limit of ` +
+      `${formatCost({ usd: limitUsd })} on ${check.day} ` +
       '(dailyCostUsd in the tenants file), so the model call was not made. ' +
       (details.onLimit === 'pause'
         ? 'It waits for a person: durable-agent approvals lists it (docs/tenants.md).'
