@@ -38,6 +38,7 @@ import { compactionScenarios } from './history-scenarios/compaction.mjs';
 import { taskScenarios } from './history-scenarios/tasks.mjs';
 import { startTaskMcpServer } from '../dist/testing/mcp-task-server.js';
 import { tenantScenarios } from './history-scenarios/tenants.mjs';
+import { budgetPauseScenarios } from './history-scenarios/budget-pauses.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const releasesDirectory = path.join(root, 'test/fixtures/releases');
@@ -57,6 +58,7 @@ const scenarios = {
   ...compactionScenarios,
   ...taskScenarios,
   ...tenantScenarios,
+  ...budgetPauseScenarios,
   ...recordedOnceScenarios,
 };
 

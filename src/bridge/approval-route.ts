@@ -8,7 +8,7 @@ export interface ApprovalDeciding {
   approve(
     conversationId: string,
     callId: string,
-    options?: { arguments?: JsonObject; always?: boolean; by?: string },
+    options?: { arguments?: JsonObject; always?: boolean; maxCostUsd?: number; by?: string },
   ): Promise<ApprovalDecision>;
   deny(conversationId: string, callId: string, options: { reason: string; by?: string }): Promise<ApprovalDecision>;
 }
@@ -19,6 +19,7 @@ interface DecisionBody {
   reason?: string;
   arguments?: JsonObject;
   always?: boolean;
+  maxCostUsd?: number;
   by?: string;
 }
 
@@ -33,7 +34,7 @@ const refusalStatus: Record<string, 400 | 404 | 409> = {
 
 const EXPECTED =
   'Expected {"decision": "approve" | "deny", "reason"?: string (required to deny), "arguments"?: object, ' +
-  '"always"?: boolean, "by"?: string}.';
+  '"always"?: boolean, "maxCostUsd"?: number (a held model call only), "by"?: string}.';
 
 /**
  * `POST /conversations/:id/approvals/:callId` (docs/streaming.md): decide a tool call that waits for a person. Answers
@@ -60,6 +61,7 @@ export function decideApproval(agent: ApprovalDeciding) {
           ? await agent.approve(conversationId, callId, {
               ...(body.arguments !== undefined ? { arguments: body.arguments } : {}),
               ...(body.always !== undefined ? { always: body.always } : {}),
+              ...(body.maxCostUsd !== undefined ? { maxCostUsd: body.maxCostUsd } : {}),
               ...by,
             })
           : await agent.deny(conversationId, callId, { reason: body.reason ?? '', ...by });
@@ -85,5 +87,6 @@ function decisionBody(raw: unknown): DecisionBody | string {
     if (body[key] !== undefined && typeof body[key] !== 'string') return `"${key}" must be a string.`;
   }
   if (body.always !== undefined && typeof body.always !== 'boolean') return '"always" must be true or false.';
+  if (body.maxCostUsd !== undefined && typeof body.maxCostUsd !== 'number') return '"maxCostUsd" must be a number.';
   return body as unknown as DecisionBody;
 }

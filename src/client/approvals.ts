@@ -35,6 +35,7 @@ export async function approveCall(
     callId,
     ...(options.arguments !== undefined ? { arguments: options.arguments } : {}),
     ...(options.always !== undefined ? { always: options.always } : {}),
+    ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}),
     ...(options.by !== undefined ? { by: options.by } : {}),
   };
   return await decide(runs, conversationId, callId, (handle) =>

@@ -28,8 +28,8 @@ import {
 import {
   ConversationEndedError,
   ConversationNotFoundError,
-  InvalidTenantError,
   InvalidSettingsError,
+  InvalidTenantError,
   MessageRejectedError,
   type EndedReason,
 } from './errors.js';
@@ -106,6 +106,7 @@ export class ConversationRuns {
     options: { mustExist?: boolean; tryFirst?: boolean } = {},
   ): Promise<T> {
     checkTenant(conversationId, settings);
+    checkCostLimits(conversationId, settings);
     if (options.tryFirst && !options.mustExist) {
       const target: Target = { kind: 'open-or-new', input: newInput(conversationId, settings) };
       try {
@@ -246,6 +247,33 @@ function checkTenant(conversationId: string, settings: ConversationSettings | un
   if (problem !== undefined) throw new InvalidTenantError(conversationId, String(tenant), problem);
 }
 
+/** Refuses a cost limit's `onCostLimit` that is neither `fail` nor `pause`, or a `pause` without a limit to pause at. */
+function checkCostLimits(conversationId: string, settings: ConversationSettings | undefined): void {
+  for (const [name, budget] of [
+    ['budget', settings?.budget],
+    ['conversationBudget', settings?.conversationBudget],
+  ] as const) {
+    const action: unknown = budget?.onCostLimit;
+    if (action === undefined) continue;
+    if (action !== 'fail' && action !== 'pause') {
+      throw new InvalidSettingsError(
+        conversationId,
+        `${name}.onCostLimit`,
+        `the setting ${name}.onCostLimit is ${JSON.stringify(action)}; expected "fail" (end the turn, the default) ` +
+          'or "pause" (wait for a person)',
+      );
+    }
+    if (action === 'pause' && budget?.maxCostUsd === undefined) {
+      throw new InvalidSettingsError(
+        conversationId,
+        `${name}.onCostLimit`,
+        `the setting ${name}.onCostLimit is "pause" but ${name}.maxCostUsd is not set; ` +
+          'give the limit to pause at (US dollars)',
+      );
+    }
+  }
+}
+
 /** A with-start call that found the conversation's runs closed, or its run closing under it. */
 function isRaced(error: unknown): boolean {
   return error instanceof WorkflowExecutionAlreadyStartedError || error instanceof WorkflowNotFoundError;
@@ -254,7 +282,7 @@ function isRaced(error: unknown): boolean {
 /** The start argument of a new conversation (and of a with-start call that reaches the running run). */
 function newInput(conversationId: string, settings: ConversationSettings | undefined): ConversationInput {
   const problem = settingsProblem(settings);
-  if (problem !== undefined) throw new InvalidSettingsError(conversationId, problem);
+  if (problem !== undefined) throw new InvalidSettingsError(conversationId, 'compaction', problem);
   return { conversationId, ...(settings ? { settings } : {}) };
 }
 

@@ -48,20 +48,6 @@ export class ConversationEndedError extends DurableAgentClientError {
   }
 }
 
-/**
- * The settings of a new conversation are wrong (a `compaction` value it does not know, or `"provider"` for a model
- * whose API cannot compact): nothing was started.
- */
-export class InvalidSettingsError extends DurableAgentClientError {
-  constructor(
-    conversationId: string,
-    /** What was wrong, and what to set instead. */
-    readonly reason: string,
-  ) {
-    super(`Conversation ${conversationId} was not started: ${reason}`, conversationId);
-  }
-}
-
 /** The message failed validation (empty, too long, a malformed id); the conversation was not touched. */
 export class MessageRejectedError extends DurableAgentClientError {
   constructor(
@@ -89,6 +75,23 @@ export class InvalidTenantError extends DurableAgentClientError {
       conversationId,
       options,
     );
+  }
+}
+
+/**
+ * A setting of a new conversation has a value it cannot have (named by its path, e.g. `budget.onCostLimit`, or
+ * `compaction` for a value it does not know or `"provider"` with a model whose API cannot compact): nothing was sent.
+ */
+export class InvalidSettingsError extends DurableAgentClientError {
+  constructor(
+    conversationId: string,
+    /** The setting, as a path: `budget.onCostLimit`. */
+    readonly setting: string,
+    /** What was wrong and what is expected. */
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(`Conversation ${conversationId}: ${reason.replace(/\.$/, '')}; nothing was sent.`, conversationId, options);
   }
 }
 

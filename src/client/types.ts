@@ -148,6 +148,11 @@ export interface ApproveOptions {
   arguments?: JsonObject;
   /** Allow this tool for the rest of the conversation: its later calls do not wait. Default false. */
   always?: boolean;
+  /**
+   * For a model call a cost budget holds (`kind: 'budget'`): raise the limit to this many US dollars, above the one
+   * that held it (docs/cost.md). Default: the call goes on once and the limit stays.
+   */
+  maxCostUsd?: number;
   /** Who decides (free-form: a user id, an e-mail, a service name), kept in history. Default none. */
   by?: string;
 }

@@ -26,9 +26,15 @@ export interface ApprovalSettings {
   onTimeout?: 'deny' | 'approve';
 }
 
-/** A tool call that waits for a person's decision. */
+/** A tool call, or a model call a cost budget stopped, that waits for a person's decision. */
 export interface PendingApproval {
-  /** The model's tool call id: what `approve` and `deny` name. */
+  /**
+   * `budget` for a model call that a cost limit set to `pause` holds (docs/cost.md): `tool` then names the limit
+   * (`budget:cost`, `budget:conversationCost`, `budget:dailyCost`), `server` is `budget` and `arguments` is a
+   * `BudgetPause`. Absent for a tool call.
+   */
+  kind?: 'budget';
+  /** The model's tool call id (for a budget pause, `budget-<turn>-<round>`): what `approve` and `deny` name. */
   callId: string;
   /**
    * The turn that asked for it.
@@ -56,6 +62,29 @@ export interface PendingApproval {
   expiresAt?: string;
 }
 
+/** What a budget pause holds (`PendingApproval.arguments` of kind `budget`): which limit, and how far it got. */
+export type BudgetPause = {
+  limit: 'cost' | 'conversationCost' | 'dailyCost';
+  /**
+   * The limit in US dollars.
+   * @minimum 0
+   */
+  limitUsd: number;
+  /**
+   * What the turn, the conversation or the tenant's day spent so far.
+   * @minimum 0
+   */
+  spentUsd: number;
+  /**
+   * The least the held call costs (the input of the call before, sent again).
+   * @minimum 0
+   */
+  nextCallUsd: number;
+  /** For `dailyCost`: the tenant and the UTC day. */
+  tenant?: string;
+  day?: string;
+};
+
 /** How a pending call was decided: the audit trail, kept in history and in the stream. */
 export interface ApprovalDecision {
   callId: string;
@@ -75,6 +104,11 @@ export interface ApprovalDecision {
   /** The tool needs no approval for the rest of the conversation. */
   always?: boolean;
   /**
+   * A budget pause approved with a higher limit: the limit it was raised to, in US dollars.
+   * @minimum 0
+   */
+  maxCostUsd?: number;
+  /**
    * When it was decided (workflow time).
    * @format date-time
    */
@@ -92,6 +126,13 @@ export interface ApproveRequest {
   arguments?: JsonObject;
   /** Allow this tool for the rest of the conversation without asking again. */
   always?: boolean;
+  /**
+   * For a budget pause only: raise the limit that held the call to this many US dollars (more than the limit was) for
+   * the rest of the turn (`budget:cost`), the conversation (`budget:conversationCost`) or the tenant's day
+   * (`budget:dailyCost`). Without it the held call goes on once and the limit stays.
+   * @exclusiveMinimum 0
+   */
+  maxCostUsd?: number;
   /** Who decides (free-form: a user id, an e-mail, a service name), kept in history. */
   by?: string;
 }

@@ -34,6 +34,11 @@ export const FailureType = {
    * Fixed by giving the model a price (docs/cost.md) or by removing the budget.
    */
   ModelUnpriced: 'ModelUnpriced',
+  /**
+   * A tenant's call would pass its `dailyCostUsd` (non-retryable): the call was not made. Its details are a
+   * `DailyCostLimitDetails`; the turn stops (`budget:dailyCost`) or waits for a person (docs/tenants.md).
+   */
+  DailyCostLimit: 'DailyCostLimit',
   /** The worker could not rebuild the transcript prefix the workflow named (retryable). */
   TranscriptUnavailable: 'TranscriptUnavailable',
 

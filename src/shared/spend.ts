@@ -17,6 +17,11 @@ export interface SpendTotals {
   turns: number;
   /** Conversations with at least one model call that day. */
   conversations: number;
+  /**
+   * The daily cost limit a person raised the tenant's `dailyCostUsd` to for this day (docs/tenants.md); absent when
+   * nobody did.
+   */
+  raisedLimitUsd?: number;
 }
 
 /**

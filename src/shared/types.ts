@@ -402,6 +402,11 @@ export interface ModelCallInput {
   thinking?: ThinkingSetting;
   /** A cost budget limits the turn: the worker refuses to call a model it cannot price. Only when set. */
   costBudget?: true;
+  /**
+   * A tenant's call: the worker checks the tenant's `dailyCostUsd` (its tenants file) against the tenant's ledger of
+   * `day` before making it (docs/tenants.md). Only in a tenant's turns.
+   */
+  dailyCost?: DailyCostCheck;
   /** The turn asks for structured output: the provider's structured-output option. Absent otherwise. */
   responseFormat?: ResponseFormat;
   /**
@@ -424,6 +429,25 @@ export interface ModelCallInput {
    * Absent for every other call; a provider without it refuses the call with `ProviderCompactionUnsupported`.
    */
   providerCompaction?: ProviderCompactionRequest;
+}
+
+/** What the worker checks a tenant's call against: its daily cost limit (docs/tenants.md, "Budgets"). */
+export interface DailyCostCheck {
+  tenant: string;
+  /** The UTC day of the call (workflow time), `YYYY-MM-DD`: the ledger it is checked against. */
+  day: string;
+  /**
+   * The least the call costs: the input of the conversation's call before, sent again (docs/cost.md).
+   * @minimum 0
+   */
+  leastUsd: number;
+  /** A person approved this one call past the limit: it is made without the check. */
+  approved?: true;
+  /**
+   * A person raised the tenant's limit for `day` to this: the worker records it in the ledger first.
+   * @minimum 0
+   */
+  raiseToUsd?: number;
 }
 
 /** What a summary call summarizes (src/shared/compaction.ts). */

@@ -210,8 +210,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   // Read before connecting, like the MCP configuration: a bad price file stops the worker with a ConfigError.
   const prices = loadPriceTable(config.pricesPath);
   const concurrency = concurrencyOptions(options.concurrency ?? readWorkerConcurrency());
-  // Read for its errors: a bad tenants file stops every process that reads it, at start (docs/tenants.md).
-  readTenants();
+  // A bad tenants file stops every process that reads it, at start; the worker checks daily limits with it.
+  const tenants = readTenants();
   const mcp = new McpPool(loadMcpConfig(config.mcpConfigPath), {
     // Each server's messages are redacted with its own secrets already; these are all of the worker's.
     logger: {
@@ -249,6 +249,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       keepFinished: config.keepResults ? undefined : false,
       secrets,
       prices,
+      tenants,
       encryptionKeys: config.encryptionKeys,
       deploymentVersion,
       telemetry,

@@ -1,7 +1,13 @@
 import { type ApplicationFailure, inWorkflowContext, log } from '@temporalio/workflow';
 import { expectedFailure, FailureType } from '../shared/errors.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
-import type { ApprovalDecision, ApproveRequest, DenyRequest, PendingApproval } from '../shared/approval-messages.js';
+import type {
+  ApprovalDecision,
+  ApproveRequest,
+  BudgetPause,
+  DenyRequest,
+  PendingApproval,
+} from '../shared/approval-messages.js';
 import { argumentErrors } from './argument-schema.js';
 import { RecentIds } from './conversation-state.js';
 import type { EventLog } from './stream-events.js';
@@ -13,8 +19,8 @@ const REMEMBERED_DECISIONS = 1_000;
 
 interface Waiting {
   pending: PendingApproval;
-  /** The tool's input schema: edited arguments are checked against it. */
-  inputSchema: JsonObject;
+  /** The tool's input schema: edited arguments are checked against it. Absent for a budget pause. */
+  inputSchema?: JsonObject;
 }
 
 /**
@@ -59,9 +65,10 @@ export class Approvals implements TurnApprovals {
     else this.hooks.changed();
   }
 
-  request(pending: PendingApproval, tool: ToolDefinition): void {
+  /** Record a call as waiting; `tool` is absent for a budget pause (a held model call, ./budget-pause.ts). */
+  request(pending: PendingApproval, tool?: ToolDefinition): void {
     this.decisions.delete(pending.callId);
-    this.waiting.set(pending.callId, { pending, inputSchema: tool.inputSchema });
+    this.waiting.set(pending.callId, { pending, ...(tool ? { inputSchema: tool.inputSchema } : {}) });
     this.events.append({ type: 'approval_requested', ...pending });
     info('tool call awaits approval', { callId: pending.callId, tool: pending.tool, reason: pending.reason });
     waitStarted('approval', pending.callId, {
@@ -85,7 +92,11 @@ export class Approvals implements TurnApprovals {
 
   /** The `approve` update's validator: the call waits, and edited arguments match the tool's schema. */
   validateApprove(request: ApproveRequest): void {
-    const { inputSchema } = this.open(request, 'approve');
+    const { inputSchema, pending } = this.open(request, 'approve');
+    if (pending.kind === 'budget') return validateRaise(request, pending);
+    if (request.maxCostUsd !== undefined) {
+      throw invalid(`"maxCostUsd" raises a budget that holds a model call; ${request.callId} is a tool call.`);
+    }
     if (request.always !== undefined && typeof request.always !== 'boolean') {
       throw invalid(`"always" must be true or false, got ${JSON.stringify(request.always)}.`);
     }
@@ -94,7 +105,7 @@ export class Approvals implements TurnApprovals {
     if (edited === null || typeof edited !== 'object' || Array.isArray(edited)) {
       throw invalid(`the edited arguments of ${request.callId} must be a JSON object.`);
     }
-    const errors = argumentErrors(inputSchema, request.arguments);
+    const errors = argumentErrors(inputSchema!, request.arguments);
     if (errors.length > 0) {
       const tool = this.waiting.get(request.callId)!.pending.tool;
       throw invalid(
@@ -124,6 +135,7 @@ export class Approvals implements TurnApprovals {
       ...by,
       ...(request.arguments !== undefined ? { arguments: request.arguments } : {}),
       ...(request.always === true ? { always: true } : {}),
+      ...(request.maxCostUsd !== undefined ? { maxCostUsd: request.maxCostUsd } : {}),
     });
     if (decision.always === true) {
       const sameTool = this.pending.filter((pending) => pending.tool === decision.tool);
@@ -191,6 +203,25 @@ export class Approvals implements TurnApprovals {
         `No tool call ${callId} waits for approval in this conversation; nothing changed. ` +
         (waitingIds.length > 0 ? `Waiting: ${waitingIds.join(', ')}.` : 'None waits now.'),
     });
+  }
+}
+
+/** A budget pause's approval: no arguments, no `always`, and a raised limit above the one that held the call. */
+function validateRaise(request: ApproveRequest, pending: PendingApproval): void {
+  if (request.arguments !== undefined || request.always !== undefined) {
+    throw invalid(
+      `${request.callId} is a model call held by a cost budget: approve it as it is, or with "maxCostUsd" to raise ` +
+        'the limit ("arguments" and "always" are for tool calls).',
+    );
+  }
+  const { maxCostUsd } = request;
+  if (maxCostUsd === undefined) return;
+  const { limitUsd } = pending.arguments as BudgetPause;
+  if (typeof maxCostUsd !== 'number' || !Number.isFinite(maxCostUsd) || maxCostUsd <= limitUsd) {
+    throw invalid(
+      `"maxCostUsd" is ${JSON.stringify(maxCostUsd)}; expected a number of US dollars above the limit that held the ` +
+        `call (${limitUsd}). Nothing was decided: approve without it to let the call go on once.`,
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 import type { CostSpend, TokenUsage } from '../shared/types.js';
-import type { CostLimit } from './cost-budget.js';
+import type { CostLimit, CostLimitAction } from './cost-budget.js';
 
 /** Limits of one turn. Every limit is checked before each model or tool call, from what the workflow recorded. */
 export interface TurnBudget {
@@ -33,6 +33,12 @@ export interface TurnBudget {
    * @minimum 0
    */
   maxCostUsd?: number;
+  /**
+   * What the model call that `maxCostUsd` forbids does: `fail` ends the turn (`budget:cost`), `pause` waits for a
+   * person to approve it (once, or with a higher limit) or deny it, as a tool call waits for approval
+   * (docs/cost.md, "Pause instead of fail"). Default `fail`.
+   */
+  onCostLimit?: CostLimitAction;
   /**
    * Workflow time one tool call may wait for its MCP task (docs/mcp.md, "Tasks"), in milliseconds; the wait does not
    * count against `maxDurationMs`. Default {@link DEFAULT_MAX_TASK_WAIT_MS} (6 hours). A task still working then is
@@ -82,7 +88,7 @@ export function activeTime(spend: TurnSpend, now: number): number {
 
 export function resolveBudget(overrides: Partial<TurnBudget> | undefined): TurnBudget {
   const budget = { ...DEFAULT_BUDGET };
-  for (const key of Object.keys(DEFAULT_BUDGET) as (keyof TurnBudget)[]) {
+  for (const key of Object.keys(DEFAULT_BUDGET) as ('maxRounds' | 'maxToolCalls' | 'maxTokens' | 'maxDurationMs')[]) {
     const value = overrides?.[key];
     if (value !== undefined) budget[key] = value;
   }
@@ -90,6 +96,7 @@ export function resolveBudget(overrides: Partial<TurnBudget> | undefined): TurnB
   if (overrides?.maxCostUsd !== undefined) budget.maxCostUsd = overrides.maxCostUsd;
   // Only when set, so the budget a turn records is as before for conversations that do not set it.
   if (overrides?.maxTaskWaitMs !== undefined) budget.maxTaskWaitMs = overrides.maxTaskWaitMs;
+  if (overrides?.onCostLimit !== undefined) budget.onCostLimit = overrides.onCostLimit;
   return budget;
 }
 

@@ -13,7 +13,15 @@ export interface ConversationBudget {
    * @minimum 0
    */
   maxCostUsd?: number;
+  /**
+   * What the model call that `maxCostUsd` forbids does: `fail` ends the turn (`budget:conversationCost`), `pause`
+   * waits for a person to approve or deny it (docs/cost.md, "Pause instead of fail"). Default `fail`.
+   */
+  onCostLimit?: CostLimitAction;
 }
+
+/** What a call that a cost limit forbids does: end the turn (`fail`), or wait for a person's decision (`pause`). */
+export type CostLimitAction = 'fail' | 'pause';
 
 /** What a conversation has spent, carried from run to run. */
 export interface ConversationCost extends CostSpend {
@@ -25,7 +33,8 @@ export interface ConversationCost extends CostSpend {
   lastInputUsd?: number;
 }
 
-export type CostLimit = 'cost' | 'conversationCost';
+/** The cost limits: the turn's, the conversation's, and the tenant's of the day (docs/tenants.md). */
+export type CostLimit = 'cost' | 'conversationCost' | 'dailyCost';
 
 /** `spent` with one model call's cost added; a call without a price counts in `unpricedCalls`, never as zero. */
 export function addCost(spent: CostSpend, cost: ModelCallCost | undefined): CostSpend {
@@ -110,5 +119,5 @@ export function exhaustedCostLimit(
 }
 
 export function isCostLimit(limit: string): limit is CostLimit {
-  return limit === 'cost' || limit === 'conversationCost';
+  return limit === 'cost' || limit === 'conversationCost' || limit === 'dailyCost';
 }

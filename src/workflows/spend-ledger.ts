@@ -13,6 +13,11 @@ import { addUsage } from './budget.js';
 
 /** A call's cost for the tenant's ledger; one conversation's calls arrive in order, each until it is recorded. */
 export const spendSignal = defineSignal<[SpendEntry]>('spend');
+/**
+ * A person raised the tenant's daily cost limit for this day (approving a held call with `maxCostUsd`, docs/tenants.md):
+ * the ledger keeps the highest, and the worker checks the tenant's calls against it from then on.
+ */
+export const raiseDailyLimitSignal = defineSignal<[number]>('raiseDailyLimit');
 /** The ledger's totals so far. */
 export const spendTotalsQuery = defineQuery<SpendTotals>('spendTotals');
 
@@ -65,6 +70,12 @@ export function emptyLedger(tenant: string, day: string): LedgerState {
 export async function spendLedgerWorkflow(input: SpendLedgerInput): Promise<LedgerState> {
   const state = input.state ?? emptyLedger(input.tenant, input.day);
   setHandler(spendSignal, (entry) => void applySpend(state, entry));
+  setHandler(raiseDailyLimitSignal, (usd) => {
+    // Sent again on a retry: the highest limit wins, so a second delivery changes nothing.
+    if (typeof usd === 'number' && Number.isFinite(usd)) {
+      state.totals.raisedLimitUsd = Math.max(state.totals.raisedLimitUsd ?? 0, usd);
+    }
+  });
   setHandler(spendTotalsQuery, () => state.totals);
   // Date.now() is workflow time here: the same on replay.
   const closesAt = Date.parse(`${input.day}T00:00:00Z`) + 24 * 3600 * 1000 + LEDGER_GRACE_MS;

@@ -44,8 +44,8 @@ export interface TurnObserver {
 export interface TurnApprovals {
   /** Tools a person allowed for the rest of the conversation. */
   readonly allowedTools: ReadonlySet<string>;
-  /** Record a call as waiting for a person. */
-  request(pending: PendingApproval, tool: ToolDefinition): void;
+  /** Record a call as waiting for a person; without `tool`, a model call a cost budget holds (./budget-pause.ts). */
+  request(pending: PendingApproval, tool?: ToolDefinition): void;
   /** Whether the call has been decided (and its decision not taken yet). */
   isDecided(callId: string): boolean;
   /** The call's decision, once: the turn acts on it. */

@@ -1,3 +1,4 @@
+import type { ApprovalDecision } from '../shared/approval-messages.js';
 import type {
   AssistantMessage,
   CostSpend,
@@ -72,6 +73,11 @@ export interface TurnResult {
    * did nothing.
    */
   compaction?: TurnCompactionResult;
+  /**
+   * A cost limit set to `pause` held a model call and a person denied it (docs/cost.md, "Pause instead of fail"): the
+   * decision, with who denied it and why. The stop reason names the limit (`budget:cost`, ...). Absent otherwise.
+   */
+  budgetDenied?: ApprovalDecision;
 }
 
 /** The `compaction` of a turn's result. */
@@ -100,7 +106,14 @@ export interface TurnCompactionResult {
  */
 export type TurnStop =
   | { kind: 'answered'; answer: string | null; output?: JsonValue }
-  | { kind: 'budget'; limit: BudgetLimit; answer?: string | null; error?: TurnError; output?: JsonValue }
+  | {
+      kind: 'budget';
+      limit: BudgetLimit;
+      answer?: string | null;
+      error?: TurnError;
+      output?: JsonValue;
+      budgetDenied?: ApprovalDecision;
+    }
   | { kind: 'cancelled' }
   | { kind: 'error'; error: TurnError; answer?: string | null };
 
@@ -157,6 +170,7 @@ export function turnResult(
     ...((stop.kind === 'answered' || stop.kind === 'budget') && stop.output !== undefined
       ? { output: stop.output }
       : {}),
+    ...(stop.kind === 'budget' && stop.budgetDenied ? { budgetDenied: stop.budgetDenied } : {}),
     ...(compaction &&
     (compaction.summaries > 0 || compaction.trimmed !== undefined || (compaction.providerEdits?.length ?? 0) > 0)
       ? {

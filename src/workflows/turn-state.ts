@@ -5,6 +5,7 @@ import type { OutputFormat } from './structured-output.js';
 import type { RecordedTools } from './recorded-once.js';
 import type { TurnContext } from './turn-context.js';
 import type { ContextWindow } from './context-window.js';
+import type { TimeLimit } from './turn-approvals.js';
 
 /** What a turn did about its context (./compaction.ts): how many summaries it made, and why it trimmed instead. */
 export interface TurnCompaction {
@@ -57,6 +58,8 @@ export interface TurnState {
   ledgered: boolean;
   /** The ledger writes are local activities (a ledgered turn, with its own patch applied). */
   ledgerLocally: boolean;
+  /** The turn's time limit, paused while a held model call waits for a person (./budget-pause.ts). */
+  clock?: TimeLimit;
 }
 
 /** Tell the turn's watchers how far it got (the Web UI's progress, `status`). */

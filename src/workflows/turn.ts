@@ -2,7 +2,7 @@ import { isCancellation, log, patched, proxyActivities, proxyLocalActivities } f
 import type { Activities } from '../worker/activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { utcDay } from '../shared/tenants.js';
-import type { ModelCallInput, ModelCallResult } from '../shared/types.js';
+import type { DailyCostCheck, ModelCallInput, ModelCallResult } from '../shared/types.js';
 import { ZERO_COST, ZERO_USAGE } from '../shared/types.js';
 import { addUsage, completionTokenLimit, exhaustedLimit, resolveBudget } from './budget.js';
 import { addCost, type CostLimit, exhaustedCostLimit, hasCostBudget, isCostLimit } from './cost-budget.js';
@@ -26,6 +26,14 @@ import {
   noteTurnSetup,
   providerCompaction,
 } from './compaction.js';
+import {
+  awaitBudgetDecision,
+  costPause,
+  type DailyCostLimitDetails,
+  dailyLimitOf,
+  dailyPause,
+  pausesAt,
+} from './budget-pause.js';
 
 // Every Date.now() in this file (the loop's budget check, the turn's start and result) reads
 // Temporal's workflow time, which the workflow sandbox puts in place of the clock: deterministic on replay, and skipped
@@ -81,6 +89,7 @@ export const COST_BUDGET_PATCH = 'cost-budget';
 export async function runTurn(context: TurnContext): Promise<TurnResult> {
   const turn = startTurn(context);
   const clock = new TimeLimit(turn);
+  turn.clock = clock;
   let stop: TurnStop;
   try {
     stop = await clock.work.run(async (): Promise<TurnStop> => {
@@ -88,7 +97,12 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
         const limit = turn.timedOut
           ? 'time'
           : (exhaustedLimit(turn.spend, turn.budget, Date.now()) ?? exhaustedCost(turn));
-        if (limit !== undefined) return { kind: 'budget', limit };
+        if (limit !== undefined) {
+          // A cost limit set to `pause` holds the call for a person; only then is anything awaited here.
+          if (!isCostLimit(limit) || !pausesAt(turn, limit)) return { kind: 'budget', limit };
+          const decided = await awaitBudgetDecision(turn, costPause(turn, limit as 'cost' | 'conversationCost'));
+          if (decided.kind === 'stop') return decided.stop;
+        }
         const step = await askModel(turn, false);
         if (step.kind !== 'reply') return step;
         const calls = step.message.toolCalls ?? [];
@@ -188,13 +202,18 @@ function stoppedBy(turn: TurnState, error: unknown): ModelStep {
  * The model call itself. A context-length refusal compacts (or trims) and makes the call once more, whatever the
  * window table said (`retried` is then true: a second refusal ends the turn with it).
  */
-function callModelOnce(turn: TurnState, final: boolean, retried: boolean): Promise<ModelStep> {
+function callModelOnce(
+  turn: TurnState,
+  final: boolean,
+  retried: boolean,
+  approvedPastDaily?: Pick<DailyCostCheck, 'approved' | 'raiseToUsd'>,
+): Promise<ModelStep> {
   const { context } = turn;
   const round = ++turn.round;
   const listTools = !final && !turn.toolsListed;
   report(turn, `model · round ${round}`);
   const stream = context.settings.stream ?? DEFAULT_STREAM;
-  const input = modelCallInput(turn, { final, listTools, stream });
+  const input = modelCallInput(turn, { final, listTools, stream, approvedPastDaily });
   context.observer.modelCallStarted(round);
   return callModel
     .executeWithOptions(
@@ -220,6 +239,8 @@ function callModelOnce(turn: TurnState, final: boolean, retried: boolean): Promi
       (error: unknown): ModelStep | Promise<ModelStep> => {
         context.observer.modelCallFinished();
         if (isCancellation(error)) return turn.timedOut ? { kind: 'budget', limit: 'time' } : { kind: 'cancelled' };
+        const daily = dailyLimitOf(error);
+        if (daily !== undefined) return pastDailyLimit(turn, final, daily);
         const failed: ModelStep = {
           kind: 'error',
           error: logRefusedPayload(describeFailure(error), `model call, round ${round}`),
@@ -232,6 +253,19 @@ function callModelOnce(turn: TurnState, final: boolean, retried: boolean): Promi
         );
       },
     );
+}
+
+/**
+ * The tenant's daily limit refused the call (the worker checked it): the turn stops with `budget:dailyCost`, or, with
+ * `pause` in the tenants file, waits for a person and makes the call again past the limit when approved.
+ */
+async function pastDailyLimit(turn: TurnState, final: boolean, details: DailyCostLimitDetails): Promise<ModelStep> {
+  const pause = final ? undefined : dailyPause(details);
+  if (pause === undefined) return { kind: 'budget', limit: 'dailyCost' };
+  const decided = await awaitBudgetDecision(turn, pause);
+  if (decided.kind === 'stop') return decided.stop;
+  const raised = decided.maxCostUsd !== undefined ? { raiseToUsd: decided.maxCostUsd } : {};
+  return callModelOnce(turn, final, false, { approved: true, ...raised });
 }
 
 /** Add a recorded call's cost to the tenant's ledger of the day (workflow time: the same day on replay). */
@@ -259,7 +293,17 @@ function withoutServers(turn: TurnState): string {
 
 function modelCallInput(
   turn: TurnState,
-  { final, listTools, stream }: { final: boolean; listTools: boolean; stream: boolean },
+  {
+    final,
+    listTools,
+    stream,
+    approvedPastDaily,
+  }: {
+    final: boolean;
+    listTools: boolean;
+    stream: boolean;
+    approvedPastDaily?: Pick<DailyCostCheck, 'approved' | 'raiseToUsd'>;
+  },
 ): ModelCallInput {
   const { context, spend, budget } = turn;
   const { settings } = context;
@@ -291,11 +335,18 @@ function modelCallInput(
     ...(settings.thinking ? { thinking: settings.thinking } : {}),
     // Only when limited, likewise: the worker then refuses to call a model it cannot price.
     ...(turn.costLimited ? { costBudget: true as const } : {}),
+    // A tenant's call: the worker checks the tenant's daily limit, when the tenants file sets one.
+    ...(turn.ledgered ? { dailyCost: dailyCheck(turn, approvedPastDaily) } : {}),
     ...(turn.output ? { responseFormat: responseFormat(turn.output) } : {}),
     ...(native ? { providerCompaction: native } : {}),
     // Only when not the default, likewise: the activity counts its failed attempts against it.
     ...(modelAttempts(settings) !== DEFAULT_MODEL_ATTEMPTS ? { modelAttempts: modelAttempts(settings) } : {}),
   };
+}
+
+function dailyCheck(turn: TurnState, approved: Pick<DailyCostCheck, 'approved' | 'raiseToUsd'> = {}): DailyCostCheck {
+  const { settings, costs } = turn.context;
+  return { tenant: settings.tenant!, day: utcDay(Date.now()), leastUsd: costs.nextCallUsd, ...approved };
 }
 
 /** The settings' `maxInputTokens`, lowered to the trimming a failed compaction asked for. */

@@ -6,6 +6,7 @@ import type { StreamEvent } from '../../src/workflows/stream-events.js';
 import { poll } from '../client/helpers.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { toolResults } from '../helpers/transcript.js';
+import { PriceTable } from '../../src/worker/pricing/price-table.js';
 import { readEvents } from './sse.js';
 
 const bed = useTimeSkippingWithCrm();
@@ -118,5 +119,53 @@ describe('deciding over the HTTP bridge (POST /conversations/:id/approvals/:call
     expect(calls()).toBe(before);
     const second = agent.model.requests.filter((entry) => entry.conversation === `conversation-${id}`)[1]!;
     expect(toolResults(second.messages)[0]!.content).toContain(reason);
+  });
+});
+
+describe('a model call a cost budget holds, decided over the HTTP bridge', () => {
+  it('is listed and streamed like a tool call; approve with maxCostUsd raises the limit, a bad raise is a 400', async () => {
+    const id = `bridge-approvals-${++counter}`;
+    const usage = { prompt_tokens: 1_000, completion_tokens: 100 };
+    const agent = await bed.agentWith(
+      [
+        { toolCalls: [{ name: 'crm__find_user', arguments: { name: 'Ada' } }], usage },
+        { content: 'Ada is a customer.', usage },
+      ],
+      { workerOptions: { prices: new PriceTable({ 'scripted-model': { input_mtok: 1, output_mtok: 2 } }) } },
+    );
+    const client = new DurableAgentClient({ client: bed.env.client, taskQueue: agent.taskQueue });
+    const served = await serveStreamingBridge({ agent: client, port: 0, keepAliveMs: 200 });
+    bed.onCleanup(() => served.close());
+    const events = readEvents(
+      `${served.url}/conversations/${id}/events`,
+      (message) => message.event === 'turn_finished',
+    );
+    await client.send(id, 'Who is Ada?', { settings: { budget: { maxCostUsd: 0.001, onCostLimit: 'pause' } } });
+    const [held] = await poll(
+      () => client.pendingApprovals(id),
+      (list) => list.length === 1,
+    );
+    expect(held).toMatchObject({ kind: 'budget', tool: 'budget:cost', arguments: { limitUsd: 0.001 } });
+    const decide = (body: unknown) =>
+      fetch(`${served.url}/conversations/${id}/approvals/${held!.callId}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+
+    const low = await decide({ decision: 'approve', maxCostUsd: 0.0005 });
+    expect(low.status).toBe(400);
+    expect(((await low.json()) as { error: { message: string } }).error.message).toContain('above the limit');
+    expect((await decide({ decision: 'approve', maxCostUsd: 'lots' })).status).toBe(400);
+
+    const response = await decide({ decision: 'approve', maxCostUsd: 0.01, by: 'web:ops' });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ decision: 'approved', maxCostUsd: 0.01, by: 'web:ops' });
+    const read = (await events).map((message) => message.event);
+    expect(read.filter((event) => event.startsWith('approval_'))).toEqual(['approval_requested', 'approval_decided']);
+    expect((await client.status(id)).lastResult).toMatchObject({
+      stopReason: 'completed',
+      answer: 'Ada is a customer.',
+    });
   });
 });

@@ -171,4 +171,37 @@ describe('durable-agent approvals, approve, deny', () => {
     expect((await cli('approve', '-c', id, pending.callId)).code).toBe(ExitCode.Ok);
     await idle(id);
   });
+
+  it('a model call a cost budget holds: approvals lists it, approve --max-cost-usd raises the limit (a bad one exits 2)', async () => {
+    // gpt-4o-mini has a price in the package's table: 1,000 input and 100 output tokens cost $0.00021.
+    const usage = { prompt_tokens: 1_000, completion_tokens: 100 };
+    const id = book.conversation('budget', [
+      { toolCalls: [{ name: 'crm__find_user', arguments: { name: 'Ada' } }], usage },
+      { content: 'Ada is a customer.', usage },
+    ]);
+    await client.send(id, 'Who is Ada?', {
+      settings: { model: 'gpt-4o-mini', budget: { maxCostUsd: 0.0002, onCostLimit: 'pause' } },
+    });
+    const [held] = await poll(
+      () => client.pendingApprovals(id),
+      (list) => list.length === 1,
+    );
+    expect(held).toMatchObject({ kind: 'budget', tool: 'budget:cost' });
+    const listed = await cli('approvals', '-c', id);
+    expect(listed.stdout).toContain(held!.callId);
+    expect(listed.stdout).toContain('budget:cost');
+
+    const notUsd = await cli('approve', '-c', id, held!.callId, '--max-cost-usd', 'lots');
+    expect(notUsd.code).toBe(ExitCode.Usage);
+    expect(notUsd.stderr).toMatch(/--max-cost-usd.*expected a number of US dollars above 0/);
+    const lower = await cli('approve', '-c', id, held!.callId, '--max-cost-usd', '0.0001');
+    expect(lower.code).toBe(ExitCode.Usage);
+    expect(lower.stderr).toMatch(/above the limit that held the call/);
+
+    const approved = await cli('approve', '-c', id, held!.callId, '--max-cost-usd', '0.01');
+    expect(approved.code).toBe(ExitCode.Ok);
+    expect(approved.stdout).toContain('it goes on, with the limit raised to $0.01');
+    const status = await idle(id);
+    expect(status.lastResult).toMatchObject({ stopReason: 'completed', answer: 'Ada is a customer.' });
+  });
 });

@@ -14,7 +14,8 @@ interface Asking {
 /**
  * The chat's side of tool calls that wait for a person (docs/approvals.md): each call is asked about inline, one at a
  * time, in the order the conversation asked (`Allow crm__update_field {...}? [y/n/a]`: y approves, n denies and asks
- * for the reason the model gets, a approves for the rest of the conversation). A call decided elsewhere (another
+ * for the reason the model gets, a approves for the rest of the conversation); a model call a cost budget holds is
+ * asked about the same way, without `a`. A call decided elsewhere (another
  * terminal, `durable-agent approve`, a web page) is not asked about again, or stops being asked about.
  */
 export class ChatApprovals extends InlineQuestions<PendingApproval, Asking, InlineQuestionsOptions> {
@@ -49,11 +50,21 @@ export class ChatApprovals extends InlineQuestions<PendingApproval, Asking, Inli
     }
     const choice = text.toLowerCase();
     if (choice === 'y' || choice === 'yes') void this.decide(asking.item, {});
-    else if (choice === 'a' || choice === 'always') void this.decide(asking.item, { always: true });
-    else if (choice === 'n' || choice === 'no') {
+    else if ((choice === 'a' || choice === 'always') && asking.item.kind !== 'budget') {
+      void this.decide(asking.item, { always: true });
+    } else if (choice === 'n' || choice === 'no') {
       asking.wantsReason = true;
-      this.ask('Why not? (the model gets your reason): ');
-    } else this.ask(`Please answer y (allow), n (deny) or a (allow always). ${question(asking.item)}`);
+      // A held model call's reason goes with the turn's result (`budgetDenied`); a tool call's, to the model.
+      this.ask(
+        asking.item.kind === 'budget'
+          ? "Why not? (kept with the turn's result): "
+          : 'Why not? (the model gets your reason): ',
+      );
+    } else {
+      const choices =
+        asking.item.kind === 'budget' ? 'y (allow once) or n (deny)' : 'y (allow), n (deny) or a (allow always)';
+      this.ask(`Please answer ${choices}. ${question(asking.item)}`);
+    }
   }
 
   private decide(approval: PendingApproval, decision: { always?: boolean; reason?: string }): Promise<void> {
@@ -69,6 +80,8 @@ export class ChatApprovals extends InlineQuestions<PendingApproval, Asking, Inli
 
 /** The inline question about a call, with its arguments. */
 export function question(approval: PendingApproval): string {
+  // A model call a cost budget holds: once only (`approve --max-cost-usd` raises the limit).
+  if (approval.kind === 'budget') return `${approval.reason}. Make the call anyway? [y/n] `;
   const args = shorten(JSON.stringify(approval.arguments), QUESTION_ARGUMENTS_CHARS);
   return `Allow ${approval.tool} ${args}? [y/n/a] `;
 }

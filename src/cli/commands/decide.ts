@@ -1,4 +1,4 @@
-import { Argument, Command, Option } from '@commander-js/extra-typings';
+import { Argument, Command, InvalidArgumentError, Option } from '@commander-js/extra-typings';
 import type { ApprovalDecision } from '../../client/index.js';
 import { parseJsonObject } from '../arguments.js';
 import { jsonOption, printJson, requiredConversationOption, withClient } from '../client-command.js';
@@ -27,6 +27,12 @@ export function approveCommand() {
       ).argParser(parseJsonObject),
     )
     .addOption(new Option('--always', 'allow this tool for the rest of the conversation without asking again'))
+    .addOption(
+      new Option(
+        '--max-cost-usd <usd>',
+        'for a model call a cost budget holds (TOOL budget:…): raise that limit to this many US dollars',
+      ).argParser(parseUsd),
+    )
     .addOption(byOption())
     .addOption(jsonOption())
     .action(async (callId, options) => {
@@ -34,6 +40,7 @@ export function approveCommand() {
         client.approve(options.conversation, callId, {
           ...(options.arguments !== undefined ? { arguments: options.arguments } : {}),
           ...(options.always ? { always: true } : {}),
+          ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}),
           ...(options.by ? { by: options.by } : {}),
         }),
       );
@@ -63,11 +70,27 @@ export function denyCommand() {
     });
 }
 
+/** `--max-cost-usd`: a positive number of US dollars. */
+function parseUsd(value: string): number {
+  const usd = Number(value);
+  if (value.trim() === '' || !Number.isFinite(usd) || usd <= 0) {
+    throw new InvalidArgumentError(`expected a number of US dollars above 0, such as 5 or 2.50; got "${value}".`);
+  }
+  return usd;
+}
+
 function report(conversationId: string, decision: ApprovalDecision, json: boolean): void {
   if (json) return printJson({ conversationId, ...decision });
   const { callId, tool } = decision;
   if (decision.decision === 'denied') {
     console.log(`Denied ${tool} (${callId}) in conversation ${conversationId}; the model gets the reason.`);
+    return;
+  }
+  if (decision.tool.startsWith('budget:')) {
+    const raised = decision.maxCostUsd !== undefined ? `, with the limit raised to $${decision.maxCostUsd}` : ' once';
+    console.log(
+      `Approved the model call ${tool} held (${callId}) in conversation ${conversationId}: it goes on${raised}.`,
+    );
     return;
   }
   const edited = decision.arguments !== undefined ? ' with the edited arguments' : '';

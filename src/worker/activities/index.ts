@@ -28,7 +28,8 @@ import type { SubAgent } from '../tools/define-sub-agent.js';
 import { TranscriptCache, type TranscriptCacheOptions, type TranscriptSource } from './model/transcript-cache.js';
 import { pricedModelCall } from './model/pricing.js';
 import { PriceTable } from '../pricing/price-table.js';
-import { createSpendActivities } from './spend.js';
+import { checkDailyCost, createSpendActivities } from './spend.js';
+import type { TenantsConfig } from '../../config/tenants.js';
 
 export interface ActivityDependencies {
   /** An OpenAI client (created with `maxRetries: 0`: Temporal owns retries) or anything with the same `chat.completions.create`. */
@@ -85,6 +86,11 @@ export interface ActivityDependencies {
    * gives it; without it, a firing fails with a message that says so.
    */
   sendScheduledMessage?: ScheduledSend;
+  /**
+   * The operator's tenants file (`DURABLE_AGENT_TENANTS`, docs/tenants.md): a tenant's `dailyCostUsd` is checked
+   * before each of its model calls. Default none: no daily limits.
+   */
+  tenants?: TenantsConfig;
 }
 
 /** A transcript source that asks the workflow run itself, by query. */
@@ -142,7 +148,10 @@ export function createActivities(dependencies: ActivityDependencies) {
       finished.run({ size: modelResultChars, settlesRun: true, deliverFailures: true }, () =>
         redactOutcome(
           secrets,
-          () => pricedModelCall(prices, input, dependencies.defaultModel, () => model.callModel(input)),
+          () =>
+            checkDailyCost(dependencies.temporal, dependencies.tenants, input.dailyCost).then(() =>
+              pricedModelCall(prices, input, dependencies.defaultModel, () => model.callModel(input)),
+            ),
           (result) => redactModelAnswer(secrets, result),
         ),
       ),
