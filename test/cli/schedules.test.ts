@@ -78,7 +78,9 @@ describe('durable-agent schedule', () => {
     console.log(`a schedule firing every 10 s: ${answers.length} answers in 35 s`);
     expect(answers.length).toBeGreaterThanOrEqual(2);
     const list = await cli('list');
-    expect(list.stdout).toMatch(new RegExp(`Schedules \\(\\d+\\):[\\s\\S]*${id}\\s+${conversationId}\\s+every 10s`));
+    expect(list.stdout).toMatch(
+      new RegExp(`Schedules \\(\\d+\\):[\\s\\S]*${id}\\s+${conversationId}\\s+-\\s+every 10s`),
+    );
 
     expect(await cli('schedule', 'delete', id)).toMatchObject({ code: 0, stdout: `Schedule ${id} deleted.\n` });
     // A firing that started before the delete may still deliver: count once the conversation has caught up.
@@ -174,7 +176,7 @@ describe('durable-agent schedule', () => {
     expect(paused.note).toContain(`Conversation ${conversationId} has ended`);
     const listed = await cli('schedule', 'list');
     expect(listed.stdout).toMatch(
-      new RegExp(`${id}\\s+${conversationId}\\s+cron "0 9 \\* \\* 1-5"\\s+skip\\s+paused: `),
+      new RegExp(`${id}\\s+${conversationId}\\s+-\\s+cron "0 9 \\* \\* 1-5"\\s+skip\\s+paused: `),
     );
     // And a new schedule for it is refused at once.
     const refused = await cli(
