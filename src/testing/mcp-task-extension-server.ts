@@ -1,5 +1,5 @@
 import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import { TaskCallServer, TaskIdParams } from './task-server-base.js';
 
 /**
  * The task test server's 2026-07-28 side: tasks of the `io.modelcontextprotocol/tasks` extension (SEP-2663). The
@@ -80,21 +80,6 @@ const COLOUR_QUESTION = {
   },
 };
 
-/**
- * The SDK v2 server checks a `tools/call` handler's answer as a call result; a `CreateTaskResult` is not one, so this
- * server leaves that check out (the 2026-07-28 codec passes `resultType: "task"` for `tools/call`).
- */
-class ExtensionTaskServer extends Server {
-  protected override _wrapHandler(
-    method: string,
-    handler: Parameters<Server['_wrapHandler']>[1],
-  ): ReturnType<Server['_wrapHandler']> {
-    return method === 'tools/call' ? handler : super._wrapHandler(method, handler);
-  }
-}
-
-const TaskIdParams = z.object({ taskId: z.string() }).passthrough();
-
 /** The request's context as the SDK gives it: the `_meta` envelope and the answers, lifted out of the params. */
 interface RequestContext {
   mcpReq: { envelope?: Record<string, unknown>; inputResponses?: Record<string, unknown> };
@@ -152,7 +137,7 @@ export function createExtensionTaskServer(
   tasks: Map<string, ExtensionTask>,
   pollIntervalMs: number,
 ): Server {
-  const server = new ExtensionTaskServer(
+  const server = new TaskCallServer(
     { name: 'durable-agent-task-test-server', version: '1.0.0' },
     { capabilities: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } },
   );

@@ -1,5 +1,5 @@
 import { ProtocolError, ProtocolErrorCode, Server, type ServerOptions } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import { TaskCallServer, TaskIdParams } from './task-server-base.js';
 import { serveMcpOverHttp, type ServedMcp } from './mcp-http.js';
 import { createExtensionTaskServer, type ExtensionTask } from './mcp-task-extension-server.js';
 
@@ -84,21 +84,6 @@ interface TaskState {
   createdAt: string;
 }
 
-/**
- * The SDK v2 server has the task vocabulary as wire types only: a `tools/call` handler that answers with a task would
- * fail its check of call results, so this server leaves that one check out (the 2025-11-25 codec passes the rest).
- */
-class TaskServer extends Server {
-  protected override _wrapHandler(
-    method: string,
-    handler: Parameters<Server['_wrapHandler']>[1],
-  ): ReturnType<Server['_wrapHandler']> {
-    return method === 'tools/call' ? handler : super._wrapHandler(method, handler);
-  }
-}
-
-const TaskIdParams = z.object({ taskId: z.string() }).passthrough();
-
 function taskFields(id: string, task: TaskState, pollIntervalMs: number) {
   return {
     taskId: id,
@@ -115,7 +100,7 @@ function createServer(counters: TaskServerCounters, tasks: Map<string, TaskState
   const options: ServerOptions = {
     capabilities: { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
   };
-  const server = new TaskServer({ name: 'durable-agent-task-test-server', version: '1.0.0' }, options);
+  const server = new TaskCallServer({ name: 'durable-agent-task-test-server', version: '1.0.0' }, options);
   server.setRequestHandler('tools/list', () => ({ tools: TOOLS.map((tool) => ({ ...tool }) as never) }));
   server.setRequestHandler('tools/call', (request) => {
     const { name, arguments: args = {} } = request.params;

@@ -1,5 +1,4 @@
-import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import type { WorkflowHandle } from '@temporalio/client';
 import { defineQuery } from '@temporalio/workflow';
 // @temporalio/proto is CommonJS: Node's ESM loader offers its exports on the default import only.
 import proto from '@temporalio/proto';
@@ -21,6 +20,7 @@ import {
   transcriptQuery,
 } from '../../src/workflows/definitions.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
+import { updateRejection } from '../helpers/updates.js';
 import { expectValidToolPairing, toolResults } from '../helpers/transcript.js';
 import { queryOf, waitForStatus } from '../helpers/status.js';
 
@@ -72,17 +72,6 @@ async function transcriptOf(handle: Handle): Promise<ChatMessage[]> {
 
 const pendingCount = (count: number) => (status: ConversationStatus) =>
   status.phase === 'awaiting_approval' && status.pendingApprovals?.length === count;
-
-async function rejection(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const error = await promise.then(
-    () => undefined,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
-  const cause = (error as WorkflowUpdateFailedError).cause;
-  expect(cause).toBeInstanceOf(ApplicationFailure);
-  return cause as ApplicationFailure;
-}
 
 async function outcomeOf(handle: Handle): Promise<ConversationOutcome> {
   return await handle.result();
@@ -159,10 +148,10 @@ describe('a tool call that needs approval', () => {
     const handle = await start(agent, ['Upgrade Ada to pro.'], {}, false);
     const [pending] = (await waitForStatus(handle, pendingCount(1))).pendingApprovals!;
 
-    const unknown = await rejection(handle.executeUpdate(approveUpdate, { args: [{ callId: 'call_nope' }] }));
+    const unknown = await updateRejection(handle.executeUpdate(approveUpdate, { args: [{ callId: 'call_nope' }] }));
     expect(unknown.type).toBe(FailureType.UnknownApproval);
     expect(unknown.message).toContain(pending!.callId);
-    const noReason = await rejection(
+    const noReason = await updateRejection(
       handle.executeUpdate(denyUpdate, { args: [{ callId: pending!.callId, reason: ' ' }] }),
     );
     expect(noReason.type).toBe(FailureType.InvalidArguments);
@@ -181,7 +170,7 @@ describe('a tool call that needs approval', () => {
     expect(denied!.content).toContain(reason);
     expect(toolMessages(await transcriptOf(handle))).toMatchObject([{ outcome: 'denied' }]);
 
-    const again = await rejection(handle.executeUpdate(approveUpdate, { args: [{ callId: pending!.callId }] }));
+    const again = await updateRejection(handle.executeUpdate(approveUpdate, { args: [{ callId: pending!.callId }] }));
     expect(again.type).toBe(FailureType.AlreadyDecided);
   });
 
@@ -190,7 +179,7 @@ describe('a tool call that needs approval', () => {
     const handle = await start(agent, ['Upgrade Alan to pro.']);
     const [pending] = (await waitForStatus(handle, pendingCount(1))).pendingApprovals!;
 
-    const invalid = await rejection(
+    const invalid = await updateRejection(
       handle.executeUpdate(approveUpdate, {
         args: [{ callId: pending!.callId, arguments: { userId: 'u-2', field: 'plan' } }],
       }),
@@ -303,7 +292,7 @@ describe('a tool call that needs approval', () => {
       decision: 'denied',
       by: 'interrupt',
     });
-    const late = await rejection(handle.executeUpdate(approveUpdate, { args: [{ callId: pending!.callId }] }));
+    const late = await updateRejection(handle.executeUpdate(approveUpdate, { args: [{ callId: pending!.callId }] }));
     expect(late.type).toBe(FailureType.AlreadyDecided);
   });
 

@@ -1,5 +1,4 @@
-import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
@@ -20,6 +19,7 @@ import {
   type PendingApproval,
 } from '../../src/workflows/definitions.js';
 import { waitForStatus } from '../helpers/status.js';
+import { updateRejection } from '../helpers/updates.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 
 const bed = useTimeSkippingWithCrm();
@@ -56,17 +56,6 @@ async function budgetPending(handle: Handle, not?: string): Promise<PendingAppro
     status.pendingApprovals?.length === 1 &&
     status.pendingApprovals[0]!.callId !== not;
   return (await waitForStatus(handle, held)).pendingApprovals![0]!;
-}
-
-async function refusal(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const error = await promise.then(
-    () => undefined,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
-  const cause = (error as WorkflowUpdateFailedError).cause;
-  expect(cause).toBeInstanceOf(ApplicationFailure);
-  return cause as ApplicationFailure;
 }
 
 /** The run's history has the pause's patch marker and replays on the workflow code without a determinism error. */
@@ -115,12 +104,12 @@ describe('budgets that stop and ask', () => {
     expect(agent.model.requests).toHaveLength(1);
 
     // Refused, nothing changes: tool-call fields, and a "raise" that is not above the limit.
-    const edited = await refusal(
+    const edited = await updateRejection(
       handle.executeUpdate(approveUpdate, { args: [{ callId: first.callId, arguments: { name: 'Bob' } }] }),
     );
     expect(edited.type).toBe(FailureType.InvalidArguments);
     expect(edited.message).toContain('held by a cost budget');
-    const lower = await refusal(
+    const lower = await updateRejection(
       handle.executeUpdate(approveUpdate, { args: [{ callId: first.callId, maxCostUsd: 0.001 }] }),
     );
     expect(lower.type).toBe(FailureType.InvalidArguments);

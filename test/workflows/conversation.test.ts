@@ -17,6 +17,7 @@ import {
 } from '../../src/workflows/definitions.js';
 import { SUB_AGENT_APPROVAL_DESCRIPTION } from '../../src/workflows/sub-agent-approvals.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
+import { updateRejection } from '../helpers/updates.js';
 import { expectValidToolPairing } from '../helpers/transcript.js';
 import { waitForStatus } from '../helpers/status.js';
 
@@ -26,17 +27,6 @@ let counter = 0;
 const { agentWith } = bed;
 
 const message = (content: string, id = `m-${++counter}`) => ({ id, content });
-
-async function rejection(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const error = await promise.then(
-    () => undefined,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
-  const cause = (error as WorkflowUpdateFailedError).cause;
-  expect(cause).toBeInstanceOf(ApplicationFailure);
-  return cause as ApplicationFailure;
-}
 
 describe('a conversation driven by signals and updates', () => {
   it('answers messages that arrive while a turn runs one by one, in order', async () => {
@@ -90,11 +80,11 @@ describe('a conversation driven by signals and updates', () => {
   it('the ask validator rejects empty, oversized or malformed input without touching the conversation', async () => {
     const agent = await agentWith([]);
     const handle = await agent.startConversation('validation', { settings: { maxMessageChars: 10 } });
-    const empty = await rejection(handle.executeUpdate(askUpdate, { args: [message('   ')] }));
+    const empty = await updateRejection(handle.executeUpdate(askUpdate, { args: [message('   ')] }));
     expect(empty.type).toBe(FailureType.InvalidMessage);
-    const long = await rejection(handle.executeUpdate(askUpdate, { args: [message('x'.repeat(11))] }));
+    const long = await updateRejection(handle.executeUpdate(askUpdate, { args: [message('x'.repeat(11))] }));
     expect(long.message).toMatch(/11 characters; the limit is 10/);
-    const noId = await rejection(handle.executeUpdate(askUpdate, { args: [{ content: 'hi' } as never] }));
+    const noId = await updateRejection(handle.executeUpdate(askUpdate, { args: [{ content: 'hi' } as never] }));
     expect(noId.message).toMatch(/needs an "id"/);
     const status = await handle.query(statusQuery);
     expect(status).toMatchObject({ turns: 0, queued: 0, transcriptLength: 0, phase: 'idle' });
@@ -135,7 +125,7 @@ describe('interrupt and end', () => {
     await handle.signal(userMessageSignal, message('final question'));
     await waitForStatus(handle, (status) => status.phase === 'running');
     await handle.signal(endSignal, {});
-    const rejected = await rejection(handle.executeUpdate(askUpdate, { args: [message('too late')] }));
+    const rejected = await updateRejection(handle.executeUpdate(askUpdate, { args: [message('too late')] }));
     expect(rejected.type).toBe(FailureType.ConversationEnded);
     const outcome = (await handle.result()) as ConversationOutcome;
     expect(outcome.closedBecause).toBe('ended');
@@ -202,7 +192,7 @@ describe('continue-as-new', () => {
       waitForStage: WorkflowUpdateStage.ACCEPTED,
     });
     await handle.signal(userMessageSignal, message('two'));
-    const handedOver = await rejection(accepted.result());
+    const handedOver = await updateRejection(accepted.result());
     expect(handedOver.type).toBe(FailureType.ConversationRollingOver);
     expect(handedOver.message).toMatch(/carried over: ask again with the same id/);
 
