@@ -2,6 +2,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
+import { codeWord, fact, QUESTION } from '../helpers/code-words.js';
 import type { RecordedRequest, ScriptFunction, ScriptedModelOptions } from '../../src/testing/scripted-model/index.js';
 import { scriptedCompactionSummary, startScriptedModel } from '../../src/testing/scripted-model/index.js';
 import type { AssistantMessage } from '../../src/shared/types.js';
@@ -29,14 +30,10 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const WORDS = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord', 'garnet', 'harbor', 'indigo', 'juniper'];
-const codeWord = (day: number) => `${WORDS[(day - 1) % WORDS.length]}-${day * 7}`;
-const fact = (day: number) => `The code word of day ${day} is ${codeWord(day)}.`;
 const FILLER =
   ' I am telling you this in the middle of a long and busy day, between meetings about budgets, travel plans, the ' +
   'garden, a leaking tap in the kitchen, the car that needs new tyres and a birthday present I still have to buy. ' +
   'Please keep it in mind, because I will ask you about it later, and I will not say it again.';
-const QUESTION = 'What was the code word of day 1?';
 
 /** A request's text with the scripted compaction items' summaries decoded (the Responses API's are opaque). */
 function requestText(request: RecordedRequest): string {
