@@ -17,6 +17,13 @@ export const compactionScenarios = {
     script: answers(8),
     run: (context) => answerQueued(context, messages(3), settings),
   },
+  'tenant-compaction': {
+    description:
+      "a tenant's three queued messages over a 1,000-token window: each summary call's cost goes to the tenant's " +
+      'ledger too, a local activity after the call (patch `summary-spend-ledger`)',
+    script: answers(8),
+    run: (context) => answerQueued(context, messages(3), { ...settings, tenant: 'acme' }),
+  },
   'compaction-continue-as-new': {
     description:
       'six queued messages over a 1,000-token window with `maxTurnsPerRun: 2`: summaries made in one run and ' +

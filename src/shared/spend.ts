@@ -10,10 +10,10 @@ export interface SpendTotals {
   day: string;
   usd: number;
   unpricedCalls: number;
-  /** Model calls recorded. */
+  /** Priced calls recorded: model calls, summary calls and sub-agents' calls. */
   calls: number;
   usage: TokenUsage;
-  /** Turns with at least one model call that day. */
+  /** Turns with at least one model call that day (a sub-agent's calls count as its calling turn's). */
   turns: number;
   /** Conversations with at least one model call that day. */
   conversations: number;
@@ -25,9 +25,10 @@ export interface SpendTotals {
 }
 
 /**
- * One model call as the conversation recorded it, sent to its tenant's ledger. `conversationId`, `turn` and `round`
- * name the call: turns are numbered across the conversation's runs, rounds within a turn, so the name is the same
- * on every retry and replay, and grows with every call of the conversation.
+ * One priced call as the conversation recorded it (a model call, or a summary call), sent to its tenant's ledger.
+ * `conversationId`, `turn` and `round` name the call: turns are numbered across the conversation's runs, and `round`
+ * is the call's place in its turn (its round, plus the summary calls sent before it), so the name is the same on every
+ * retry and replay, and grows with every call of the conversation.
  */
 export interface SpendEntry {
   conversationId: string;
@@ -36,6 +37,11 @@ export interface SpendEntry {
   /** The call's price in US dollars; null for a call without a known price. */
   usd: number | null;
   usage: TokenUsage;
+  /**
+   * A sub-agent's call: the calling conversation's id (`conversationId` is then the sub-agent's own run). Counted in
+   * the calls and the cost, not as a conversation or a turn.
+   */
+  agentOf?: string;
 }
 
 /** Input of the `recordSpend` activity: the entry and the ledger it goes to. */

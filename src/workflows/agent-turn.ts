@@ -103,6 +103,8 @@ export async function agentTurnWorkflow(input: AgentTurnInput): Promise<TurnResu
     toolSelection: input.tools ?? ALL_TOOLS,
     // A sub-agent's servers ask the person in the calling conversation, which shows and answers questions.
     ...(input.parent && parent ? { questionsTo: { workflowId: parent.workflowId, runId: parent.runId } } : {}),
+    // Its calls are the calling conversation's in the tenant's ledger.
+    ...(input.parent ? { agentOf: input.parent.workflowId } : {}),
   });
   // Cancelled (its parent was, or a person cancelled it): the Web UI shows the run as cancelled, not completed.
   if (result.stopReason === 'cancelled') throw new CancelledFailure('The agent turn was cancelled.');

@@ -32,6 +32,7 @@ import { addUsage } from './budget.js';
 import { addCost } from './cost-budget.js';
 import { DEFAULT_MODEL_ATTEMPTS, errorAttemptsAllowed, maximumAttempts } from './attempts.js';
 import { ContextWindow } from './context-window.js';
+import { ledgersSummaries, summaryToLedger } from './ledger-writes.js';
 import { MODEL_CALL_OPTIONS } from './model-call-options.js';
 import { describeFailure } from './turn-failures.js';
 import { activityPriority, report, type TurnState } from './turn-state.js';
@@ -218,6 +219,8 @@ async function summarize(
     return `${failure.type}: ${failure.message}`;
   }
   recordSpend(turn, result);
+  // Before the next call, as a round's: the conversation's entries reach the tenant's ledger in order.
+  if (ledgersSummaries(turn)) await summaryToLedger(turn, index, result);
   const summary = result.message.content ?? '';
   if (summary.trim() === '') return 'the summary came back empty';
   if (result.finishReason === 'content_filter') return 'the summary was refused by the content filter';

@@ -46,8 +46,11 @@ export function applySpend(state: LedgerState, entry: SpendEntry): boolean {
   const mark = state.marks[entry.conversationId];
   if (mark !== undefined && (entry.turn < mark[0] || (entry.turn === mark[0] && entry.round <= mark[1]))) return false;
   const { totals } = state;
-  if (mark === undefined) totals.conversations += 1;
-  if (mark === undefined || entry.turn > mark[0]) totals.turns += 1;
+  // A sub-agent's run has a mark of its own (its calls arrive in order), but is its calling conversation's work.
+  if (entry.agentOf === undefined) {
+    if (mark === undefined) totals.conversations += 1;
+    if (mark === undefined || entry.turn > mark[0]) totals.turns += 1;
+  }
   if (entry.usd === null) totals.unpricedCalls += 1;
   else totals.usd += entry.usd;
   totals.calls += 1;

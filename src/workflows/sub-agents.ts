@@ -83,8 +83,9 @@ export async function runSubAgent(
 }
 
 /**
- * The child's settings: the sub-agent's model and prompt, the conversation's approval and attempt rules, and each
- * limit at most what the calling turn has left (its tool calls after this one, its tokens, cost and time).
+ * The child's settings: the sub-agent's model and prompt, the conversation's tenant (its calls go to the tenant's
+ * ledger and are checked against its daily limit), approval and attempt rules, and each limit at most what the calling
+ * turn has left (its tool calls after this one, its tokens, cost and time). Only the child's input: no patch.
  */
 function childSettings(calling: CallingTurn, agent: SubAgentSettings): ConversationSettings {
   const { context, budget, spend } = calling;
@@ -110,6 +111,7 @@ function childSettings(calling: CallingTurn, agent: SubAgentSettings): Conversat
     ...(conversationLimit !== undefined
       ? { conversationBudget: { maxCostUsd: Math.max(0, conversationLimit - context.costs.total.usd) } }
       : {}),
+    ...(settings.tenant !== undefined ? { tenant: settings.tenant } : {}),
     ...(settings.approval !== undefined ? { approval: settings.approval } : {}),
     ...(settings.modelAttempts !== undefined ? { modelAttempts: settings.modelAttempts } : {}),
     ...(settings.toolAttempts !== undefined ? { toolAttempts: settings.toolAttempts } : {}),

@@ -58,6 +58,8 @@ export interface TurnState {
   ledgered: boolean;
   /** The ledger writes are local activities (a ledgered turn, with its own patch applied). */
   ledgerLocally: boolean;
+  /** Summary calls this turn sent to the ledger: each moves the place of the turn's later entries on by one. */
+  ledgeredSummaries?: number;
   /** The turn's time limit, paused while a held model call waits for a person (./budget-pause.ts). */
   clock?: TimeLimit;
 }

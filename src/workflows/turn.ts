@@ -1,7 +1,8 @@
-import { isCancellation, log, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { toolsDigest as digestOfTools } from '../shared/digest.js';
 import { utcDay } from '../shared/tenants.js';
+import { LOCAL_LEDGER_WRITE_PATCH, roundToLedger, SPEND_LEDGER_PATCH } from './ledger-writes.js';
 import type { DailyCostCheck, ModelCallInput, ModelCallResult } from '../shared/types.js';
 import { ZERO_COST, ZERO_USAGE } from '../shared/types.js';
 import { addUsage, completionTokenLimit, exhaustedLimit, resolveBudget } from './budget.js';
@@ -41,30 +42,6 @@ import {
 
 const { callModel } = proxyActivities<Activities>(MODEL_CALL_OPTIONS);
 
-// A ledger write retries until it succeeds (no maximumAttempts): the call's result is recorded already, and its cost
-// must reach the tenant's ledger once (docs/tenants.md).
-const LEDGER_WRITE_OPTIONS = {
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-} as const;
-const { recordSpend } = proxyActivities<Activities>(LEDGER_WRITE_OPTIONS);
-// Local: the write runs in the workflow task that received the call's result, so it does not wait for a slot behind
-// other tenants' model calls, nor for one more workflow task. Run again if the worker dies before the task completes:
-// the ledger counts a call once.
-const { recordSpend: recordSpendLocally } = proxyLocalActivities<Activities>(LEDGER_WRITE_OPTIONS);
-
-/**
- * The patch of the tenants' spend ledgers (docs/tenants.md): a tenant's turn sends each model call's cost to its
- * ledger. Asked only in a tenant's turns, so turns without a tenant replay as recorded.
- */
-export const SPEND_LEDGER_PATCH = 'tenant-spend-ledger';
-
-/**
- * The patch under which a tenant's ledger write is a local activity; turns recorded before it wrote through an
- * activity task, and replay so.
- */
-export const LOCAL_LEDGER_WRITE_PATCH = 'local-ledger-write';
-
 /** The patch that turns on structured output (docs/upgrading.md): release 0.1.0's turns never asked for it. */
 export const STRUCTURED_OUTPUT_PATCH = 'structured-output';
 
@@ -74,6 +51,7 @@ export const FINAL_ANSWER_INSTRUCTION =
   'Answer the user now with the information you already have, and say briefly what you could not finish.';
 
 export type { TurnContext, TurnObserver, TurnProgress } from './turn-context.js';
+export { LOCAL_LEDGER_WRITE_PATCH, SPEND_LEDGER_PATCH } from './ledger-writes.js';
 
 /**
  * The patch of the cost budget (docs/cost.md): a turn whose settings set one checks it before each model call. Asked
@@ -234,7 +212,7 @@ function callModelOnce(
         recordModelResult(turn, result);
         const step: ModelStep = { kind: 'reply', message: result.message };
         // Before the next call: a conversation's calls reach the ledger in order (spend-ledger.ts counts each once).
-        return turn.ledgered ? toLedger(turn, round, result).then(() => step) : step;
+        return turn.ledgered ? roundToLedger(turn, round, result).then(() => step) : step;
       },
       (error: unknown): ModelStep | Promise<ModelStep> => {
         context.observer.modelCallFinished();
@@ -260,29 +238,13 @@ function callModelOnce(
  * `pause` in the tenants file, waits for a person and makes the call again past the limit when approved.
  */
 async function pastDailyLimit(turn: TurnState, final: boolean, details: DailyCostLimitDetails): Promise<ModelStep> {
-  const pause = final ? undefined : dailyPause(details);
+  // A sub-agent stops (its calling turn's next call meets the limit, and pauses there if the tenants file says so).
+  const pause = final || turn.context.agentOf !== undefined ? undefined : dailyPause(details);
   if (pause === undefined) return { kind: 'budget', limit: 'dailyCost' };
   const decided = await awaitBudgetDecision(turn, pause);
   if (decided.kind === 'stop') return decided.stop;
   const raised = decided.maxCostUsd !== undefined ? { raiseToUsd: decided.maxCostUsd } : {};
   return callModelOnce(turn, final, false, { approved: true, ...raised });
-}
-
-/** Add a recorded call's cost to the tenant's ledger of the day (workflow time: the same day on replay). */
-async function toLedger(turn: TurnState, round: number, result: ModelCallResult): Promise<void> {
-  const { context } = turn;
-  const tenant = context.settings.tenant!;
-  const entry = {
-    conversationId: context.conversationId,
-    turn: context.turn,
-    round,
-    usd: result.cost?.priced === true ? result.cost.usd : null,
-    usage: result.usage,
-  };
-  const summary = `spend · ${tenant} · turn ${context.turn} round ${round}`;
-  const input = { tenant, day: utcDay(Date.now()), entry };
-  if (turn.ledgerLocally) await recordSpendLocally.executeWithOptions({ ...LEDGER_WRITE_OPTIONS, summary }, [input]);
-  else await recordSpend.executeWithOptions({ summary }, [input]);
 }
 
 /** ` · without files, search` when the listing left servers out, so the Web UI shows it on every later model call. */
