@@ -38,6 +38,8 @@ afterAll(async () => {
 
 interface Recorded {
   bytes: number;
+  /** The bytes of every payload the history holds (inputs, results, signals…): what the workflow recorded. */
+  payloadBytes: number;
   events: number;
   modelInputs: ModelCallInput[];
   modelResults: ModelCallResult[];
@@ -71,6 +73,7 @@ async function converse(
     return {
       bytes: temporal.api.history.v1.History.encode(temporal.api.history.v1.History.fromObject(history)).finish()
         .length,
+      payloadBytes: payloadBytes(history),
       events: history.events?.length ?? 0,
       modelInputs: payloadsOf(history, 'callModel', 'input') as ModelCallInput[],
       modelResults: payloadsOf(history, 'callModel', 'result') as ModelCallResult[],
@@ -139,8 +142,12 @@ describe('each byte once in history', () => {
       recorded.requests[1]?.messages.map(({ role, content }) => [role, typeof content === 'string' ? content : null]);
     expect(shape(queried)).toEqual(shape(held));
     expect(queried.requests[1]?.messages.filter((message) => message.role === 'tool')).toHaveLength(CALLS);
-    // Equal but for the varint-encoded timestamps of the events.
-    expect(Math.abs(queried.bytes - held.bytes)).toBeLessThan(1024);
+    // The same was recorded: the payloads differ only in ids and numbers (durations, timestamps), not by one result.
+    // Not the history's bytes, which a busy machine changes (a timed-out workflow task adds events, no payload).
+    console.log(
+      `payload bytes: ${held.payloadBytes} held, ${queried.payloadBytes} queried; history bytes: ${held.bytes}, ${queried.bytes}`,
+    );
+    expect(Math.abs(queried.payloadBytes - held.payloadBytes)).toBeLessThan(512);
   });
 
   it('the tool list is recorded by the first turn only while it stays the same, and offered to the model every turn', async () => {
@@ -200,3 +207,10 @@ describe('each byte once in history', () => {
     }
   });
 });
+
+/** The data bytes of every payload anywhere in a history's events. */
+function payloadBytes(value: unknown): number {
+  if (value instanceof Uint8Array || value === null || typeof value !== 'object') return 0;
+  if ('data' in value && value.data instanceof Uint8Array && 'metadata' in value) return value.data.length;
+  return Object.values(value).reduce<number>((sum, inner) => sum + payloadBytes(inner), 0);
+}
