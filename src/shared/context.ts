@@ -38,6 +38,8 @@ export interface TrimResult {
  * Drop the oldest whole turns until the estimate fits `maxInputTokens`. A turn starts at a user message, so a tool
  * call is never separated from its result. Leading system messages and the current (last) turn are always kept,
  * even when they alone exceed the limit: the model then answers with a context-length error that names the problem.
+ * So is a provider's compaction item right after the system messages (the input as a provider sends it, cut at its
+ * latest item): it stands for everything before it, so it is kept with the messages up to the next user message.
  */
 export function trimToContext(messages: readonly ChatMessage[], maxInputTokens: number | undefined): TrimResult {
   const sizes = messages.map(estimateTokens);
@@ -45,32 +47,32 @@ export function trimToContext(messages: readonly ChatMessage[], maxInputTokens: 
   if (maxInputTokens === undefined || total <= maxInputTokens) {
     return { messages: [...messages], dropped: 0, estimatedTokens: total };
   }
-  let systemEnd = 0;
-  while (systemEnd < messages.length && messages[systemEnd]?.role === 'system') systemEnd++;
+  let headEnd = 0;
+  while (headEnd < messages.length && messages[headEnd]?.role === 'system') headEnd++;
   const turnStarts: number[] = [];
-  for (let index = systemEnd; index < messages.length; index++) {
+  for (let index = headEnd; index < messages.length; index++) {
     if (messages[index]?.role === 'user') turnStarts.push(index);
   }
+  const head = messages[headEnd];
+  if (head?.role === 'assistant' && head.providerCompaction !== undefined) {
+    // Kept as the system messages are: the head ends where the first turn after the item starts.
+    headEnd = turnStarts[0] ?? messages.length;
+  }
   let estimated = total;
-  let keepFrom = systemEnd;
+  let keepFrom = headEnd;
   for (const start of turnStarts.slice(1)) {
     if (estimated <= maxInputTokens) break;
     for (let index = keepFrom; index < start; index++) estimated -= sizes[index] ?? 0;
     keepFrom = start;
   }
-  // Messages before the first user message (other than system prompts) belong to no turn: drop them with the first.
-  if (
-    estimated > maxInputTokens &&
-    keepFrom === systemEnd &&
-    turnStarts[0] !== undefined &&
-    turnStarts[0] > systemEnd
-  ) {
-    for (let index = systemEnd; index < turnStarts[0]; index++) estimated -= sizes[index] ?? 0;
+  // Messages before the first user message (other than the head) belong to no turn: drop them with the first.
+  if (estimated > maxInputTokens && keepFrom === headEnd && turnStarts[0] !== undefined && turnStarts[0] > headEnd) {
+    for (let index = headEnd; index < turnStarts[0]; index++) estimated -= sizes[index] ?? 0;
     keepFrom = turnStarts[0];
   }
   return {
-    messages: [...messages.slice(0, systemEnd), ...messages.slice(keepFrom)],
-    dropped: keepFrom - systemEnd,
+    messages: [...messages.slice(0, headEnd), ...messages.slice(keepFrom)],
+    dropped: keepFrom - headEnd,
     estimatedTokens: estimated,
   };
 }

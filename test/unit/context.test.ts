@@ -133,6 +133,34 @@ describe('trimToContext', () => {
     expect(trimmed.dropped).toBe(5);
   });
 
+  it('context: a compaction item after the system messages is kept, with its tool results, whatever the limit', () => {
+    // Cut at a provider's latest item, as the model activity sends it: the item came with a tool call.
+    const item: ChatMessage = {
+      role: 'assistant',
+      content: null,
+      toolCalls: [{ id: 'call-c', name: 'files__read', arguments: '{}' }],
+      providerCompaction: { type: 'openai_compaction', id: 'cmp_1', encryptedContent: 'e'.repeat(400) },
+    };
+    const result: ChatMessage = {
+      role: 'tool',
+      toolCallId: 'call-c',
+      name: 'files__read',
+      content: 'ok',
+      outcome: 'ok',
+    };
+    const messages = [system, item, result, { role: 'assistant', content: 'done' } as const, ...turn(1), ...turn(2)];
+    for (let limit = 0; limit <= tokensOf(messages); limit += 5) {
+      const trimmed = trimToContext(messages, limit);
+      expect(trimmed.messages.slice(0, 4)).toEqual(messages.slice(0, 4));
+      expect(trimmed.messages.slice(-4)).toEqual(turn(2));
+      expectToolCallsPaired(trimmed.messages);
+    }
+    // Over the limit, the turns after the item go first, oldest first.
+    const trimmed = trimToContext(messages, tokensOf(messages) - 1);
+    expect(trimmed.messages).toEqual([...messages.slice(0, 4), ...turn(2)]);
+    expect(trimmed.dropped).toBe(4);
+  });
+
   it('context: with a single turn, messages before its user message are dropped when over the limit', () => {
     const greeting: ChatMessage = { role: 'assistant', content: 'Hello! How can I help?' };
     const messages = [system, greeting, ...turn(1)];

@@ -159,6 +159,30 @@ describe('provider-native compaction', () => {
   });
 });
 
+describe('provider-native compaction with maxInputTokens', () => {
+  it('40 turns answer, and every request after the first compaction sends the latest item', async () => {
+    const agent = await agentWith({ contextWindow: 6_000 });
+    // The limit is just above the provider's threshold (4,800): the input from the item on fits it, while the whole
+    // transcript does not. (test/unit/context.test.ts holds the rule: trimming never drops the item.)
+    const { results } = await factsConversation(
+      agent,
+      40,
+      { model: 'openai-responses:scripted-model', compaction: 'provider', contextWindow: 6_000, maxInputTokens: 5_000 },
+      ' And more.'.repeat(70),
+    );
+
+    expect(results.map((result) => result.stopReason)).toEqual(Array(40).fill('completed'));
+    expect(compactedIn(results).length).toBeGreaterThan(1);
+    expect(results.at(-1)?.answer).toBe(`It was ${codeWord(1)}.`);
+    // Every request after the first compaction starts from an item.
+    const requests = agent.model.requests;
+    const inputs = requests.map((request) => request.body.input as { type?: string }[]);
+    const since = inputs.findIndex((input) => input.some((item) => item.type === 'compaction'));
+    expect(since).toBeGreaterThan(0);
+    for (const input of inputs.slice(since)) expect(input.some((item) => item.type === 'compaction')).toBe(true);
+  });
+});
+
 describe('provider-native compaction: across runs', () => {
   it('continue-as-new carries the compaction item: every call after the first compaction starts from one, in every run', async () => {
     const agent = await agentWith({ contextWindow: 6_000 });

@@ -11,7 +11,7 @@ import {
 import { CHARS_PER_TOKEN } from '../../../shared/context.js';
 import { toolsDigest } from '../../../shared/digest.js';
 import { expectedFailure, FailureType } from '../../../shared/errors.js';
-import { providerCompactionProblem } from '../../../shared/provider-compaction.js';
+import { fromLatestProviderCompaction, providerCompactionProblem } from '../../../shared/provider-compaction.js';
 import { selectTools } from '../../../shared/tool-patterns.js';
 import type { ChatMessage, ModelCallInput, ModelCallResult, SummaryRequest } from '../../../shared/types.js';
 import { streamSignal } from '../../../workflows/definitions.js';
@@ -105,9 +105,13 @@ export function createModelActivities(dependencies: ModelActivityDependencies) {
         tools = listed.tools;
         transcripts.rememberTools(input, listed.tools);
       }
-      const trimmed = trimToContext(messages, input.maxInputTokens);
       // Chosen per call, so a conversation may switch model or provider between turns.
       const { provider, model } = providers.choose(input.model ?? defaultModel);
+      // Trimmed as sent: from the provider's latest compaction item on, which trimming keeps (../../../shared/context.ts).
+      const sent = provider.nativeCompaction
+        ? fromLatestProviderCompaction(messages, provider.nativeCompaction)
+        : messages;
+      const trimmed = trimToContext(sent, input.maxInputTokens);
       if (input.providerCompaction && !provider.nativeCompaction) {
         throw expectedFailure({
           type: FailureType.ProviderCompactionUnsupported,

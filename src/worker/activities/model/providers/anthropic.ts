@@ -75,7 +75,7 @@ export function anthropicProvider(client: AnthropicMessagesClient | Anthropic): 
     defaultEndpoint: 'the Anthropic API',
     toolLimits: ANTHROPIC_TOOL_LIMITS,
     setup: ANTHROPIC_SETUP,
-    nativeCompaction: true,
+    nativeCompaction: 'anthropic_compaction' as const,
   };
   return defineProvider(description, async (request) => {
     const body = toAnthropicRequest(request);

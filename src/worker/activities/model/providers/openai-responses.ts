@@ -44,7 +44,7 @@ export function openAIResponsesProvider(client: ResponsesClient | OpenAI): Model
     client,
     defaultEndpoint: 'the OpenAI API',
     toolLimits: CHAT_COMPLETIONS_TOOL_LIMITS,
-    nativeCompaction: true,
+    nativeCompaction: 'openai_compaction' as const,
   };
   return defineProvider(description, async (request) => {
     // The latest compaction item stands for everything before it: what came before is not sent again.

@@ -2,6 +2,7 @@ import type { ApplicationFailure } from '@temporalio/common';
 import type {
   ChatMessage,
   ModelCallResult,
+  ProviderCompaction,
   ProviderCompactionRequest,
   ResponseFormat,
   ThinkingSetting,
@@ -89,8 +90,11 @@ export interface ModelProvider {
   readonly endpoint: string;
   /** What a tool definition may be in this API; the activity fits the turn's tools to it before each call. */
   readonly toolLimits: ToolLimits;
-  /** Whether the API can compact the input itself (`settings.compaction: "provider"`). */
-  readonly nativeCompaction: boolean;
+  /**
+   * The kind of compaction item the API makes when it compacts the input itself (`settings.compaction: "provider"`);
+   * undefined when it cannot.
+   */
+  readonly nativeCompaction: ProviderCompaction['type'] | undefined;
   call(request: ProviderRequest): Promise<ProviderAnswer>;
   /** The failure a thrown error becomes, classified as retryable or not (see ../errors.ts). */
   toFailure(error: unknown, tools: readonly OfferedTool[]): ApplicationFailure;
@@ -103,8 +107,8 @@ export interface ProviderDescription {
   /** Named in errors when the client has no `baseURL`. */
   defaultEndpoint: string;
   toolLimits: ToolLimits;
-  /** Default false. */
-  nativeCompaction?: boolean;
+  /** Default none. */
+  nativeCompaction?: ProviderCompaction['type'];
   /** Default: the `OPENAI_*` variables. */
   setup?: ProviderSetup;
 }
@@ -119,7 +123,7 @@ export function defineProvider(
     name: description.name,
     endpoint,
     toolLimits: description.toolLimits,
-    nativeCompaction: description.nativeCompaction ?? false,
+    nativeCompaction: description.nativeCompaction,
     toFailure: (error, tools) => toModelFailure(error, endpoint, tools, setup),
     call,
   };
