@@ -1,5 +1,6 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { codeWord, fact, QUESTION } from '../helpers/code-words.js';
@@ -10,6 +11,7 @@ import { askUpdate, transcriptQuery, type ConversationSettings } from '../../src
 import type { TurnResult } from '../../src/workflows/turn-result.js';
 import { DurableAgentClient, InvalidSettingsError } from '../../src/client/index.js';
 import { FailureType } from '../../src/shared/errors.js';
+import { createToolRegistry, defineTool } from '../../src/worker/tools/index.js';
 
 /**
  * Provider-native compaction (`settings.compaction: "provider"`, docs/models.md#provider-native-compaction) against
@@ -156,6 +158,55 @@ describe('provider-native compaction', () => {
     expect(summary).toContain(`- ${fact(1)}`);
     const last = requests.at(-1)!.body.messages as { role: string; content: { type: string }[] }[];
     expect(last[0]).toMatchObject({ role: 'assistant', content: [{ type: 'compaction' }, { type: 'text' }] });
+  });
+});
+
+describe('provider-native compaction: Anthropic clears tool results in a turn', () => {
+  it('a turn of six 10,000-token tool results passes the clearing trigger: the API clears the oldest, the transcript keeps them', async () => {
+    const page = (index: number) => `Page ${index}: ` + 'lorem ipsum dolor sit amet '.repeat(1_500);
+    const reads = 6;
+    const model = await startScriptedModel({
+      contextWindow: 70_000,
+      script: (_request, { stepIndex }) =>
+        stepIndex < reads
+          ? { toolCalls: [{ name: 'read_page', arguments: { index: stepIndex + 1 } }] }
+          : { content: 'I read all six pages.' },
+    });
+    const tools = createToolRegistry({
+      tools: () => [
+        defineTool({
+          name: 'read_page',
+          description: 'Read a page of the report.',
+          parameters: z.object({ index: z.number() }),
+          annotations: { readOnlyHint: true },
+          execute: ({ index }) => page(index),
+        }),
+      ],
+    });
+    const agent = await startTestAgent({ env, model, workerOptions: { tools, toolResultMaxChars: 60_000 } });
+    agents.push(agent, { close: () => model.close() } as TestAgent);
+    const handle = await agent.startConversation(`provider-compaction-${++conversations}`, {
+      settings: { model: 'anthropic:scripted-model', compaction: 'provider', contextWindow: 70_000 },
+    });
+
+    const result = await handle.executeUpdate(askUpdate, { args: [{ id: 'm1', content: 'Read the report.' }] });
+
+    expect(result).toMatchObject({ stopReason: 'completed', answer: 'I read all six pages.', rounds: reads + 1 });
+    // Cleared at 50% of the window (35,000 tokens), keeping the latest three results; nothing compacted.
+    const cleared = result.compaction?.providerEdits ?? [];
+    expect(cleared.length).toBeGreaterThan(0);
+    for (const edit of cleared) {
+      expect(edit.type).toBe('clear_tool_uses_20250919');
+      expect(edit.clearedToolUses).toBeGreaterThan(0);
+      expect(edit.clearedToolUses).toBeLessThanOrEqual(reads - 3);
+      expect(edit.clearedInputTokens).toBeGreaterThan(0);
+    }
+    // Clearing is the API's, per request: the transcript keeps every result whole, for history and later providers.
+    const { messages } = await handle.query(transcriptQuery, { from: 0, limit: 100 });
+    const results = messages.filter((message) => message.role === 'tool');
+    expect(results.map((message) => message.content)).toEqual(
+      Array.from({ length: reads }, (_, index) => page(index + 1)),
+    );
   });
 });
 
