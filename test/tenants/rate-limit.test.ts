@@ -132,23 +132,28 @@ describe('a rate limit per tenant (DURABLE_AGENT_TENANT_CALLS_PER_SECOND)', () =
 
     const client = new DurableAgentClient({ client: env.client, taskQueue });
     const ids = Array.from({ length: CONVERSATIONS }, (_, index) => `limited-${index}`);
-    const results = await Promise.all(
-      ids.map((id) => client.ask(id, 'echo twice', { settings: { tenant: 'limited' } })),
-    );
+    // Beside them, conversations without a tenant: they share one fairness key, the empty one, and so one limit.
+    const untenanted = Array.from({ length: CONVERSATIONS - 1 }, (_, index) => `untenanted-${index}`);
+    const results = await Promise.all([
+      ...ids.map((id) => client.ask(id, 'echo twice', { settings: { tenant: 'limited' } })),
+      ...untenanted.map((id) => client.ask(id, 'echo twice')),
+    ]);
     expect(results.map((result) => [result.stopReason, result.toolCalls, result.answer])).toEqual(
-      ids.map(() => ['completed', 2, 'both echoed']),
+      results.map(() => ['completed', 2, 'both echoed']),
     );
 
-    const { scheduled, started } = await activityTimes(ids);
-    const tasks = CONVERSATIONS * ACTIVITIES_PER_TURN;
-    expect(started).toHaveLength(tasks);
-    // Matching dispatches a key's tasks one per 1/CALLS_PER_SECOND s after a burst of one second's worth (here 3 at
-    // once, then one every 500 ms): the last of the tenant's tasks cannot start earlier than this after the first was
-    // scheduled (a task starts after it is dispatched, and is dispatched after it is scheduled). A limit only delays, so
-    // a slow machine cannot fail this. Without the limit the two tool calls and the three conversations start
-    // together; so do eager activities, which skip matching (seen: 0.9 s in all, when the worker still took them).
-    const span = Math.max(...started) - Math.min(...scheduled);
-    expect(span).toBeGreaterThanOrEqual(((tasks - 1) / CALLS_PER_SECOND - BURST_SECONDS) * 1000);
+    for (const conversations of [ids, untenanted]) {
+      const { scheduled, started } = await activityTimes(conversations);
+      const tasks = conversations.length * ACTIVITIES_PER_TURN;
+      expect(started).toHaveLength(tasks);
+      // Matching dispatches a key's tasks one per 1/CALLS_PER_SECOND s after a burst of one second's worth (3 at once,
+      // then one every 500 ms): the last of a key's tasks cannot start earlier than this after the first was scheduled
+      // (a task starts after it is dispatched, and is dispatched after it is scheduled). A limit only delays, so a slow
+      // machine cannot fail this. Without the limit the two tool calls and the conversations start together; so do
+      // eager activities, which skip matching (seen: the tenant's twelve in 0.9 s, when the worker still took them).
+      const span = Math.max(...started) - Math.min(...scheduled);
+      expect(span).toBeGreaterThanOrEqual(((tasks - 1) / CALLS_PER_SECOND - BURST_SECONDS) * 1000);
+    }
   });
 
   it("rate limit: unset, the worker leaves the queue's config as an operator set it", async () => {
