@@ -227,16 +227,18 @@ describe('DURABLE_AGENT_TENANT_CALLS_PER_SECOND values', () => {
     },
   );
 
-  it('rate limit: a bad value stops the worker at start with exit 2, before it connects', async () => {
-    const run = await runCli(['worker'], {
-      ...process.env,
-      // Nothing listens here: the worker must stop on the value before it tries.
-      TEMPORAL_ADDRESS: '127.0.0.1:1',
-      DURABLE_AGENT_TENANT_CALLS_PER_SECOND: '0',
-    });
-    expect(run.code).toBe(ExitCode.Usage);
-    expect(run.stderr).toContain('Invalid DURABLE_AGENT_TENANT_CALLS_PER_SECOND="0": expected a number of calls');
-    expect(run.stderr).not.toContain('Cannot reach Temporal');
-    expect(run.stderr).not.toMatch(/\n\s+at /);
+  it('rate limit: a bad value stops `worker` and `dev` at start with exit 2, before they connect', async () => {
+    for (const command of ['worker', 'dev']) {
+      const run = await runCli([command], {
+        ...process.env,
+        // Nothing listens here: the worker must stop on the value before it tries.
+        TEMPORAL_ADDRESS: '127.0.0.1:1',
+        DURABLE_AGENT_TENANT_CALLS_PER_SECOND: '0',
+      });
+      expect(run.code).toBe(ExitCode.Usage);
+      expect(run.stderr).toContain('Invalid DURABLE_AGENT_TENANT_CALLS_PER_SECOND="0": expected a number of calls');
+      expect(run.stderr).not.toContain('Cannot reach Temporal');
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    }
   });
 });
