@@ -250,7 +250,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       const outcome = await applyTenantRateLimit(limit);
       (outcome.applied ? console.info : console.warn)(tenantRateLimitMessage(outcome, limit));
       // An eager activity comes back with the workflow task's completion and skips matching, where the limit acts.
-      if (outcome.applied) concurrency.maxEagerActivityReservationsPerWorkflowTask = 0;
+      // Off after a refusal too: a limit the operator then sets by hand holds without restarting the workers.
+      concurrency.maxEagerActivityReservationsPerWorkflowTask = 0;
     }
     const worker = await createAgentWorker({
       connection,
