@@ -150,6 +150,8 @@ const WORKER_VALUES = [
   'ToolError',
   'ToolRegistry',
   'Redactor',
+  // Temporal's rate limit per tenant on a worker's task queue (docs/tenants.md).
+  'applyTenantRateLimit',
   'createAgentWorker',
   'createAnthropicClient',
   'createOpenAIClient',
@@ -190,6 +192,8 @@ const WORKER_TYPES = [
   'SubAgentSettings',
   'Telemetry',
   'TelemetrySettings',
+  'TenantRateLimitOptions',
+  'TenantRateLimitOutcome',
 ];
 
 const BRIDGE_VALUES = [

@@ -28,6 +28,8 @@ import { cachedWorkflowBundle } from './workflow-bundle-cache.js';
 import { concurrencyOptions } from './concurrency.js';
 import { readWorkerConcurrency, type WorkerConcurrency } from '../config/worker-concurrency.js';
 import { readTenants } from '../config/tenants.js';
+import { readTenantCallsPerSecond } from '../config/tenant-rate-limit.js';
+import { applyTenantRateLimit, tenantRateLimitMessage } from './tenant-rate-limit.js';
 
 /** The workflows module: `.ts` when running from source (tests), `.js` once built. */
 export const workflowsPath = agentWorkflowsPath;
@@ -189,6 +191,11 @@ export interface RunWorkerOptions {
   secrets?: Redactor;
   /** How much the worker runs at once (docs/tenants.md); default from `DURABLE_AGENT_MAX_CONCURRENT_*`. */
   concurrency?: WorkerConcurrency;
+  /**
+   * Each tenant's activity tasks (model and tool calls) per second, times its weight, set on the task queue at start
+   * (docs/tenants.md); default from `DURABLE_AGENT_TENANT_CALLS_PER_SECOND`. None leaves the queue's config as it is.
+   */
+  tenantCallsPerSecond?: number;
 }
 
 /**
@@ -212,6 +219,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const concurrency = concurrencyOptions(options.concurrency ?? readWorkerConcurrency());
   // A bad tenants file stops every process that reads it, at start; the worker checks daily limits with it.
   const tenants = readTenants();
+  const callsPerSecond = options.tenantCallsPerSecond ?? readTenantCallsPerSecond();
   const mcp = new McpPool(loadMcpConfig(config.mcpConfigPath), {
     // Each server's messages are redacted with its own secrets already; these are all of the worker's.
     logger: {
@@ -236,6 +244,15 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const deploymentVersion = config.workerVersioning === undefined ? undefined : versionOf(config.workerVersioning);
   const telemetry = startTelemetry();
   try {
+    if (callsPerSecond !== undefined) {
+      // Before the worker polls; a refusal is a warning: the limit protects the model's quota, it is not needed to run.
+      const limit = { connection: clientConnection, namespace, taskQueue: config.taskQueue, callsPerSecond };
+      const outcome = await applyTenantRateLimit(limit);
+      (outcome.applied ? console.info : console.warn)(tenantRateLimitMessage(outcome, limit));
+      // An eager activity comes back with the workflow task's completion and skips matching, where the limit acts.
+      // Off after a refusal too: a limit the operator then sets by hand holds without restarting the workers.
+      concurrency.maxEagerActivityReservationsPerWorkflowTask = 0;
+    }
     const worker = await createAgentWorker({
       connection,
       namespace,

@@ -16,6 +16,7 @@ export {
   type AgentWorkerOptions,
   type RunWorkerOptions,
 } from './agent-worker.js';
+export { applyTenantRateLimit, type TenantRateLimitOptions, type TenantRateLimitOutcome } from './tenant-rate-limit.js';
 export { McpPool, type McpPoolOptions } from './mcp/pool.js';
 export { loadMcpConfig, McpConfigError, type McpConfig, type McpServerConfig } from './mcp/config.js';
 // What `McpPool.callTool` throws, so that a caller can tell a server's answer from a failure to reach it.

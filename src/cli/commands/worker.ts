@@ -2,6 +2,8 @@ import { Command } from '@commander-js/extra-typings';
 import { DEFAULT_TEMPORAL_ADDRESS } from '../../client/connection.js';
 import { checkConfigFiles, loadConfig, type Config } from '../../config/index.js';
 import { loadMcpConfig } from '../../worker/mcp/config.js';
+import { readTenantCallsPerSecond } from '../../config/tenant-rate-limit.js';
+import { readWorkerConcurrency } from '../../config/worker-concurrency.js';
 import { ServerUnavailableError } from '../../temporal-servers/index.js';
 import { redactProcessOutput } from '../../node/redacted-output.js';
 import { environmentSecrets, type Redactor } from '../../shared/redaction.js';
@@ -12,12 +14,14 @@ import { installWorkerRuntime } from '../../worker/logger.js';
 /**
  * The worker's configuration (the environment, the certificate files it names, the MCP configuration file), checked
  * before anything starts or connects: a mistake is a ConfigError (exit code 2) found at once, not after a dev server
- * has started. (The worker reads the MCP file again when it starts; this read only checks it early.)
+ * has started. (The worker reads the MCP file and its limits again when it starts; this read only checks them early.)
  */
 export function loadWorkerConfig(): Config {
   const config = loadConfig();
   checkConfigFiles(config);
   loadMcpConfig(config.mcpConfigPath);
+  readWorkerConcurrency();
+  readTenantCallsPerSecond();
   return config;
 }
 
@@ -73,6 +77,8 @@ Environment:
   DURABLE_AGENT_TASK_QUEUE  task queue (default durable-agent)
   DURABLE_AGENT_MCP_CONFIG  the mcpServers file (docs/mcp.md), checked before connecting
   DURABLE_AGENT_ENCRYPTION_KEYS  encrypt payloads: id:base64-of-32-bytes, comma-separated (docs/security.md)
+  DURABLE_AGENT_TENANT_CALLS_PER_SECOND  each tenant's model and tool calls per second, times its weight, set on the
+                            task queue at start (docs/tenants.md); unset leaves the queue's own setting
 
 Worker Versioning (off by default; docs/upgrading.md):
   DURABLE_AGENT_DEPLOYMENT_NAME   run as a version of this Worker Deployment (default durable-agent); turns versioning on
