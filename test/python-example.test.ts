@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DurableAgentClient } from '../src/client/index.js';
 import { startTestAgent, type TestAgent } from '../src/testing/agent.js';
 import type { ScriptStep } from '../src/testing/scripted-model/script.js';
+import { PriceTable } from '../src/worker/pricing/price-table.js';
 import { createLocalEnvironment } from '../src/testing/environment.js';
 import { conversationWorkflowId } from '../src/workflows/definitions.js';
 import { poll } from './client/helpers.js';
@@ -20,6 +21,10 @@ const example = fileURLToPath(new URL('../examples/python/', import.meta.url));
 const requirements = path.join(example, 'requirements.txt');
 const conversationId = `python-${process.pid}`;
 
+/** $1 per million input tokens, $2 per million output: each priced call costs $0.001 + $0.001. */
+const prices = new PriceTable({ 'scripted-model': { input_mtok: 1, output_mtok: 2 } });
+const usage = { prompt_tokens: 1000, completion_tokens: 500 };
+
 const scripts: Record<string, ScriptStep[]> = {
   [conversationWorkflowId(conversationId)]: [
     { content: 'Hello! How can I help?' },
@@ -28,6 +33,11 @@ const scripts: Record<string, ScriptStep[]> = {
     { content: 'All your orders, compared.', delayMs: 120_000 },
   ],
   [conversationWorkflowId(`${conversationId}-idle`)]: [{ content: 'I will remember 42.' }, { content: 'You said 42.' }],
+  // Priced below, so the conversation's cost limit holds the second turn's call.
+  [conversationWorkflowId(`${conversationId}-budget`)]: [
+    { content: 'A teapot.', usage },
+    { content: 'It shipped on Monday.', usage },
+  ],
 };
 
 let env: TestWorkflowEnvironment;
@@ -40,6 +50,7 @@ beforeAll(async () => {
   agent = await startTestAgent({
     env,
     script: (request, { stepIndex }) => scripts[request.conversation]?.[stepIndex],
+    workerOptions: { prices },
   });
 }, 300_000);
 
@@ -48,7 +59,7 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-it('the Python example starts, sends, asks, reads the transcript, interrupts and ends a conversation', async () => {
+it('the Python example starts, sends, asks, reads the transcript, interrupts, ends, reopens, and approves a held call', async () => {
   const childEnv = {
     ...process.env,
     TEMPORAL_ADDRESS: env.address,
@@ -80,6 +91,10 @@ it('the Python example starts, sends, asks, reads the transcript, interrupts and
     { step: 'ended', refused: true, reason: `${conversationId} has ended` },
     { step: 'status', phase: 'ended', turns: 3 },
     { step: 'reopened', turn: 2, answer: 'You said 42.', transcript: 4 },
+    { step: 'spent', priced: true },
+    { step: 'held', kind: 'budget', tool: 'budget:conversationCost', turn: 2, limitUsd: 0.000001 },
+    { step: 'approved', decision: 'approved', maxCostUsd: 0.01, sameDecision: true },
+    { step: 'answered', turn: 2, stopReason: 'completed', answer: 'It shipped on Monday.' },
   ]);
 
   // What the TypeScript client sees of the same conversation.

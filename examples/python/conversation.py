@@ -108,6 +108,22 @@ class Conversation:
     async def status(self) -> dict:
         return await self.client.get_workflow_handle(self.workflow_id).query("status", result_type=dict)
 
+    async def held_call(self) -> dict:
+        """The first decision the conversation waits for (`status` query, `pendingApprovals`), once there is one."""
+        while True:
+            pending = (await self.status()).get("pendingApprovals") or []
+            if pending:
+                return pending[0]
+            await asyncio.sleep(0.1)
+
+    async def approve(self, call_id: str, by: str, max_cost_usd: Optional[float] = None) -> dict:
+        """Decide a held call (update `approve`); the update id makes a retry return the first decision."""
+        request: dict = {"callId": call_id, "by": by}
+        if max_cost_usd is not None:
+            request["maxCostUsd"] = max_cost_usd
+        handle = self.client.get_workflow_handle(self.workflow_id)
+        return await handle.execute_update("approve", request, id=f"approve-{call_id}", result_type=dict)
+
     async def interrupt(self, reason: str) -> None:
         await self.client.get_workflow_handle(self.workflow_id).signal("interrupt", {"reason": reason})
 
@@ -244,6 +260,26 @@ async def demo(client: Client, conversation_id: str, task_queue: str) -> None:
         await asyncio.sleep(0.2)
     reopened = await idle.ask("What number?", message_id=f"{conversation_id}-idle-2")
     report("reopened", turn=reopened["turn"], answer=reopened["answer"], transcript=len(await idle.transcript()))
+
+    # A budget that stops and asks: the conversation's cost limit, set to "pause", holds the model call that would pass
+    # it as a decision of kind "budget"; approving with maxCostUsd lets it go on and raises the limit. A millionth of a
+    # dollar: the first call (made with nothing spent yet) passes it, whatever the model's price.
+    limited = Conversation(
+        client,
+        f"{conversation_id}-budget",
+        task_queue,
+        settings={"conversationBudget": {"maxCostUsd": 0.000001, "onCostLimit": "pause"}},
+    )
+    first = await limited.ask("What did I order last?", message_id=f"{conversation_id}-budget-1")
+    report("spent", priced=first["conversationCost"]["usd"] > 0)
+    second = asyncio.create_task(limited.ask("And when did it ship?", message_id=f"{conversation_id}-budget-2"))
+    held = await limited.held_call()
+    report("held", kind=held["kind"], tool=held["tool"], turn=held["turn"], limitUsd=held["arguments"]["limitUsd"])
+    decision = await limited.approve(held["callId"], by="python", max_cost_usd=0.01)
+    again = await limited.approve(held["callId"], by="python", max_cost_usd=0.01)
+    report("approved", decision=decision["decision"], maxCostUsd=decision["maxCostUsd"], sameDecision=again == decision)
+    answered = await second
+    report("answered", turn=answered["turn"], stopReason=answered["stopReason"], answer=answered["answer"])
 
 
 if __name__ == "__main__":
