@@ -4,10 +4,9 @@ import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
 import { InvalidScheduleError } from '../../src/client/schedule-errors.js';
 import { DURABLE_AGENT_SEARCH_ATTRIBUTES } from '../../src/shared/search-attributes.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
-import { createLocalEnvironment } from '../../src/testing/environment.js';
-import { dynamicConfigFlags } from '../../src/temporal-servers/dynamic-config.js';
 import { concurrencyOptions } from '../../src/worker/concurrency.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
+import { createFairDevServer } from '../helpers/fair-dev-server.js';
 
 /** Tenant A's burst and tenant B's few: A's calls are queued before B's. */
 const BURST = 12;
@@ -18,16 +17,8 @@ let agent: TestAgent;
 let client: DurableAgentClient;
 
 beforeAll(async () => {
-  env = await createLocalEnvironment({
-    // Fairness on as under `durable-agent dev`; one partition, so the order of one queue is what the test sees.
-    extraArgs: [
-      ...dynamicConfigFlags({ 'matching.enableFairness': true }),
-      '--dynamic-config-value',
-      'matching.numTaskqueueReadPartitions=1',
-      '--dynamic-config-value',
-      'matching.numTaskqueueWritePartitions=1',
-    ],
-  });
+  // Fairness on as under `durable-agent dev` (eager activities too); one partition per task queue.
+  env = await createFairDevServer();
   agent = await startTestAgent({
     env,
     // Each answer takes a moment, so the one model call at a time leaves the rest waiting in Temporal.

@@ -9,13 +9,13 @@ import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
 import { ConfigError } from '../../src/config/index.js';
 import { readTenantCallsPerSecond } from '../../src/config/tenant-rate-limit.js';
 import { ExitCode } from '../../src/shared/exit-codes.js';
-import { createLocalEnvironment, createTimeSkippingEnvironment } from '../../src/testing/environment.js';
+import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { startTestMcpServer, type RunningTestMcpServer } from '../../src/testing/mcp-test-server.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model/index.js';
-import { dynamicConfigFlags } from '../../src/temporal-servers/dynamic-config.js';
 import { applyTenantRateLimit, tenantRateLimitMessage } from '../../src/worker/tenant-rate-limit.js';
 import { conversationWorkflowId } from '../../src/workflows/definitions.js';
 import { killAll, runCli, startCliWorker } from '../cli/helpers.js';
+import { createFairDevServer } from '../helpers/fair-dev-server.js';
 
 const { EventType, TaskQueueType } = temporal.api.enums.v1;
 
@@ -33,17 +33,8 @@ let directory: string;
 let cliEnv: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
-  env = await createLocalEnvironment({
-    // Fairness on as under `durable-agent dev` (eager activities on too, as there); one partition, so the queue's
-    // limit is the one partition's limit.
-    extraArgs: [
-      ...dynamicConfigFlags({ 'matching.enableFairness': true }),
-      '--dynamic-config-value',
-      'matching.numTaskqueueReadPartitions=1',
-      '--dynamic-config-value',
-      'matching.numTaskqueueWritePartitions=1',
-    ],
-  });
+  // Fairness on as under `durable-agent dev` (eager activities too); one partition per task queue.
+  env = await createFairDevServer();
   mcp = await startTestMcpServer({ transport: 'http', port: 0 });
   model = await startScriptedModel({
     script: (_request, { stepIndex }) =>
