@@ -34,6 +34,8 @@ interface Scenario {
   name: string;
   fairness: boolean;
   burst: boolean;
+  /** The worker takes no eager activities: every model call passes the task queue, where fairness orders it. */
+  noEager?: boolean;
 }
 
 interface ScenarioFigures {
@@ -49,6 +51,7 @@ const SCENARIOS: Scenario[] = [
   { name: 'B alone', fairness: true, burst: false },
   { name: 'fairness off', fairness: false, burst: true },
   { name: 'fairness on', fairness: true, burst: true },
+  { name: 'fairness on, no eager activities', fairness: true, burst: true, noEager: true },
 ];
 
 async function measure(scenario: Scenario): Promise<ScenarioFigures> {
@@ -64,7 +67,13 @@ async function measure(scenario: Scenario): Promise<ScenarioFigures> {
   const agent = await startTestAgent({
     env,
     script: () => ({ content: 'noted', delayMs: MODEL_DELAY_MS }),
-    workerOptions: { worker: concurrencyOptions({ modelCalls: MODEL_CALLS, workflowTasks: WORKFLOW_TASKS }) },
+    workerOptions: {
+      worker: {
+        ...concurrencyOptions({ modelCalls: MODEL_CALLS, workflowTasks: WORKFLOW_TASKS }),
+        // An eager call comes back with the workflow task's completion and skips the queue (docs/tenants.md).
+        ...(scenario.noEager ? { maxEagerActivityReservationsPerWorkflowTask: 0 } : {}),
+      },
+    },
   });
   try {
     const client = new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue, tenants: {} });
@@ -124,7 +133,8 @@ export async function runTenantsBench(options: BenchOptions): Promise<void> {
       `\`DURABLE_AGENT_MAX_CONCURRENT_WORKFLOW_TASKS\`), each model call answered by the scripted model after ` +
       `${MODEL_DELAY_MS} ms, so A's backlog waits in Temporal. B's turn latency, from \`ask\` to its result, on a dev ` +
       `server with \`matching.enableFairness\` on or off (one task queue partition) ([tenants.md](tenants.md)). ` +
-      `${machine.cores} cores, load ${loadAtStart.join(' ')} at start, ${new Date().toISOString().slice(0, 10)}.`,
+      `${machine.cores} cores, load ${loadAtStart.join(' ')} at start, ${new Date().toISOString().slice(0, 10)}. ` +
+      'The dev servers take eager activities, as `durable-agent dev` does; the last row runs the worker without them.',
     '',
     "| Scenario | B's p50 (ms) | B's p99 (ms) | p50 ÷ B alone |",
     '| --- | --- | --- | --- |',
