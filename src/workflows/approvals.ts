@@ -158,7 +158,7 @@ export class Approvals implements TurnApprovals {
   decide(
     callId: string,
     fields: Pick<ApprovalDecision, 'decision'> &
-      Partial<Pick<ApprovalDecision, 'by' | 'reason' | 'arguments' | 'always'>>,
+      Partial<Pick<ApprovalDecision, 'by' | 'reason' | 'arguments' | 'always' | 'maxCostUsd'>>,
   ): ApprovalDecision {
     const { pending } = this.waiting.get(callId)!;
     const decision: ApprovalDecision = {

@@ -63,9 +63,10 @@ export class SubAgentLinks implements SubAgentApprovals {
       const callId = parentCopyId(report.parentCallId, report.pending.callId);
       copies.add(callId);
       this.clocks.get(report.parentCallId)?.pause();
-      this.approvals.request({ ...report.pending, callId }, {
-        inputSchema: report.inputSchema ?? {},
-      } as ToolDefinition);
+      // A held model call (a budget pause) has no tool: approved as it is, or with a raised limit.
+      const tool =
+        report.pending.kind === 'budget' ? undefined : ({ inputSchema: report.inputSchema ?? {} } as ToolDefinition);
+      this.approvals.request({ ...report.pending, callId }, tool);
     } else if (report.decision !== undefined) {
       const callId = parentCopyId(report.parentCallId, report.decision.callId);
       if (!this.isWaiting(callId)) return;
@@ -129,11 +130,12 @@ export class ForwardedApprovals implements TurnApprovals {
     return this.approvals.allowedTools;
   }
 
-  request(pending: PendingApproval, tool: ToolDefinition): void {
+  /** Without `tool`: a model call the tenant's daily limit holds (./budget-pause.ts). */
+  request(pending: PendingApproval, tool?: ToolDefinition): void {
     this.approvals.request(pending, tool);
     this.report({
       pending: { ...pending, reason: `sub-agent ${this.parent.agent}: ${pending.reason}` },
-      inputSchema: tool.inputSchema,
+      ...(tool !== undefined ? { inputSchema: tool.inputSchema } : {}),
     });
   }
 
@@ -154,13 +156,14 @@ export class ForwardedApprovals implements TurnApprovals {
   /** The `subAgentDecision` signal: the person's decision, made in the parent conversation. */
   decidedInParent(decision: ApprovalDecision): void {
     if (!this.approvals.pending.some((pending) => pending.callId === decision.callId)) return;
-    const { callId, decision: verdict, by, reason, arguments: edited, always } = decision;
+    const { callId, decision: verdict, by, reason, arguments: edited, always, maxCostUsd } = decision;
     this.approvals.decide(callId, {
       decision: verdict,
       ...(by !== undefined ? { by } : {}),
       ...(reason !== undefined ? { reason } : {}),
       ...(edited !== undefined ? { arguments: edited } : {}),
       ...(always !== undefined ? { always } : {}),
+      ...(maxCostUsd !== undefined ? { maxCostUsd } : {}),
     });
   }
 

@@ -101,7 +101,7 @@ export interface TurnContext {
   questionsTo?: { workflowId: string; runId: string };
   /**
    * A sub-agent's turn: the calling conversation's id. Its calls go to the tenant's ledger as that conversation's
-   * sub-agent's (no conversation or turn of their own), and the tenant's daily limit stops it instead of pausing it.
+   * sub-agent's (no conversation or turn of their own).
    */
   agentOf?: string;
   /** The conversation's model window, for compaction (docs/models.md#compaction); absent: the turn keeps its own. */

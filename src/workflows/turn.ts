@@ -238,8 +238,7 @@ function callModelOnce(
  * `pause` in the tenants file, waits for a person and makes the call again past the limit when approved.
  */
 async function pastDailyLimit(turn: TurnState, final: boolean, details: DailyCostLimitDetails): Promise<ModelStep> {
-  // A sub-agent stops (its calling turn's next call meets the limit, and pauses there if the tenants file says so).
-  const pause = final || turn.context.agentOf !== undefined ? undefined : dailyPause(details);
+  const pause = final ? undefined : dailyPause(details);
   if (pause === undefined) return { kind: 'budget', limit: 'dailyCost' };
   const decided = await awaitBudgetDecision(turn, pause);
   if (decided.kind === 'stop') return decided.stop;

@@ -3,6 +3,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DurableAgentClient } from '../../src/client/durable-agent-client.js';
+import { ConversationNotFoundError } from '../../src/client/index.js';
 import type { ConversationPendingApproval } from '../../src/client/types.js';
 import type { TenantsConfig } from '../../src/config/tenants.js';
 import type { SpendEntry } from '../../src/shared/spend.js';
@@ -101,26 +102,49 @@ describe('every priced call of a tenant reaches its ledger', () => {
     expect(day.usd).toBeCloseTo(result.cost!.usd, 10);
   });
 
-  it("a sub-agent's call past the daily limit stops the sub-agent; the conversation's next call waits for a person", async () => {
+  it("a sub-agent's call past the daily limit waits in the calling conversation; approved with a raise, it goes on", async () => {
     // The conversation's first call spends the whole day's $0.002.
     const tenants = { capped: { dailyCostUsd: CALL_USD, onDailyCostLimit: 'pause' as const } };
     const { agent, client } = await agentWith(agentScript(parentSteps, childSteps), orderTools(), tenants);
-    await client.send('spend-capped', 'Where is order o-1?', { settings: { tenant: 'capped' } });
+    const asked = client.ask('spend-capped', 'Where is order o-1?', { settings: { tenant: 'capped' } });
 
     const held = await heldCall(client, 'spend-capped');
-    expect(held).toMatchObject({ kind: 'budget', tool: 'budget:dailyCost', turn: 1 });
-    // The sub-agent made no call: its turn stopped at the limit, and the conversation's model reads why.
+    expect(held).toMatchObject({
+      kind: 'budget',
+      tool: 'budget:dailyCost',
+      callId: expect.stringMatching(/\/budget-1-1$/),
+      arguments: { limit: 'dailyCost', tenant: 'capped', limitUsd: CALL_USD },
+      reason: expect.stringContaining('sub-agent orders:'),
+    });
     expect(agent.model.requests.filter(isChild)).toHaveLength(0);
-    const transcript = await client.fullTranscript('spend-capped');
+
+    await client.approve('spend-capped', held.callId, { maxCostUsd: 0.1, by: 'ops' });
+    const result = await asked;
+    expect(result).toMatchObject({ stopReason: 'completed', answer: 'Order o-1 has shipped.' });
+    expect(agent.model.requests.filter(isChild)).toHaveLength(2);
+    const day = await dayOf(client, 'capped');
+    expect(day).toMatchObject({ calls: 4, turns: 1, conversations: 1, raisedLimitUsd: 0.1 });
+  });
+
+  it("a sub-agent's held call denied in the calling conversation: the sub-agent stops, and the turn's next call is held too", async () => {
+    const tenants = { denied: { dailyCostUsd: CALL_USD, onDailyCostLimit: 'pause' as const } };
+    const { agent, client } = await agentWith(agentScript(parentSteps, childSteps), orderTools(), tenants);
+    const asked = client.ask('spend-denied', 'Where is order o-1?', { settings: { tenant: 'denied' } });
+
+    const held = await heldCall(client, 'spend-denied');
+    await client.deny('spend-denied', held.callId, { reason: 'Not today.', by: 'ops' });
+    // The sub-agent's turn ended at the limit; the conversation's own next call meets it and waits.
+    const next = await heldCall(client, 'spend-denied', held.callId);
+    expect(next).toMatchObject({ kind: 'budget', tool: 'budget:dailyCost', callId: 'budget-1-2' });
+    const transcript = await client.fullTranscript('spend-denied');
     expect(transcript.find((message) => message.role === 'tool')).toMatchObject({
       name: 'agent__orders',
       outcome: 'error',
       content: expect.stringContaining('its budget ran out (budget:dailyCost)'),
     });
-
-    await client.deny('spend-capped', held.callId, { reason: 'Enough for today.' });
-    const day = await dayOf(client, 'capped');
-    expect(day).toMatchObject({ calls: 1, turns: 1, conversations: 1 });
+    await client.deny('spend-denied', next.callId, { reason: 'Not today.' });
+    expect(await asked).toMatchObject({ stopReason: 'budget:dailyCost', budgetDenied: { reason: 'Not today.' } });
+    expect(agent.model.requests.filter(isChild)).toHaveLength(0);
   });
 });
 
@@ -155,11 +179,20 @@ function orderTools(): ToolRegistry {
   });
 }
 
-/** The conversation's one pending decision, once it waits (real time: the dev server skips nothing). */
-async function heldCall(client: DurableAgentClient, conversationId: string): Promise<ConversationPendingApproval> {
+/** The conversation's pending decision (other than `after`), once it waits (real time: the dev server skips nothing). */
+async function heldCall(
+  client: DurableAgentClient,
+  conversationId: string,
+  after?: string,
+): Promise<ConversationPendingApproval> {
   for (let attempt = 0; attempt < 200; attempt++) {
-    const [pending] = await client.pendingApprovals(conversationId);
-    if (pending) return pending;
+    // Asked without waiting: the conversation may not have started yet.
+    const pending = await client.pendingApprovals(conversationId).catch((error: unknown) => {
+      if (error instanceof ConversationNotFoundError) return [];
+      throw error;
+    });
+    const waiting = pending.find((call) => call.callId !== after);
+    if (waiting) return waiting;
     await sleep(100);
   }
   throw new Error(`no decision waits in ${conversationId}`);
