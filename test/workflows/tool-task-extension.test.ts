@@ -228,6 +228,24 @@ describe('a task’s question waits in the workflow, with no activity open', () 
     expect(await toolMessages(agent, id)).toMatchObject([{ outcome: 'ok', content: 'painted nothing (decline)' }]);
   });
 
+  it('an interrupt while the question waits: it is answered cancel, nothing is sent, the task is cancelled', async () => {
+    const { id, handle, request } = await askJob(agent);
+    const updatesBefore = server.counters.updates.length;
+    await client.interrupt(id, { reason: 'enough' });
+    const { state } = (await handle.result()) as ConversationOutcome;
+    expect(server.counters.updates.length).toBe(updatesBefore);
+    expect(server.counters.cancelled.at(-1)).toMatch(/ask_job$/);
+    const tools = await toolMessages(agent, id);
+    expect(tools).toMatchObject([{ outcome: 'cancelled' }]);
+    expect(tools[0]!.content).toContain('interrupted the turn while this call waited for its task');
+    expect(state.streamEvents?.find((event) => event.type === 'input_answered')).toMatchObject({
+      requestId: request.requestId,
+      action: 'cancel',
+      by: 'interrupt',
+    });
+    expect(await activityTypes(handle)).not.toContain('answerToolTask');
+  });
+
   it('a question nobody answers within maxTaskWaitMs: withdrawn, the task cancelled, the model reads why', async () => {
     const { id, handle, request } = await askJob(agent, { budget: { maxTaskWaitMs: 30 * 60_000 } });
     const updatesBefore = server.counters.updates.length;
