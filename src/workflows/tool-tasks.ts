@@ -126,6 +126,7 @@ async function pollUntilOver(
   for (;;) {
     if (task.status === 'cancelled') return TASK_RESULTS.cancelledByServer(call, task);
     if (questions !== undefined) {
+      report(turn, taskWaitText(call.name, task.taskId, polls, status));
       const left = maxWaitMs - (Date.now() - startedAt);
       const asked = await answerTaskQuestions(turn.context, { call, input, polls }, questions, left);
       if (asked.kind === 'gone') return TASK_RESULTS.gone(call, task, asked.reason);

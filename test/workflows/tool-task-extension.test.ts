@@ -190,7 +190,11 @@ describe('a task’s question waits in the workflow, with no activity open', () 
     const { id, handle, request } = await askJob(first);
     expect(request).toMatchObject({ tool: 'tasks__ask_job', message: 'Which colour should the job paint?' });
     expect(request.expiresAt).toBeUndefined();
-    expect((await client.status(id)).phase).toBe('awaiting_input');
+    const status = await client.status(id);
+    expect(status.phase).toBe('awaiting_input');
+    expect(status.currentTurn?.activity).toMatch(
+      /^waiting for task \S+ask_job of tasks__ask_job \(1 poll, last status input_required\)$/,
+    );
     expect((await handle.describe()).raw.pendingActivities ?? []).toEqual([]);
     await first.close();
     await env.sleep('2 hours'); // no activity waits, so nothing times out and nothing is retried
