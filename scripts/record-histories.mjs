@@ -277,24 +277,31 @@ async function main(argv) {
   });
   /** A worker, a client and a durable-agent client per kind of payload: `plain` and `encrypted` (the fixture key). */
   const agents = {};
-  // Only the scenarios that say `agent: 'tasks'` see the task test server, so the other scenarios' tool lists stay.
+  // Only the scenarios that say `agent: 'tasks'` see the task test server, so the other scenarios' tool lists stay;
+  // `agent: 'task-extension'` sees one that also speaks 2026-07-28 (probed over HTTP, it gets the tasks extension).
   const taskServer = await startTaskMcpServer({ pollIntervalMs: 1000 });
+  const extensionServer = await startTaskMcpServer({ pollIntervalMs: 1000, extension: true });
   try {
-    const tasksAgent = await startTestAgent({
-      env,
-      model,
-      mcpServers: [
-        testServer,
-        { name: 'tasks', transport: 'http', url: taskServer.url, headers: {}, allowTools: undefined, denyTools: [] },
-      ].map((server) => ({ timeoutMs: 60_000, disabled: false, ...server })),
-      taskQueue: `record-histories-tasks-${process.pid}`,
-    });
-    agents.tasks = {
-      agent: tasksAgent,
-      temporal: env.client,
-      taskQueue: tasksAgent.taskQueue,
-      client: new DurableAgentClient({ client: env.client, taskQueue: tasksAgent.taskQueue }),
-    };
+    for (const [kind, server] of [
+      ['tasks', taskServer],
+      ['task-extension', extensionServer],
+    ]) {
+      const agent = await startTestAgent({
+        env,
+        model,
+        mcpServers: [
+          testServer,
+          { name: 'tasks', transport: 'http', url: server.url, headers: {}, allowTools: undefined, denyTools: [] },
+        ].map((config) => ({ timeoutMs: 60_000, disabled: false, ...config })),
+        taskQueue: `record-histories-${kind}-${process.pid}`,
+      });
+      agents[kind] = {
+        agent,
+        temporal: env.client,
+        taskQueue: agent.taskQueue,
+        client: new DurableAgentClient({ client: env.client, taskQueue: agent.taskQueue }),
+      };
+    }
     for (const encrypted of [false, true]) {
       const keys = encrypted ? [FIXTURE_KEY] : undefined;
       const agent = await startTestAgent({
@@ -328,6 +335,7 @@ async function main(argv) {
   } finally {
     for (const { agent } of Object.values(agents)) await agent.close();
     await taskServer.close();
+    await extensionServer.close();
     await model.close();
     await env.teardown();
   }

@@ -67,6 +67,7 @@ const ACTIVITY_TYPES = [
   'summarizeTranscript',
   'pollToolTask',
   'toolTaskResult',
+  'answerToolTask',
   'cancelToolTask',
   'recordSpend',
 ] as const;

@@ -1,4 +1,4 @@
-import type { CallToolInput, CallToolResult } from './types.js';
+import type { CallToolInput, CallToolResult, ToolQuestion, ToolQuestionAnswer } from './types.js';
 
 /**
  * MCP tasks (docs/mcp.md, "Tasks: calls that outlive a request"): a server answers a tool call with a task and the
@@ -38,14 +38,30 @@ export interface ToolTaskInput {
   task: Pick<ToolTask, 'taskId' | 'sessionId'>;
   /** As in {@link CallToolInput}: where the server's questions go; absent, the run that scheduled the activity. */
   questionsTo?: CallToolInput['questionsTo'];
+  /**
+   * The workflow asks a 2026-07-28 task's questions itself: a poll brings them, `toolTaskResult` never waits for an
+   * answer. Absent in the activities of a turn recorded before (where `toolTaskResult` asked them), so such an
+   * activity, retried on a newer worker, behaves as it did.
+   */
+  questionsToWorkflow?: true;
 }
+
+/** Input of `answerToolTask`: a 2026-07-28 task's answers, by the server's keys (`tasks/update`). */
+export interface ToolTaskAnswerInput extends ToolTaskInput {
+  inputResponses: Record<string, ToolQuestionAnswer>;
+}
+
+/** What `answerToolTask` got: the server took the answers, or it does not know the task (any more). */
+export type ToolTaskAnswered = { kind: 'sent' } | { kind: 'gone'; reason: string };
 
 /**
  * One `tasks/get`: the task as it is now, or `gone` when the server does not know it (any more): it expired, the
- * server restarted, or the id was never its own. A 2026-07-28 task's questions and result, which its `tasks/get` also
- * carries, are left to `toolTaskResult`, so that the poll's record in history stays small.
+ * server restarted, or the id was never its own. A 2026-07-28 task that waits for input brings its `questions` (with
+ * `questionsToWorkflow`); its result, which its `tasks/get` also carries, is left to `toolTaskResult`, so that the
+ * poll's record in history stays small.
  */
-export type ToolTaskPoll = { kind: 'status'; task: ToolTask } | { kind: 'gone'; reason: string };
+export type ToolTaskPoll =
+  { kind: 'status'; task: ToolTask; questions?: ToolQuestion[] } | { kind: 'gone'; reason: string };
 
 /**
  * What `toolTaskResult` got: the call's result (the task is over), `answered` (a question of the task was answered

@@ -1,12 +1,13 @@
 import { ActivityFailure } from '@temporalio/common';
-import { CancellationScope, condition, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../worker/activities/index.js';
 import { errorMessage } from '../shared/errors.js';
 import type { ToolTask, ToolTaskInput, ToolTaskOutcome, ToolTaskPoll } from '../shared/tool-tasks.js';
-import type { CallToolResult, ToolCall, ToolDefinition, ToolMessage } from '../shared/types.js';
+import type { CallToolResult, ToolCall, ToolDefinition, ToolMessage, ToolQuestion } from '../shared/types.js';
 import { DEFAULT_MAX_TASK_WAIT_MS } from './budget.js';
 import { calledTool, SYNTHETIC_RESULTS, toolMessage } from './tool-calls.js';
 import type { TimeLimit } from './turn-approvals.js';
+import { answerTaskQuestions, TASK_QUESTIONS_PATCH } from './task-questions.js';
 import { report, type TurnState } from './turn-state.js';
 import { waitEnded, waitStarted } from './wait-metrics.js';
 
@@ -82,6 +83,7 @@ export async function awaitToolTask(
     tool: calledTool(tool),
     task: { taskId: created.taskId, ...(created.sessionId !== undefined ? { sessionId: created.sessionId } : {}) },
     ...(turn.context.questionsTo ? { questionsTo: turn.context.questionsTo } : {}),
+    questionsToWorkflow: true,
   };
   const requestedAt = new Date(Date.now()).toISOString();
   limit.pause();
@@ -119,9 +121,24 @@ async function pollUntilOver(
   let task = created;
   let status: string = task.status;
   let polls = 0;
+  // A 2026-07-28 task's questions, which the last poll brought: asked in the workflow (./task-questions.ts).
+  let questions: ToolQuestion[] | undefined;
   for (;;) {
     if (task.status === 'cancelled') return TASK_RESULTS.cancelledByServer(call, task);
-    if (task.status !== 'working') {
+    if (questions !== undefined) {
+      report(turn, taskWaitText(call.name, task.taskId, polls, status));
+      const left = maxWaitMs - (Date.now() - startedAt);
+      const asked = await answerTaskQuestions(turn.context, { call, input, polls }, questions, left);
+      if (asked.kind === 'gone') return TASK_RESULTS.gone(call, task, asked.reason);
+      if (asked.kind === 'timeout' || asked.kind === 'ended' || asked.kind === 'interrupted') {
+        await CancellationScope.nonCancellable(() => cancelToolTask(input).catch(() => undefined));
+        if (asked.kind === 'timeout') return TASK_RESULTS.unanswered(call, task, maxWaitMs);
+        return asked.kind === 'ended'
+          ? TASK_RESULTS.ended(call, task.taskId)
+          : TASK_RESULTS.interrupted(call, task.taskId);
+      }
+      if (asked.kind === 'unsent') status = `input_required (answers not sent yet: ${asked.reason})`;
+    } else if (task.status !== 'working') {
       // Over (its result), or waiting for input (a 2025-11-25 server sends the question while `tasks/result` is open).
       const fetched = await fetchResult(turn, call, input, polls);
       if (fetched.kind === 'result') return task.status === 'failed' ? asError(fetched.result) : fetched.result;
@@ -144,6 +161,7 @@ async function pollUntilOver(
     }
     polls++;
     const poll = await pollOnce(turn, call, input, polls);
+    questions = undefined;
     if (poll.kind === 'gone') return TASK_RESULTS.gone(call, task, poll.reason);
     if (poll.kind === 'unreachable') {
       status = `unknown: ${poll.reason}`;
@@ -154,6 +172,10 @@ async function pollUntilOver(
     status = task.status;
     if (task.taskId !== created.taskId)
       return TASK_RESULTS.gone(call, created, `it answered about task ${task.taskId}`);
+    // Only a poll that brought questions asks for the patch, so every other history replays as it was recorded.
+    if (task.status === 'input_required' && poll.questions !== undefined && patched(TASK_QUESTIONS_PATCH)) {
+      questions = poll.questions;
+    }
   }
 }
 
@@ -240,6 +262,15 @@ export const TASK_RESULTS = {
       `Error: task ${task.taskId} of ${call.name} was still ${task.status} after ${Math.round(maxWaitMs / 1000)} s, ` +
         "the longest a call may wait for its task (the conversation's maxTaskWaitMs); it was cancelled and has no " +
         'result. It may have taken part of its effect.',
+    ),
+  unanswered: (call: ToolCall, task: ToolTask, maxWaitMs: number) =>
+    toolMessage(
+      call,
+      'budget_exhausted',
+      `Error: task ${task.taskId} of ${call.name} asked the person a question that had no answer within ` +
+        `${Math.round(maxWaitMs / 1000)} s of the task's start, the longest a call may wait for its task (the ` +
+        "conversation's maxTaskWaitMs); the question was withdrawn and the task cancelled, so there is no result. It " +
+        'may have taken part of its effect.',
     ),
   ended: (call: ToolCall, taskId: string) =>
     toolMessage(

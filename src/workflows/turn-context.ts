@@ -87,8 +87,11 @@ export interface TurnContext {
   output?: OutputFormat;
   observer: TurnObserver;
   approvals: TurnApprovals;
-  /** The conversation's questions from MCP servers: a turn asks those of a 2026-07-28 server (./tool-questions.ts). */
-  inputs: Pick<InputRequests, 'ask' | 'answerOf'>;
+  /**
+   * The conversation's questions from MCP servers: a turn asks those of a 2026-07-28 server (./tool-questions.ts,
+   * ./task-questions.ts), and answers one `cancel` when its wait runs out.
+   */
+  inputs: Pick<InputRequests, 'ask' | 'answerOf' | 'answer'>;
   /** What the conversation has spent on model calls: the turn adds each call's cost to it (docs/cost.md). */
   costs: CostLedger;
   /** Where its sub-agents' approvals wait for a person (a conversation's turn); absent: they are not forwarded. */

@@ -93,6 +93,49 @@ describe('the tasks extension on a 2026-07-28 connection', () => {
     });
   });
 
+  it('for the workflow: a look brings the questions, the result fetch does not ask, tasks/update sends the answers', async () => {
+    const { task } = (await pool.callTool(target('ask_job'), {}, { acceptTasks: true })) as {
+      task: { taskId: string };
+    };
+    const look = await pool.tasks.look(target('ask_job'), task);
+    expect(look).toMatchObject({ task: { taskId: task.taskId, status: 'input_required' } });
+    expect(look.questions).toEqual([
+      {
+        key: 'colour',
+        mode: 'form',
+        message: 'Which colour should the job paint?',
+        requestedSchema: expect.objectContaining({ required: ['colour'] }),
+      },
+    ]);
+    const updates = server.counters.updates.length;
+    const asked: string[] = [];
+    const fetched = await pool.tasks.result(target('ask_job'), task, {
+      ...resultOptions,
+      questionsToWorkflow: true,
+      askFor: (key) => async () => {
+        asked.push(key);
+        return { action: 'cancel' };
+      },
+    });
+    expect(fetched).toEqual({ kind: 'answered' });
+    expect(asked).toEqual([]);
+    expect(server.counters.updates.length).toBe(updates);
+    const answers = { colour: { action: 'accept' as const, content: { colour: 'umber' } } };
+    await pool.tasks.answer(target('ask_job'), task, answers);
+    // Sent twice (a retried activity): the same keys, which the server has had its answer for; nothing changes.
+    await pool.tasks.answer(target('ask_job'), task, answers);
+    expect(server.counters.updates.slice(updates)).toEqual([
+      { taskId: task.taskId, inputResponses: answers },
+      { taskId: task.taskId, inputResponses: answers },
+    ]);
+    expect(await pool.tasks.look(target('ask_job'), task)).toEqual({
+      task: expect.objectContaining({ taskId: task.taskId, status: 'completed' }),
+    });
+    expect(await pool.tasks.result(target('ask_job'), task, resultOptions)).toMatchObject({
+      result: { content: [{ type: 'text', text: 'painted umber' }] },
+    });
+  });
+
   it('tasks/cancel reaches the server; an unknown task id is refused (TaskRefusedError)', async () => {
     const { task } = (await pool.callTool(target('never_done'), {}, { acceptTasks: true })) as {
       task: { taskId: string };

@@ -5,7 +5,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableAgentClient } from '../../src/client/index.js';
 import type { JsonObject, ToolMessage } from '../../src/shared/types.js';
-import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
+import { type ConversationOutcome, startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { startTaskMcpServer, type RunningTaskServer } from '../../src/testing/mcp-task-server.js';
 import type { Script } from '../../src/testing/scripted-model/script.js';
@@ -94,6 +94,17 @@ async function statusWhen<T>(id: string, ready: (status: Awaited<ReturnType<Dura
   throw new Error(`conversation ${id} never got there: ${JSON.stringify(await client.status(id))}`);
 }
 
+/** The patch ids a history's markers record (each marker's payloads, decoded). */
+function patchesOf(events: NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>): string[] {
+  return events.flatMap((event) => {
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_patch') return [];
+    return Object.values(marker.details ?? {}).flatMap((detail) =>
+      (detail.payloads ?? []).map((payload) => Buffer.from(payload.data ?? []).toString('utf8')),
+    );
+  });
+}
+
 const lastCall = (tool: string) => server.counters.calls.filter((call) => call.tool === tool).at(-1);
 
 describe('a 2026-07-28 server answers a call with a task of the tasks extension', () => {
@@ -114,17 +125,18 @@ describe('a 2026-07-28 server answers a call with a task of the tasks extension'
   it('a question of the task goes through inputs / answer, goes back by tasks/update, and the task finishes', async () => {
     const id = randomUUID();
     const handle = await agent.startConversation(id, { messages: [{ id: 'm1', content: 'ask' }], closeWhenIdle: true });
-    // Awaiting the result skips time to the first poll; it stops skipping while the question's activity waits.
-    const done = handle.result();
+    // A minute of workflow time, to the first poll; not `result()`, which would skip time through the question's wait.
+    await env.sleep('1 minute');
+    const done = () => handle.result();
     const request = await statusWhen(id, (status) => status.pendingInputs?.[0]);
     expect(request).toMatchObject({
       message: 'Which colour should the job paint?',
       tool: 'tasks__ask_job',
       requestedSchema: { properties: { colour: { type: 'string' } } },
     });
-    expect(request.requestId).toMatch(/:task:colour:/);
+    expect(request.requestId).toMatch(/:1\.task:colour$/);
     await client.answerInput(id, request.requestId, { action: 'accept', content: { colour: 'teal' }, by: 'ada' });
-    await done;
+    await done();
     const update = server.counters.updates.at(-1)!;
     expect(update.taskId).toMatch(/ask_job$/);
     expect(update.inputResponses).toEqual({ colour: { action: 'accept', content: { colour: 'teal' } } });
@@ -151,6 +163,105 @@ describe('a 2026-07-28 server answers a call with a task of the tasks extension'
     const tools = await toolMessages(agent, id);
     expect(tools).toMatchObject([{ outcome: 'cancelled' }]);
     expect(tools[0]!.content).toContain('interrupted the turn while this call waited for its task');
+  });
+});
+
+describe('a task’s question waits in the workflow, with no activity open', () => {
+  async function askJob(on: TestAgent, settings = {}) {
+    const id = randomUUID();
+    const handle = await on.startConversation(id, {
+      settings,
+      messages: [{ id: 'm1', content: 'ask' }],
+      closeWhenIdle: true,
+    });
+    // Not `result()`, which would skip time through the question's wait: a minute, to the poll that brings it.
+    await env.sleep('1 minute');
+    const request = await statusWhen(id, (status) => status.pendingInputs?.[0]);
+    return { id, handle, request };
+  }
+
+  const countOf = (types: string[], type: string) => types.filter((name) => name === type).length;
+
+  it('answered through `answer` after the worker was replaced while it waited; the answer reaches the result', async () => {
+    const taskQueue = `test-${randomUUID()}`;
+    const options = { env, model: agent.model, mcpServers: [httpServer('tasks', server.url)], taskQueue };
+    // Without a workflow cache the run is on no worker's sticky queue when that worker goes, and every task replays.
+    const first = await startTestAgent({ ...options, workerOptions: { worker: { maxCachedWorkflows: 0 } } });
+    const { id, handle, request } = await askJob(first);
+    expect(request).toMatchObject({ tool: 'tasks__ask_job', message: 'Which colour should the job paint?' });
+    expect(request.expiresAt).toBeUndefined();
+    const status = await client.status(id);
+    expect(status.phase).toBe('awaiting_input');
+    expect(status.currentTurn?.activity).toMatch(
+      /^waiting for task \S+ask_job of tasks__ask_job \(1 poll, last status input_required\)$/,
+    );
+    expect((await handle.describe()).raw.pendingActivities ?? []).toEqual([]);
+    await first.close();
+    await env.sleep('2 hours'); // no activity waits, so nothing times out and nothing is retried
+    await using second = await startTestAgent(options);
+    const answering = new DurableAgentClient({ client: env.client, taskQueue: second.taskQueue });
+    expect(await answering.pendingInputs(id)).toEqual([request]);
+    const updatesBefore = server.counters.updates.length;
+    await answering.answerInput(id, request.requestId, { action: 'accept', content: { colour: 'ochre' } });
+    await handle.result();
+    expect(server.counters.updates.slice(updatesBefore)).toEqual([
+      {
+        taskId: expect.stringMatching(/ask_job$/),
+        inputResponses: { colour: { action: 'accept', content: { colour: 'ochre' } } },
+      },
+    ]);
+    expect(await toolMessages(second, id)).toMatchObject([{ outcome: 'ok', content: 'painted ochre' }]);
+    const types = await activityTypes(handle);
+    // The question came with a poll and went back with `answerToolTask`; `toolTaskResult` only fetched the result.
+    expect(countOf(types, 'answerToolTask')).toBe(1);
+    expect(countOf(types, 'toolTaskResult')).toBe(1);
+    const { events } = await handle.fetchHistory();
+    // Nothing was retried: the worker that went away had no activity open.
+    expect(events!.filter((event) => (event.activityTaskStartedEventAttributes?.attempt ?? 1) > 1)).toEqual([]);
+    expect(patchesOf(events!)).toEqual([expect.stringContaining('task-questions-in-workflow')]);
+  });
+
+  it('a declined question: decline goes back by tasks/update, and the task finishes without a colour', async () => {
+    const { id, handle, request } = await askJob(agent);
+    await client.answerInput(id, request.requestId, { action: 'decline' });
+    await handle.result();
+    expect(server.counters.updates.at(-1)).toEqual({
+      taskId: expect.stringMatching(/ask_job$/),
+      inputResponses: { colour: { action: 'decline' } },
+    });
+    expect(await toolMessages(agent, id)).toMatchObject([{ outcome: 'ok', content: 'painted nothing (decline)' }]);
+  });
+
+  it('an interrupt while the question waits: it is answered cancel, nothing is sent, the task is cancelled', async () => {
+    const { id, handle, request } = await askJob(agent);
+    const updatesBefore = server.counters.updates.length;
+    await client.interrupt(id, { reason: 'enough' });
+    const { state } = (await handle.result()) as ConversationOutcome;
+    expect(server.counters.updates.length).toBe(updatesBefore);
+    expect(server.counters.cancelled.at(-1)).toMatch(/ask_job$/);
+    const tools = await toolMessages(agent, id);
+    expect(tools).toMatchObject([{ outcome: 'cancelled' }]);
+    expect(tools[0]!.content).toContain('interrupted the turn while this call waited for its task');
+    expect(state.streamEvents?.find((event) => event.type === 'input_answered')).toMatchObject({
+      requestId: request.requestId,
+      action: 'cancel',
+      by: 'interrupt',
+    });
+    expect(await activityTypes(handle)).not.toContain('answerToolTask');
+  });
+
+  it('a question nobody answers within maxTaskWaitMs: withdrawn, the task cancelled, the model reads why', async () => {
+    const { id, handle, request } = await askJob(agent, { budget: { maxTaskWaitMs: 30 * 60_000 } });
+    const updatesBefore = server.counters.updates.length;
+    const { state } = (await handle.result()) as ConversationOutcome; // time skips through the wait, to its end
+    expect(server.counters.updates.length).toBe(updatesBefore);
+    expect(server.counters.cancelled.at(-1)).toMatch(/ask_job$/);
+    const tools = await toolMessages(agent, id);
+    expect(tools).toMatchObject([{ outcome: 'budget_exhausted' }]);
+    expect(tools[0]!.content).toContain('asked the person a question that had no answer within 1800 s');
+    expect(await client.pendingInputs(id)).toEqual([]);
+    const answered = state.streamEvents?.find((event) => event.type === 'input_answered');
+    expect(answered).toMatchObject({ requestId: request.requestId, action: 'cancel', by: 'timeout' });
   });
 });
 

@@ -20,7 +20,7 @@ import { redactModelAnswer, redactOutcome, workerSecrets } from './calls/outboun
 import { createToolActivities, isSafeToRepeat } from './tool-calls/call.js';
 import { createTaskActivities } from './tool-calls/task-calls.js';
 import type { InputPoller } from './tool-calls/input-requests.js';
-import type { ToolTaskInput } from '../../shared/tool-tasks.js';
+import type { ToolTaskAnswerInput, ToolTaskInput } from '../../shared/tool-tasks.js';
 import { RecentToolResults, type RecentToolResultsOptions } from './tool-calls/recent-results.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { FunctionTool } from '../tools/define-tool.js';
@@ -193,6 +193,7 @@ export function createActivities(dependencies: ActivityDependencies) {
         }
         return result;
       }),
+    answerToolTask: (input: ToolTaskAnswerInput) => redactOutcome(secrets, () => taskCalls.answerToolTask(input)),
     cancelToolTask: (input: ToolTaskInput) => redactOutcome(secrets, () => taskCalls.cancelToolTask(input)),
     findEarlierRun: (input: FindEarlierRunInput) => redactOutcome(secrets, () => earlierRuns.findEarlierRun(input)),
     readDeploymentRouting: (input: ReadDeploymentRoutingInput) => routing.readDeploymentRouting(input),

@@ -1,6 +1,6 @@
 import type { CallToolResult, InputRequiredResult, Tool } from '@modelcontextprotocol/client';
 import { packageVersion } from '../../node/package-version.js';
-import type { JsonObject, ToolDefinition, UnavailableServer } from '../../shared/types.js';
+import type { JsonObject, ToolDefinition, ToolQuestionAnswer, UnavailableServer } from '../../shared/types.js';
 import { callServerTool, type McpCallOptions, type McpInputRounds, type McpToolTarget } from './call-tool.js';
 import type { McpConfig, McpServerConfig } from './config.js';
 import { McpToolNotConfiguredError } from './errors.js';
@@ -10,7 +10,16 @@ import { Redactor } from '../../shared/redaction.js';
 import { ServerConnection, type ConnectionSettings, type McpLogger } from './server-connection.js';
 import { toToolDefinitions } from './tool-definitions.js';
 import type { ToolTask } from '../../shared/tool-tasks.js';
-import { cancelTask, getTask, taskResult, type TaskPayload, type TaskRef } from './tasks.js';
+import {
+  answerTask,
+  cancelTask,
+  getTask,
+  lookAtTask,
+  taskResult,
+  type TaskLook,
+  type TaskPayload,
+  type TaskRef,
+} from './tasks.js';
 
 export type { McpCallOptions, McpInputRounds, McpLogger, McpToolTarget };
 
@@ -191,13 +200,23 @@ export class McpPool {
 
   /**
    * Requests about a task that a call with `task` created (docs/mcp.md, "Tasks"), sent to the session it lives in:
-   * `tasks/get`, `tasks/result` (which also carries the task's questions to `onElicitation`), `tasks/cancel`. They
+   * `tasks/get` (`look`: with a 2026-07-28 task's questions), `tasks/result` (which also carries a 2025-11-25 task's
+   * questions to `onElicitation`), `tasks/update` (`answer`: a 2026-07-28 task's answers), `tasks/cancel`. They
    * throw `TaskRefusedError` when the server does not know the task, and a retryable {@link McpTransportError} when it
    * could not be asked.
    */
   readonly tasks = {
     get: (target: McpToolTarget, task: TaskRef, timeoutMs?: number): Promise<ToolTask> =>
       this.redacted(target, (server) => getTask(server, task, timeoutMs ?? server.config.timeoutMs)),
+    look: (target: McpToolTarget, task: TaskRef, timeoutMs?: number): Promise<TaskLook> =>
+      this.redacted(target, (server) => lookAtTask(server, task, timeoutMs ?? server.config.timeoutMs)),
+    answer: (
+      target: McpToolTarget,
+      task: TaskRef,
+      inputResponses: Record<string, ToolQuestionAnswer>,
+      timeoutMs?: number,
+    ): Promise<void> =>
+      this.redacted(target, (server) => answerTask(server, task, inputResponses, timeoutMs ?? server.config.timeoutMs)),
     result: (target: McpToolTarget, task: TaskRef, options: Parameters<typeof taskResult>[2]): Promise<TaskPayload> =>
       this.redacted(target, (server) => taskResult(server, task, options)),
     cancel: (target: McpToolTarget, task: TaskRef, timeoutMs?: number): Promise<void> =>

@@ -5,6 +5,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import type { ToolTask } from '../../shared/tool-tasks.js';
+import type { ToolQuestion, ToolQuestionAnswer } from '../../shared/types.js';
 import { ELICITATION_CAPABILITY, type ElicitationAnswer, type ElicitationHandler } from './elicitation.js';
 import { McpProtocolError, TaskRefusedError } from './errors.js';
 import { readInputRequired } from './input-required.js';
@@ -49,7 +50,7 @@ const DetailedTaskSchema = ExtensionTaskSchema.extend({
   error: z.object({ code: z.number().optional(), message: z.string().optional() }).passthrough().optional(),
 });
 
-type DetailedTask = z.infer<typeof DetailedTaskSchema>;
+export type DetailedTask = z.infer<typeof DetailedTaskSchema>;
 
 const AckSchema = z.object({}).passthrough();
 
@@ -101,20 +102,54 @@ export async function cancelExtensionTask(session: Session, taskId: string, time
   );
 }
 
+/**
+ * The questions of a task that waits for input, for the workflow to ask (docs/mcp.md, "Tasks", "Questions"):
+ * `undefined` when it asks none that a person can answer. A task that asks for sampling or roots is left to
+ * `toolTaskResult`, which cancels it and says why.
+ */
+export function extensionTaskQuestions(task: DetailedTask): ToolQuestion[] | undefined {
+  if (task.status !== 'input_required') return undefined;
+  const reading = readInputRequired({ inputRequests: task.inputRequests ?? {} } as InputRequiredResult);
+  return reading.kind === 'questions' && reading.questions.length > 0 ? reading.questions : undefined;
+}
+
+/**
+ * `tasks/update`: the answers to the task's questions, by the server's keys. Keys are unique over the task's life, so
+ * the same answers sent twice (a retried activity) name questions the server has had its answer to already.
+ */
+export async function updateExtensionTask(
+  session: Session,
+  taskId: string,
+  inputResponses: Record<string, ToolQuestionAnswer | ElicitationAnswer>,
+  timeoutMs: number,
+): Promise<void> {
+  await session.client.request(
+    { method: 'tasks/update', params: { taskId, inputResponses, _meta: declaringTasks(undefined) } },
+    AckSchema,
+    { timeout: timeoutMs },
+  );
+}
+
 /** What one look at a waiting task came to: its result, or `answered` (it goes on; poll again). */
 export type ExtensionTaskPayload = { kind: 'result'; result: CallToolResult } | { kind: 'answered' };
 
 /**
  * `tasks/get` for the workflow's `toolTaskResult`: a task that is over gives its result (a failed one its error, as an
- * error result); a task that waits for input has its questions asked, each through `askFor(key)` (the person, by the
- * conversation's durable question surface), and the answers sent with `tasks/update`; a task still working gives
- * `answered`, so the workflow polls on. A question the client cannot answer (sampling, roots) cancels the task.
+ * error result); a task still working gives `answered`, so the workflow polls on. A task that waits for input is
+ * asked about by the workflow itself (`questionsToWorkflow`: the poll brought the questions, the workflow asks them
+ * durably and answers with `tasks/update` from an activity), so this look only says `answered`; for a turn recorded
+ * before that (no `questionsToWorkflow`), the questions are asked here, each through `askFor(key)`, and the answers
+ * sent with `tasks/update`. A question the client cannot answer (sampling, roots) cancels the task.
  */
 export async function extensionTaskResult(
   server: ServerConnection,
   session: Session,
   taskId: string,
-  options: { askFor: ((key: string) => ElicitationHandler | undefined) | undefined; signal: AbortSignal },
+  options: {
+    askFor: ((key: string) => ElicitationHandler | undefined) | undefined;
+    signal: AbortSignal;
+    questionsToWorkflow?: boolean;
+  },
 ): Promise<ExtensionTaskPayload> {
   const timeoutMs = server.config.timeoutMs;
   const task = await getExtensionTask(session, taskId, timeoutMs);
@@ -146,6 +181,7 @@ export async function extensionTaskResult(
     await cancelExtensionTask(session, taskId, timeoutMs).catch(() => undefined);
     return errorResult(`task ${taskId} could not go on: ${reading.reason}; it was cancelled`);
   }
+  if (options.questionsToWorkflow === true) return { kind: 'answered' };
   const waitMs = server.config.elicitationTimeoutMs ?? 600_000;
   const answers = await Promise.all(
     reading.questions.map(async ({ key, ...question }): Promise<[string, ElicitationAnswer]> => {
@@ -154,16 +190,7 @@ export async function extensionTaskResult(
       return [key, answer];
     }),
   );
-  if (answers.length > 0) {
-    await session.client.request(
-      {
-        method: 'tasks/update',
-        params: { taskId, inputResponses: Object.fromEntries(answers), _meta: declaringTasks(undefined) },
-      },
-      AckSchema,
-      { timeout: timeoutMs },
-    );
-  }
+  if (answers.length > 0) await updateExtensionTask(session, taskId, Object.fromEntries(answers), timeoutMs);
   return { kind: 'answered' };
 }
 

@@ -2,16 +2,19 @@ import { StreamableHTTPClientTransport, type CallToolResult } from '@modelcontex
 import { z } from 'zod';
 import { errorMessage } from '../../shared/errors.js';
 import type { ToolTask } from '../../shared/tool-tasks.js';
+import type { ToolQuestion, ToolQuestionAnswer } from '../../shared/types.js';
 import { linkSignal } from './abort-signals.js';
 import type { CallInFlight, ElicitationHandler } from './elicitation.js';
 import { describeRequestFailure, McpTransportError, TaskRefusedError } from './errors.js';
 import type { ServerConnection, Session } from './server-connection.js';
 import {
   cancelExtensionTask,
+  extensionTaskQuestions,
   extensionTaskResult,
   getExtensionTask,
   speaksExtension,
   toToolTask as fromExtensionTask,
+  updateExtensionTask,
 } from './task-extension.js';
 
 export { TaskRefusedError } from './errors.js';
@@ -77,20 +80,62 @@ export async function sendTaskCall(
 }
 
 /** The task's state now (`tasks/get`). Throws as {@link withTaskSession} says. */
-export function getTask(server: ServerConnection, task: TaskRef, timeoutMs: number): Promise<ToolTask> {
+export async function getTask(server: ServerConnection, task: TaskRef, timeoutMs: number): Promise<ToolTask> {
+  return (await lookAtTask(server, task, timeoutMs)).task;
+}
+
+/** A task as one `tasks/get` shows it, with the questions a 2026-07-28 task that waits for input asks. */
+export interface TaskLook {
+  task: ToolTask;
+  /** 2026-07-28, `input_required`: the questions of `inputRequests` a person can answer (see `tasks/update`). */
+  questions?: ToolQuestion[];
+}
+
+/**
+ * `tasks/get`, with the task's questions when it waits for input at 2026-07-28 (a 2025-11-25 task asks while
+ * `tasks/result` is open, so it has none here). Throws as {@link withTaskSession} says.
+ */
+export function lookAtTask(server: ServerConnection, task: TaskRef, timeoutMs: number): Promise<TaskLook> {
   return withTaskSession(server, task, async (session) => {
-    const got = speaksExtension(session)
-      ? fromExtensionTask(await getExtensionTask(session, task.taskId, timeoutMs))
-      : toToolTask(
-          await session.client.request({ method: 'tasks/get', params: { taskId: task.taskId } }, TaskSchema, {
-            timeout: timeoutMs,
-          }),
-          task.sessionId,
-        );
+    let questions: ToolQuestion[] | undefined;
+    let got: ToolTask;
+    if (speaksExtension(session)) {
+      const detailed = await getExtensionTask(session, task.taskId, timeoutMs);
+      got = fromExtensionTask(detailed);
+      questions = extensionTaskQuestions(detailed);
+    } else {
+      got = toToolTask(
+        await session.client.request({ method: 'tasks/get', params: { taskId: task.taskId } }, TaskSchema, {
+          timeout: timeoutMs,
+        }),
+        task.sessionId,
+      );
+    }
     if (got.taskId !== task.taskId) {
       throw new TaskRefusedError(`asked for task ${task.taskId}, the server answered about task ${got.taskId}`);
     }
-    return got;
+    return questions === undefined ? { task: got } : { task: got, questions };
+  });
+}
+
+/**
+ * Answers a 2026-07-28 task's questions (`tasks/update`, `inputResponses` by the server's keys). A 2025-11-25 session
+ * has no such request (its task asks while `tasks/result` is open): refused. Throws as {@link withTaskSession} says.
+ */
+export async function answerTask(
+  server: ServerConnection,
+  task: TaskRef,
+  inputResponses: Record<string, ToolQuestionAnswer>,
+  timeoutMs: number,
+): Promise<void> {
+  await withTaskSession(server, task, async (session) => {
+    if (!speaksExtension(session)) {
+      throw new TaskRefusedError(
+        `task ${task.taskId} is a 2025-11-25 task, whose questions are answered while tasks/result is open; ` +
+          'tasks/update is a request of the 2026-07-28 tasks extension',
+      );
+    }
+    await updateExtensionTask(session, task.taskId, inputResponses, timeoutMs);
   });
 }
 
@@ -125,13 +170,19 @@ export function taskResult(
     onElicitation: ElicitationHandler | undefined;
     /** 2026-07-28: who answers the task's question of key `key` (asked through `tasks/get`, answered by `tasks/update`). */
     askFor?: (key: string) => ElicitationHandler | undefined;
+    /** 2026-07-28: the workflow asks the task's questions itself; a look at a waiting task only says `answered`. */
+    questionsToWorkflow?: boolean;
     afterAnswerMs: number;
     quietMs: number;
   },
 ): Promise<TaskPayload> {
   return withTaskSession(server, task, async (session) => {
     if (speaksExtension(session)) {
-      return extensionTaskResult(server, session, task.taskId, { askFor: options.askFor, signal: options.signal });
+      return extensionTaskResult(server, session, task.taskId, {
+        askFor: options.askFor,
+        signal: options.signal,
+        questionsToWorkflow: options.questionsToWorkflow,
+      });
     }
     const link = linkSignal(options.signal);
     const stop = new AbortController();

@@ -1,7 +1,13 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { errorMessage, FailureType } from '../../../shared/errors.js';
-import type { ToolTaskInput, ToolTaskOutcome, ToolTaskPoll } from '../../../shared/tool-tasks.js';
+import type {
+  ToolTaskAnswered,
+  ToolTaskAnswerInput,
+  ToolTaskInput,
+  ToolTaskOutcome,
+  ToolTaskPoll,
+} from '../../../shared/tool-tasks.js';
 import { DEFAULT_TOOL_RESULT_MAX_CHARS, toolResultToText } from '../../mcp/content.js';
 import { McpTransportError } from '../../mcp/errors.js';
 import type { McpPool } from '../../mcp/pool.js';
@@ -38,10 +44,27 @@ export function createTaskActivities(deps: TaskActivityDependencies) {
     );
   };
   return {
-    /** One `tasks/get`: where the task is now. */
+    /** One `tasks/get`: where the task is now, and (`questionsToWorkflow`) what a 2026-07-28 task asks. */
     pollToolTask: async (input: ToolTaskInput): Promise<ToolTaskPoll> => {
       try {
-        return { kind: 'status', task: await tasks().get(input.tool, input.task) };
+        if (input.questionsToWorkflow !== true)
+          return { kind: 'status', task: await tasks().get(input.tool, input.task) };
+        return { kind: 'status', ...(await tasks().look(input.tool, input.task)) };
+      } catch (error) {
+        return goneOrThrow(error, input);
+      }
+    },
+
+    /**
+     * `tasks/update`, the person's answers to a 2026-07-28 task's questions, which the workflow asked. Sent again (a
+     * retry after a lost reply), it names the same keys, which are unique over the task's life: a server that took
+     * the answers already has no question left under them (ours ignores them; the extension's servers may refuse
+     * them, which reads as `gone` only if the task is unknown, else as a failure the next poll settles).
+     */
+    answerToolTask: async (input: ToolTaskAnswerInput): Promise<ToolTaskAnswered> => {
+      try {
+        await tasks().answer(input.tool, input.task, input.inputResponses);
+        return { kind: 'sent' };
       } catch (error) {
         return goneOrThrow(error, input);
       }
@@ -88,6 +111,7 @@ export function createTaskActivities(deps: TaskActivityDependencies) {
             afterAnswerMs: AFTER_ANSWER_MS,
             // A task waiting for input whose question does not come: the workflow polls on.
             quietMs: input.tool.timeoutMs,
+            ...(input.questionsToWorkflow === true ? { questionsToWorkflow: true } : {}),
           }),
         );
         if (payload.kind === 'answered') return payload;
