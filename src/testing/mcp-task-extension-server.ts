@@ -19,6 +19,7 @@ import { TaskCallServer, TaskIdParams } from './task-server-base.js';
  * | `forgetful`                 | forgets its task: every `tasks/get` answers -32602 "Task not found"                    |
  * | `expiring_job`              | keeps its task one minute (`ttlMs`); from the second poll on it has expired (-32602)  |
  * | `ask_job`                   | asks the person for a `colour` at its first poll, done at the poll after the answer  |
+ * | `deaf_ask_job`              | as `ask_job`, but refuses its first five `tasks/update` (-32603 "not now")            |
  * | `broken_task`               | answers with `resultType: "task"` but no task id                                     |
  * | `unasked_task`              | answers with a task even to a call that did not declare the extension                |
  */
@@ -42,6 +43,7 @@ export const EXTENSION_TOOLS = [
     'forgetful',
     'expiring_job',
     'ask_job',
+    'deaf_ask_job',
     'broken_task',
     'unasked_task',
   ].map((name) => ({
@@ -69,7 +71,12 @@ interface ExtensionTask {
   ttlMs: number | null;
   /** `ask_job`: the answer given by `tasks/update`, once there is one. */
   answer?: { action: string; content?: Record<string, unknown> };
+  /** `deaf_ask_job`: the `tasks/update`s it refused so far. */
+  refusedUpdates?: number;
 }
+
+/** How many `tasks/update`s `deaf_ask_job` refuses before it takes one. */
+export const DEAF_UPDATES = 5;
 
 const COLOUR_QUESTION = {
   method: 'elicitation/create',
@@ -124,7 +131,7 @@ function advance(task: ExtensionTask): void {
   if (task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled') return;
   task.polls++;
   if (task.status !== 'working' || task.tool === 'never_done') return;
-  if (task.tool === 'ask_job') {
+  if (task.tool === 'ask_job' || task.tool === 'deaf_ask_job') {
     task.status = task.answer === undefined ? 'input_required' : 'completed';
     return;
   }
@@ -190,6 +197,10 @@ export function createExtensionTaskServer(
     const inputResponses = ctx.mcpReq.inputResponses ?? {};
     counters.updates.push({ taskId, inputResponses });
     const task = known(taskId, ctx);
+    if (task.tool === 'deaf_ask_job' && (task.refusedUpdates ?? 0) < DEAF_UPDATES) {
+      task.refusedUpdates = (task.refusedUpdates ?? 0) + 1;
+      throw new ProtocolError(ProtocolErrorCode.InternalError, 'not now');
+    }
     const answer = inputResponses.colour as ExtensionTask['answer'];
     if (task.status === 'input_required' && answer !== undefined) {
       task.answer = answer;

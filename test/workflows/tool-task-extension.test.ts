@@ -8,6 +8,7 @@ import type { JsonObject, ToolMessage } from '../../src/shared/types.js';
 import { type ConversationOutcome, startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { startTaskMcpServer, type RunningTaskServer } from '../../src/testing/mcp-task-server.js';
+import { DEAF_UPDATES } from '../../src/testing/mcp-task-extension-server.js';
 import type { Script } from '../../src/testing/scripted-model/script.js';
 import { httpServer } from '../mcp/helpers.js';
 
@@ -35,6 +36,7 @@ const CALLS: Record<string, { name: string; arguments: JsonObject }[]> = {
   expiring: [{ name: 'tasks__expiring_job', arguments: {} }],
   failing: [{ name: 'tasks__failing_job', arguments: {} }],
   ask: [{ name: 'tasks__ask_job', arguments: {} }],
+  deaf: [{ name: 'tasks__deaf_ask_job', arguments: {} }],
   broken: [{ name: 'tasks__broken_task', arguments: {} }],
   short: [{ name: 'tasks__long_job', arguments: { polls: 2, text: 'the short job' } }],
 };
@@ -167,11 +169,11 @@ describe('a 2026-07-28 server answers a call with a task of the tasks extension'
 });
 
 describe('a task’s question waits in the workflow, with no activity open', () => {
-  async function askJob(on: TestAgent, settings = {}) {
+  async function askJob(on: TestAgent, settings = {}, content = 'ask') {
     const id = randomUUID();
     const handle = await on.startConversation(id, {
       settings,
-      messages: [{ id: 'm1', content: 'ask' }],
+      messages: [{ id: 'm1', content }],
       closeWhenIdle: true,
     });
     // Not `result()`, which would skip time through the question's wait: a minute, to the poll that brings it.
@@ -219,6 +221,28 @@ describe('a task’s question waits in the workflow, with no activity open', () 
     // Nothing was retried: the worker that went away had no activity open.
     expect(events!.filter((event) => (event.activityTaskStartedEventAttributes?.attempt ?? 1) > 1)).toEqual([]);
     expect(patchesOf(events!)).toEqual([expect.stringContaining('task-questions-in-workflow')]);
+  });
+
+  it('answers the server refuses five times: sent again after the next poll, and the person is asked once', async () => {
+    const { id, handle, request } = await askJob(agent, {}, 'deaf');
+    const updatesBefore = server.counters.updates.length;
+    await client.answerInput(id, request.requestId, { action: 'accept', content: { colour: 'teal' } });
+    await handle.result();
+
+    // Five refused by the server (answerToolTask's five attempts), then the same answers again after the next poll.
+    const sent = server.counters.updates.slice(updatesBefore);
+    expect(sent).toHaveLength(DEAF_UPDATES + 1);
+    for (const update of sent) {
+      expect(update).toEqual({
+        taskId: expect.stringMatching(/deaf_ask_job$/),
+        inputResponses: { colour: { action: 'accept', content: { colour: 'teal' } } },
+      });
+    }
+    expect(await toolMessages(agent, id)).toMatchObject([{ outcome: 'ok', content: 'painted teal' }]);
+    const types = await activityTypes(handle);
+    // Two rounds of five attempts and one; the second found the question answered and sent the answer without asking
+    // (asked again, it would have waited for an answer nobody gave, until maxTaskWaitMs, and the task had no result).
+    expect(countOf(types, 'answerToolTask')).toBe(2);
   });
 
   it('a declined question: decline goes back by tasks/update, and the task finishes without a colour', async () => {

@@ -223,10 +223,15 @@ const ANSWERED = new Error('the task had its answer; it goes on without this req
 /** The largest timer Node keeps (about 24 days). */
 const NO_SDK_TIMEOUT_MS = 2_147_483_647;
 
+/** JSON-RPC's "Internal error": the server failed to handle the request this time, which says nothing of the task. */
+const JSON_RPC_INTERNAL_ERROR = -32603;
+
 /**
  * Runs `request` on the session the task lives in: the current one (opened if need be), or the recorded HTTP session
- * resumed by id. A JSON-RPC error or a lost session becomes {@link TaskRefusedError}; anything else a retryable
- * {@link McpTransportError} (asking about a task has no side effect, so it is asked again).
+ * resumed by id. A JSON-RPC error (an unknown or expired task, a missing capability) or a lost session becomes
+ * {@link TaskRefusedError}; anything else, an internal error of the server's among it, a retryable
+ * {@link McpTransportError}: asking about a task has no side effect, and answers or a cancel sent twice change nothing,
+ * so it is asked again.
  */
 async function withTaskSession<T>(
   server: ServerConnection,
@@ -246,7 +251,8 @@ async function withTaskSession<T>(
   } catch (error) {
     if (error instanceof TaskRefusedError) throw error;
     const failure = describeRequestFailure(error);
-    if (failure.kind === 'protocol' || (resumed && failure.kind === 'session_lost')) {
+    const refused = failure.kind === 'protocol' && failure.code !== JSON_RPC_INTERNAL_ERROR;
+    if (refused || (resumed && failure.kind === 'session_lost')) {
       throw new TaskRefusedError(errorMessage(error).replace(/^(MCP error -?\d+: )+/, ''));
     }
     if (failure.kind === 'session_lost' || (failure.kind === 'sent' && failure.connectionBroken)) {
