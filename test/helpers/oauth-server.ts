@@ -38,6 +38,8 @@ export interface TestAuthorizationServerOptions {
   keyClient?: { clientId: string; publicKey: Record<string, unknown> };
   /** Lifetime of access tokens in seconds. Default 300. */
   accessTokenTtlSeconds?: number;
+  /** Lifetime of the access tokens a refresh gives, in seconds. Default `accessTokenTtlSeconds`. */
+  refreshedAccessTokenTtlSeconds?: number;
   /**
    * A careless server: its `invalid_client` answer quotes the client secret it was sent (`client secret "…" is not
    * valid`), as some do. Default false (oidc-provider's own "client authentication failed").
@@ -55,6 +57,9 @@ export async function startTestAuthorizationServer(
   const port = (http.address() as AddressInfo).port;
   const issuer = `http://127.0.0.1:${port}`;
   const ttl = options.accessTokenTtlSeconds ?? 300;
+  // A refresh's access token may live longer than the first (`refreshedAccessTokenTtlSeconds`).
+  const accessTokenTtl = (ctx: { oidc?: { params?: { grant_type?: unknown } } }) =>
+    ctx.oidc?.params?.grant_type === 'refresh_token' ? (options.refreshedAccessTokenTtlSeconds ?? ttl) : ttl;
   const resourceServer = {
     scope: MCP_SCOPES.join(' '),
     audience: options.resource,
@@ -96,15 +101,15 @@ export async function startTestAuthorizationServer(
         enabled: true,
         defaultResource: (_ctx: unknown, _client: unknown, oneOf?: string) => oneOf ?? options.resource,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx: unknown, indicator: string) => {
+        getResourceServerInfo: (ctx: { oidc?: { params?: { grant_type?: unknown } } }, indicator: string) => {
           if (indicator !== options.resource) throw new errors.InvalidTarget();
-          return resourceServer;
+          return { ...resourceServer, accessTokenTTL: accessTokenTtl(ctx) };
         },
       },
     },
     // Public clients registered dynamically get refresh tokens without asking for offline_access.
     issueRefreshToken: (_ctx: unknown, client: ClientLike) => client.grantTypeAllowed('refresh_token'),
-    ttl: { AccessToken: ttl, ClientCredentials: ttl },
+    ttl: { AccessToken: accessTokenTtl, ClientCredentials: ttl },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
   });

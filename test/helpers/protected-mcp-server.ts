@@ -43,6 +43,8 @@ export const MACHINE_CLIENT = { clientId: 'machine', clientSecret: 'machine-secr
 
 export interface ProtectedMcpOptions {
   accessTokenTtlSeconds?: number;
+  /** Lifetime of the access tokens a refresh gives; default `accessTokenTtlSeconds`. */
+  refreshedAccessTokenTtlSeconds?: number;
   machineClientSecret?: string;
   /** A client-credentials client that signs its assertions with the private key of this public JWK. */
   keyClient?: { clientId: string; publicKey: Record<string, unknown> };
@@ -73,6 +75,9 @@ export async function startProtectedMcp(options: ProtectedMcpOptions = {}): Prom
       resource: mcp.url,
       machineClient: { ...MACHINE_CLIENT, clientSecret: options.machineClientSecret ?? MACHINE_CLIENT.clientSecret },
       accessTokenTtlSeconds: options.accessTokenTtlSeconds,
+      ...(options.refreshedAccessTokenTtlSeconds !== undefined
+        ? { refreshedAccessTokenTtlSeconds: options.refreshedAccessTokenTtlSeconds }
+        : {}),
       keyClient: options.keyClient,
       quoteRefusedSecret: options.quoteRefusedSecret,
     });

@@ -12,7 +12,7 @@ import {
 } from '../../../src/worker/mcp/oauth/token-store.js';
 import { cliPath, killAll, runCli, spawnTracked } from '../../cli/helpers.js';
 import { followAuthorization } from '../../helpers/authorize.js';
-import { startProtectedMcp, type ProtectedMcp } from '../../helpers/protected-mcp-server.js';
+import { startProtectedMcp, type ProtectedMcp, type ProtectedMcpOptions } from '../../helpers/protected-mcp-server.js';
 import { mcpTool, usePools, useTemporaryDirectories } from '../helpers.js';
 
 /**
@@ -31,7 +31,7 @@ afterAll(async () => {
   await Promise.allSettled(servers.map((server) => server.close()));
 });
 
-async function protectedServer(options: { accessTokenTtlSeconds?: number } = {}): Promise<ProtectedMcp> {
+async function protectedServer(options: ProtectedMcpOptions = {}): Promise<ProtectedMcp> {
   const server = await startProtectedMcp(options);
   servers.push(server);
   return server;
@@ -120,7 +120,9 @@ describe('durable-agent mcp login', () => {
 
   it('is refreshed once when parallel calls find it expired (the authorization server rotates refresh tokens)', async () => {
     const ttlSeconds = 3;
-    const server = await protectedServer({ accessTokenTtlSeconds: ttlSeconds });
+    // The refreshed token lasts a minute: however slow the five calls, one refresh is all they need, and a second
+    // would be a second use of the refresh token.
+    const server = await protectedServer({ accessTokenTtlSeconds: ttlSeconds, refreshedAccessTokenTtlSeconds: 60 });
     const config = personConfig(server);
     const store = new MemoryTokenStore();
     await logIn(config, store);
@@ -135,6 +137,8 @@ describe('durable-agent mcp login', () => {
     const results = await Promise.all(texts.map((text) => mcp.callTool(mcpTool('people', 'echo'), { text })));
     expect(results.map((result) => result.content)).toEqual(texts.map((text) => [{ type: 'text', text }]));
     expect(server.authorizationServer.grants.refresh_token).toBe(refreshes + 1);
+    const stored = await store.load(tokenStoreKey({ name: 'people', url: server.mcp.url }));
+    expect(stored?.tokens?.expires_in).toBeGreaterThan(ttlSeconds);
   });
 
   it('names what is wrong with the server it is asked to log in to (exit code 2)', async () => {
