@@ -10,7 +10,9 @@ import { startModernMcpServer, type RunningModernServer } from '../../src/testin
 import { startTaskMcpServer, type RunningTaskServer } from '../../src/testing/mcp-task-server.js';
 import type { Script } from '../../src/testing/scripted-model/script.js';
 import { DEFAULT_MAX_TASK_WAIT_MS } from '../../src/workflows/budget.js';
-import { pollEventsUpdate } from '../../src/workflows/definitions.js';
+import { answerInputUpdate, pollEventsUpdate } from '../../src/workflows/definitions.js';
+import { FORWARD_SUB_AGENT_INPUTS } from '../../src/workflows/sub-agent-inputs.js';
+import { subAgentWorkflowId } from '../../src/workflows/sub-agents.js';
 import { defineSubAgent } from '../../src/worker/tools/index.js';
 import { httpServer } from '../mcp/helpers.js';
 
@@ -156,4 +158,34 @@ it("a sub-agent's task question is answered in the calling conversation; one who
     expect.objectContaining({ type: 'input_answered', requestId: copy.requestId, action: 'cancel', by: 'timeout' }),
   );
   await second.terminate('done');
+});
+
+it("a question answered on the sub-agent's own workflow id is dropped from the calling conversation", async () => {
+  const id = randomUUID();
+  const handle = await agent.startConversation(id, { messages: [{ id: 'm1', content: 'ask' }], closeWhenIdle: false });
+  const copy = await statusWhen(id, (status) => status.pendingInputs?.[0]);
+  const [callId, childRequestId] = copy.requestId.split('/') as [string, string];
+  const child = env.client.workflow.getHandle(subAgentWorkflowId(handle.workflowId, 1, callId));
+  await child.executeUpdate(answerInputUpdate, {
+    args: [{ requestId: childRequestId, action: 'accept', content: { name: 'Bo' }, by: 'bo' }],
+  });
+  const result = await statusWhen(id, (status) => status.lastResult);
+  expect(result).toMatchObject({ stopReason: 'completed' });
+  expect((await client.status(id)).pendingInputs ?? []).toEqual([]);
+  expect((await toolMessages(id))[0]!.content).toContain('Hello, Bo');
+  const { events } = await handle.executeUpdate(pollEventsUpdate, { args: [{ from: 0, waitMs: 0 }] });
+  expect(events).toContainEqual(
+    expect.objectContaining({ type: 'input_answered', requestId: copy.requestId, action: 'accept', by: 'bo' }),
+  );
+  // The child's report is a command recorded children never emitted: its history marks the patch.
+  const { events: history } = await child.fetchHistory();
+  const patches = (history ?? []).flatMap((event) => {
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_patch') return [];
+    return Object.values(marker.details ?? {}).flatMap((detail) =>
+      (detail.payloads ?? []).map((payload) => Buffer.from(payload.data ?? []).toString('utf8')),
+    );
+  });
+  expect(patches.join(' ')).toContain(FORWARD_SUB_AGENT_INPUTS);
+  await handle.terminate('done');
 });
