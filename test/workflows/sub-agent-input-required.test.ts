@@ -189,3 +189,22 @@ it("a question answered on the sub-agent's own workflow id is dropped from the c
   expect(patches.join(' ')).toContain(FORWARD_SUB_AGENT_INPUTS);
   await handle.terminate('done');
 });
+
+it("an interrupt while a sub-agent's question waits cancels the question and the sub-agent", async () => {
+  const id = randomUUID();
+  const handle = await agent.startConversation(id, { messages: [{ id: 'm1', content: 'ask' }], closeWhenIdle: false });
+  const copy = await statusWhen(id, (status) => status.pendingInputs?.[0]);
+  await client.interrupt(id, { reason: 'enough' });
+  const result = await statusWhen(id, (status) => status.lastResult);
+  expect(result).toMatchObject({ stopReason: 'cancelled' });
+  expect((await client.status(id)).pendingInputs ?? []).toEqual([]);
+  expect(await toolMessages(id)).toMatchObject([{ name: 'agent__greeter', outcome: 'cancelled' }]);
+  const { events } = await handle.executeUpdate(pollEventsUpdate, { args: [{ from: 0, waitMs: 0 }] });
+  expect(events).toContainEqual(
+    expect.objectContaining({ type: 'input_answered', requestId: copy.requestId, action: 'cancel', by: 'interrupt' }),
+  );
+  const [callId] = copy.requestId.split('/') as [string];
+  const child = env.client.workflow.getHandle(subAgentWorkflowId(handle.workflowId, 1, callId));
+  expect((await child.describe()).status.name).toBe('CANCELLED');
+  await handle.terminate('done');
+});
