@@ -17,9 +17,10 @@ import { InputRequests } from './input-requests.js';
 import { EventLog } from './stream-events.js';
 import type { AgentTurnInput } from './agent-turn-input.js';
 import { ForwardedApprovals, subAgentDecisionSignal } from './sub-agent-approvals.js';
+import { ForwardedInputs, subAgentAnswerSignal } from './sub-agent-inputs.js';
 import { Transcript } from './transcript.js';
 import { runTurn } from './turn.js';
-import type { TurnApprovals, TurnObserver } from './turn-context.js';
+import type { TurnApprovals, TurnContext, TurnObserver } from './turn-context.js';
 import type { TurnResult } from './turn-result.js';
 
 export type { AgentTurnInput } from './agent-turn-input.js';
@@ -67,10 +68,18 @@ export async function agentTurnWorkflow(input: AgentTurnInput): Promise<TurnResu
       validator: (request: DenyRequest) => approvals.validateDeny(request),
     });
   }
-  // A 2026-07-28 server's questions (`input_required`) wait in this run and are answered here, by `answerInput` on
-  // its workflow id; they are not yet forwarded to a calling conversation (docs/embedding.md).
+  // A 2026-07-28 server's questions (`input_required`) wait in this run and are answered by `answerInput` on its
+  // workflow id; a sub-agent's are forwarded to the calling conversation and answered there (docs/embedding.md).
   const inputs = new InputRequests(new EventLog(), () => undefined);
-  setHandler(answerInputUpdate, (answer) => inputs.answer(answer), {
+  let turnInputs: TurnContext['inputs'] = inputs;
+  if (input.parent !== undefined) {
+    const forwarded = new ForwardedInputs(inputs, input.parent);
+    setHandler(subAgentAnswerSignal, (answer) => forwarded.answeredInParent(answer), {
+      description: 'Internal: the calling conversation forwards an answer to a question waiting here. Do not send.',
+    });
+    turnInputs = forwarded;
+  }
+  setHandler(answerInputUpdate, (answer) => turnInputs.answer(answer), {
     validator: (answer: InputAnswer) => inputs.validateAnswer(answer),
   });
   const observer: TurnObserver = {
@@ -98,7 +107,7 @@ export async function agentTurnWorkflow(input: AgentTurnInput): Promise<TurnResu
     ...(input.output !== undefined ? { output: input.output } : {}),
     observer,
     approvals: turnApprovals,
-    inputs,
+    inputs: turnInputs,
     costs: new CostLedger(undefined),
     toolSelection: input.tools ?? ALL_TOOLS,
     // A sub-agent's servers ask the person in the calling conversation, which shows and answers questions.

@@ -14,6 +14,7 @@ import { targetChanged, targetMayHaveChanged } from './deployment-target.js';
 import { lookForEarlierRun } from './earlier-run-lookup.js';
 import { continuedInput, lookBack } from './earlier-runs.js';
 import { linkSubAgents } from './sub-agent-approvals.js';
+import { linkSubAgentInputs } from './sub-agent-inputs.js';
 import { runTurn } from './turn.js';
 import { TurnTraces } from './turn-traces.js';
 import { refuseUndecodableInput } from './undecodable-guard.js';
@@ -52,7 +53,10 @@ export async function conversationWorkflow(input: ConversationInput): Promise<Co
   const traces = new TurnTraces();
   const polls = setConversationHandlers(conversation, conversationId, traces);
   // Set after the others, so the order of the handlers that releases before sub-agents set stays as it was.
-  const subAgents = linkSubAgents(conversation.approvals);
+  const subAgents = linkSubAgents(
+    conversation.approvals,
+    linkSubAgentInputs(conversation.inputs, () => conversation.runningTurn),
+  );
 
   // A run that did not continue from another may have been started over closed runs of the same id, by a client that
   // did not carry their state (earlier-runs.ts): it looks back before it answers anything, and continues from them.

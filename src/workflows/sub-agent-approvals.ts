@@ -1,7 +1,9 @@
 import { defineSignal, getExternalWorkflowHandle, log, setHandler } from '@temporalio/workflow';
 import type { ApprovalDecision, PendingApproval } from '../shared/approval-messages.js';
+import type { InputAnswer } from '../shared/input-messages.js';
 import type { JsonObject, ToolDefinition } from '../shared/types.js';
 import type { Approvals } from './approvals.js';
+import type { SubAgentInputLinks } from './sub-agent-inputs.js';
 import type { SubAgentApprovals, TurnApprovals, WaitClock } from './turn-context.js';
 
 /**
@@ -33,9 +35,12 @@ export function parentCopyId(parentCallId: string, childCallId: string): string 
   return `${parentCallId}/${childCallId}`;
 }
 
-/** The conversation's side, with its `subAgentApproval` handler set (it emits no command). */
-export function linkSubAgents(approvals: Approvals): SubAgentLinks {
-  const links = new SubAgentLinks(approvals);
+/**
+ * The conversation's side, with its `subAgentApproval` handler set (it emits no command); with `inputs`, the sub-agents'
+ * questions too (./sub-agent-inputs.ts).
+ */
+export function linkSubAgents(approvals: Approvals, inputs?: SubAgentInputLinks): SubAgentLinks {
+  const links = new SubAgentLinks(approvals, inputs);
   setHandler(subAgentApprovalSignal, (report) => links.receive(report), {
     description: SUB_AGENT_APPROVAL_DESCRIPTION,
   });
@@ -47,12 +52,26 @@ export class SubAgentLinks implements SubAgentApprovals {
   private readonly copies = new Map<string, Set<string>>();
   private readonly clocks = new Map<string, WaitClock>();
 
-  constructor(private readonly approvals: Approvals) {}
+  constructor(
+    private readonly approvals: Approvals,
+    private readonly inputs?: SubAgentInputLinks,
+  ) {}
 
   /** A call that runs a sub-agent started: its child's reports are accepted from now on. */
   open(parentCallId: string, clock: WaitClock): void {
     this.copies.set(parentCallId, new Set());
     this.clocks.set(parentCallId, clock);
+    this.inputs?.open(parentCallId, clock);
+  }
+
+  /** Whether a person answered one of this sub-agent's questions here, and it is not yet forwarded. */
+  hasAnswered(parentCallId: string): boolean {
+    return this.inputs?.hasAnswered(parentCallId) ?? false;
+  }
+
+  /** The answers given here for the sub-agent's questions, under the child's request ids. */
+  takeAnswered(parentCallId: string): InputAnswer[] {
+    return this.inputs?.takeAnswered(parentCallId) ?? [];
   }
 
   /** The `subAgentApproval` signal. */
@@ -104,6 +123,7 @@ export class SubAgentLinks implements SubAgentApprovals {
     }
     this.copies.delete(parentCallId);
     this.clocks.delete(parentCallId);
+    this.inputs?.close(parentCallId, by);
   }
 
   /** A copy no longer waits for a person here: the turn's clock runs again once none does. */

@@ -4,6 +4,7 @@ import type { AgentTurnInput } from './agent-turn-input.js';
 import { addUsage, timeLeft, type TurnBudget, type TurnSpend } from './budget.js';
 import type { ConversationSettings } from './definitions.js';
 import { subAgentDecisionSignal } from './sub-agent-approvals.js';
+import { subAgentAnswerSignal } from './sub-agent-inputs.js';
 import { SYNTHETIC_RESULTS, toolMessage } from './tool-calls.js';
 import type { TurnContext, WaitClock } from './turn-context.js';
 import type { TurnResult } from './turn-result.js';
@@ -58,11 +59,13 @@ export async function runSubAgent(
         },
       ],
     });
-    // A person's decisions on the child's calls, made here, go to the child as they come.
+    // A person's decisions on the child's calls and answers to its questions, given here, go to the child as they
+    // come. Copies of questions exist only for children that forwarded them: no recorded history has an answer to send.
     const forwarding = (async () => {
       while (links !== undefined && !done) {
-        await condition(() => done || links.hasDecided(call.id));
+        await condition(() => done || links.hasDecided(call.id) || links.hasAnswered(call.id));
         for (const decision of links.takeDecided(call.id)) await child.signal(subAgentDecisionSignal, decision);
+        for (const answer of links.takeAnswered(call.id)) await child.signal(subAgentAnswerSignal, answer);
       }
     })();
     forwarding.catch(() => undefined);

@@ -1,5 +1,6 @@
 import type { ToolCall, ToolDefinition, ToolMessage, UnavailableServer } from '../shared/types.js';
 import type { ApprovalDecision, PendingApproval } from '../shared/approval-messages.js';
+import type { InputAnswer } from '../shared/input-messages.js';
 import type { TurnSpend } from './budget.js';
 import type { CostLedger } from './cost-budget.js';
 import type { ConversationSettings } from './definitions.js';
@@ -71,6 +72,10 @@ export interface SubAgentApprovals {
   hasDecided(parentCallId: string): boolean;
   /** The decisions made here for the sub-agent, under the child's call ids. */
   takeDecided(parentCallId: string): ApprovalDecision[];
+  /** Whether a person answered one of the sub-agent's questions here, and it is not yet forwarded. */
+  hasAnswered(parentCallId: string): boolean;
+  /** The answers given here for the sub-agent's questions, under the child's request ids. */
+  takeAnswered(parentCallId: string): InputAnswer[];
   /** The sub-agent's call ended: whatever of it still waits here is over. */
   close(parentCallId: string, by: string, reason: string): void;
 }
