@@ -21,6 +21,9 @@ export interface SubAgentInputReport {
 }
 
 export const subAgentInputSignal = defineSignal<[SubAgentInputReport]>('subAgentInput');
+/** What the Web UI shows for it. */
+export const SUB_AGENT_INPUT_DESCRIPTION =
+  "Internal: a sub-agent's child workflow reports a question waiting for a person, or settled. Do not send.";
 /** Parent → child: a person's answer, under the child's own request id. */
 export const subAgentAnswerSignal = defineSignal<[InputAnswer]>('subAgentAnswer');
 
@@ -35,10 +38,7 @@ function parentCopyId(parentCallId: string, childRequestId: string): string {
 /** The conversation's side, with its `subAgentInput` handler set (it emits no command). */
 export function linkSubAgentInputs(inputs: InputRequests, turn: () => number | undefined): SubAgentInputLinks {
   const links = new SubAgentInputLinks(inputs, turn);
-  setHandler(subAgentInputSignal, (report) => links.receive(report), {
-    description:
-      "Internal: a sub-agent's child workflow reports a question waiting for a person, or settled. Do not send.",
-  });
+  setHandler(subAgentInputSignal, (report) => links.receive(report), { description: SUB_AGENT_INPUT_DESCRIPTION });
   return links;
 }
 

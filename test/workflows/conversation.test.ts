@@ -16,6 +16,7 @@ import {
   userMessageSignal,
 } from '../../src/workflows/definitions.js';
 import { SUB_AGENT_APPROVAL_DESCRIPTION } from '../../src/workflows/sub-agent-approvals.js';
+import { SUB_AGENT_INPUT_DESCRIPTION } from '../../src/workflows/sub-agent-inputs.js';
 import { useTimeSkippingWithCrm } from '../helpers/time-skipping.js';
 import { updateRejection } from '../helpers/updates.js';
 import { expectValidToolPairing } from '../helpers/transcript.js';
@@ -239,6 +240,7 @@ describe('handler metadata', () => {
       end: handlerDescriptions.end,
       stream: handlerDescriptions.stream,
       subAgentApproval: SUB_AGENT_APPROVAL_DESCRIPTION,
+      subAgentInput: SUB_AGENT_INPUT_DESCRIPTION,
     });
     expect(described(updateDefinitions)).toEqual({
       ask: handlerDescriptions.ask,
@@ -254,6 +256,7 @@ describe('handler metadata', () => {
       modelContext: handlerDescriptions.modelContext,
     });
     expect(SUB_AGENT_APPROVAL_DESCRIPTION).toMatch(/^Internal/);
+    expect(SUB_AGENT_INPUT_DESCRIPTION).toMatch(/^Internal/);
     for (const internal of ['stream', 'pollEvents', 'modelContext', 'requestInput'] as const) {
       expect(handlerDescriptions[internal]).toMatch(/^Internal/);
     }
