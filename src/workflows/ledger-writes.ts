@@ -77,5 +77,6 @@ function ledgerInput(turn: TurnState, place: number, result: ModelCallResult): R
     usage: result.usage,
     ...(context.agentOf !== undefined ? { agentOf: context.agentOf } : {}),
   };
+  // Date.now() is Temporal's workflow time here (the sandbox's clock): the same day on replay.
   return { tenant: context.settings.tenant!, day: utcDay(Date.now()), entry };
 }

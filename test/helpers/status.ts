@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isGrpcDeadlineError, type WorkflowHandle } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
+import type { DurableAgentClient } from '../../src/client/index.js';
 import type { conversationWorkflow } from '../../src/workflows/conversation.js';
 import { type ConversationStatus, statusQuery } from '../../src/workflows/definitions.js';
 
@@ -46,4 +47,21 @@ export async function waitForStatus(
     await sleep(100);
   }
   throw new Error(`status never matched; last: ${JSON.stringify(await queryOf(handle, statusQuery))}`);
+}
+
+/**
+ * Polls a conversation's status through the client until `ready` gives something (real time: a test that waits on a
+ * query does not skip time); throws with the last status after 30 s.
+ */
+export async function clientStatusWhen<T>(
+  client: DurableAgentClient,
+  id: string,
+  ready: (status: Awaited<ReturnType<DurableAgentClient['status']>>) => T,
+): Promise<NonNullable<T>> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const found = ready(await client.status(id));
+    if (found) return found;
+    await sleep(100);
+  }
+  throw new Error(`conversation ${id} never got there: ${JSON.stringify(await client.status(id))}`);
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DurableAgentClient } from '../../src/client/index.js';
@@ -15,6 +14,7 @@ import { FORWARD_SUB_AGENT_INPUTS } from '../../src/workflows/sub-agent-inputs.j
 import { subAgentWorkflowId } from '../../src/workflows/sub-agents.js';
 import { defineSubAgent } from '../../src/worker/tools/index.js';
 import { httpServer } from '../mcp/helpers.js';
+import { clientStatusWhen } from '../helpers/status.js';
 
 /**
  * A 2026-07-28 server's questions inside a sub-agent (a plain `input_required` answer's, a task's) wait in the calling
@@ -73,14 +73,8 @@ afterAll(async () => {
 });
 
 /** Polled in real time: nothing is skipped while this waits. */
-async function statusWhen<T>(id: string, ready: (status: Awaited<ReturnType<DurableAgentClient['status']>>) => T) {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    const found = ready(await client.status(id));
-    if (found) return found;
-    await sleep(100);
-  }
-  throw new Error(`conversation ${id} never got there: ${JSON.stringify(await client.status(id))}`);
-}
+const statusWhen = <T>(id: string, ready: (status: Awaited<ReturnType<DurableAgentClient['status']>>) => T) =>
+  clientStatusWhen(client, id, ready);
 
 async function toolMessages(id: string): Promise<ToolMessage[]> {
   const transcript = await client.fullTranscript(id);

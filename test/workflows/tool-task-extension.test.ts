@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { startTaskMcpServer, type RunningTaskServer } from '../../src/testing/mc
 import { DEAF_UPDATES } from '../../src/testing/mcp-task-extension-server.js';
 import type { Script } from '../../src/testing/scripted-model/script.js';
 import { httpServer } from '../mcp/helpers.js';
+import { clientStatusWhen } from '../helpers/status.js';
 
 /**
  * MCP tasks of 2026-07-28 servers (the `io.modelcontextprotocol/tasks` extension, docs/mcp.md, "Tasks"), awaited
@@ -86,15 +86,9 @@ async function activityTypes(handle: WorkflowHandle): Promise<string[]> {
   });
 }
 
-/** Polls the conversation's status (real time: a test that waits on a query does not skip time) until `ready`. */
-async function statusWhen<T>(id: string, ready: (status: Awaited<ReturnType<DurableAgentClient['status']>>) => T) {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    const found = ready(await client.status(id));
-    if (found) return found;
-    await sleep(100);
-  }
-  throw new Error(`conversation ${id} never got there: ${JSON.stringify(await client.status(id))}`);
-}
+/** Polled in real time: nothing is skipped while this waits. */
+const statusWhen = <T>(id: string, ready: (status: Awaited<ReturnType<DurableAgentClient['status']>>) => T) =>
+  clientStatusWhen(client, id, ready);
 
 /** The patch ids a history's markers record (each marker's payloads, decoded). */
 function patchesOf(events: NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>): string[] {
