@@ -3,7 +3,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableAgentClient } from '../../src/client/index.js';
-import type { JsonObject, ToolMessage } from '../../src/shared/types.js';
+import type { ToolMessage } from '../../src/shared/types.js';
 import { type ConversationOutcome, startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { startTaskMcpServer, type RunningTaskServer } from '../../src/testing/mcp-task-server.js';
@@ -11,6 +11,7 @@ import { DEAF_UPDATES } from '../../src/testing/mcp-task-extension-server.js';
 import type { Script } from '../../src/testing/scripted-model/script.js';
 import { httpServer } from '../mcp/helpers.js';
 import { clientStatusWhen } from '../helpers/status.js';
+import { messageText, TASK_CALLS } from '../helpers/task-calls.js';
 
 /**
  * MCP tasks of 2026-07-28 servers (the `io.modelcontextprotocol/tasks` extension, docs/mcp.md, "Tasks"), awaited
@@ -24,24 +25,9 @@ let agent: TestAgent;
 let pinned: TestAgent;
 let client: DurableAgentClient;
 
-const CALLS: Record<string, { name: string; arguments: JsonObject }[]> = {
-  long: [{ name: 'tasks__long_job', arguments: { polls: 30, text: 'the long job' } }],
-  never: [{ name: 'tasks__never_done', arguments: {} }],
-  plain: [{ name: 'tasks__plain_answer', arguments: {} }],
-  twice: [
-    { name: 'tasks__same_id', arguments: {} },
-    { name: 'tasks__same_id', arguments: {} },
-  ],
-  forgetful: [{ name: 'tasks__forgetful', arguments: {} }],
-  expiring: [{ name: 'tasks__expiring_job', arguments: {} }],
-  failing: [{ name: 'tasks__failing_job', arguments: {} }],
-  ask: [{ name: 'tasks__ask_job', arguments: {} }],
-  deaf: [{ name: 'tasks__deaf_ask_job', arguments: {} }],
-  broken: [{ name: 'tasks__broken_task', arguments: {} }],
-  short: [{ name: 'tasks__long_job', arguments: { polls: 2, text: 'the short job' } }],
-};
+const CALLS = TASK_CALLS;
 
-const text = (content: unknown): string => (typeof content === 'string' ? content : JSON.stringify(content));
+const text = messageText;
 
 const script: Script = (request) => {
   const last = request.messages.at(-1);

@@ -4,12 +4,13 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableAgentClient } from '../../src/client/index.js';
-import type { JsonObject, ToolMessage } from '../../src/shared/types.js';
+import type { ToolMessage } from '../../src/shared/types.js';
 import { startTestAgent, type TestAgent } from '../../src/testing/agent.js';
 import { createTimeSkippingEnvironment } from '../../src/testing/environment.js';
 import { startTaskMcpServer, type RunningTaskServer } from '../../src/testing/mcp-task-server.js';
 import type { Script } from '../../src/testing/scripted-model/script.js';
 import { httpServer } from '../mcp/helpers.js';
+import { messageText, TASK_CALLS } from '../helpers/task-calls.js';
 
 /**
  * MCP tasks awaited durably (docs/mcp.md, "Tasks"), on the time-skipping server: a task that takes longer than the
@@ -23,21 +24,9 @@ let agent: TestAgent;
 let optionalAgent: TestAgent;
 let client: DurableAgentClient;
 
-/** What each user message makes the model call; after the tool results it answers with them. */
-const CALLS: Record<string, { name: string; arguments: JsonObject }[]> = {
-  long: [{ name: 'tasks__long_job', arguments: { polls: 30, text: 'the long job' } }],
-  never: [{ name: 'tasks__never_done', arguments: {} }],
-  plain: [{ name: 'tasks__plain_answer', arguments: {} }],
-  twice: [
-    { name: 'tasks__same_id', arguments: {} },
-    { name: 'tasks__same_id', arguments: {} },
-  ],
-  forgetful: [{ name: 'tasks__forgetful', arguments: {} }],
-  failing: [{ name: 'tasks__failing_job', arguments: {} }],
-  optional: [{ name: 'tasks__optional_job', arguments: {} }],
-};
+const CALLS = TASK_CALLS;
 
-const text = (content: unknown): string => (typeof content === 'string' ? content : JSON.stringify(content));
+const text = messageText;
 
 const script: Script = (request) => {
   const last = request.messages.at(-1);
